@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvgmem: what a guest uses to drive its vGPU. Channels, buffer objects,
+ * pushbuffer building, submission and completion, and the built-in
+ * workloads. It speaks the ABI of include/uapi/vgmem.h over a transport:
+ * the userspace host's in-process transport today, a VFIO mdev (what QEMU
+ * does) or a guest kernel driver later.
+ *
+ * All functions return 0 or a negative errno. A channel in an error state
+ * (see vgmem_chan_error) fails every later call on it with -EIO.
+ * Not thread-safe per channel; different channels may be used by different
+ * threads.
+ */
+#ifndef LIBVGMEM_H
+#define LIBVGMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../../include/uapi/vgmem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a device is reached. t is the transport's private pointer. */
+struct vgmem_transport_ops {
+	/* Run one control command; fills cmd->status and outputs. */
+	int (*ctrl)(void *t, struct vgmem_ctrl *cmd);
+	/* The channel's USERD page as the guest sees it (mapped or trapped). */
+	uint32_t (*userd_read)(void *t, uint32_t chan, uint32_t off);
+	void (*userd_write)(void *t, uint32_t chan, uint32_t off, uint32_t val);
+	/* Guest memory the GPU can reach by guest-physical address. */
+	int (*gmem_alloc)(void *t, size_t size, void **cpu, uint64_t *gpa);
+	void (*gmem_free)(void *t, void *cpu, size_t size);
+};
+
+struct vgmem_dev;
+struct vgmem_chan;
+
+int vgmem_open(const struct vgmem_transport_ops *ops, void *t,
+	       struct vgmem_dev **out);
+void vgmem_close(struct vgmem_dev *dev);	/* destroys its channels */
+int vgmem_query(struct vgmem_dev *dev, struct vgmem_ctrl_query *q);
+int vgmem_stats(struct vgmem_dev *dev, struct vgmem_vm_stats *st);
+
+int vgmem_bo_alloc(struct vgmem_dev *dev, uint64_t size, uint64_t *va);
+int vgmem_bo_alloc_at(struct vgmem_dev *dev, uint64_t size, uint64_t va);
+int vgmem_bo_free(struct vgmem_dev *dev, uint64_t va);
+
+/*
+ * A channel with a GPFIFO ring of entries (power of two) and pb_bytes of
+ * pushbuffer space (a ring itself; 0: 64 KiB) plus a staging area of
+ * staging_bytes (0: 1 MiB) for vgmem_write/vgmem_read. Binds the copy class
+ * to subchannel 4 and the compute class to subchannel 1.
+ */
+#define VGMEM_SUBC_COMPUTE	1
+#define VGMEM_SUBC_COPY		4
+int vgmem_chan_create(struct vgmem_dev *dev, uint32_t entries, size_t pb_bytes,
+		      size_t staging_bytes, struct vgmem_chan **out);
+void vgmem_chan_destroy(struct vgmem_chan *ch);
+uint32_t vgmem_chan_id(const struct vgmem_chan *ch);
+/* 0 if healthy, else the enum vgmem_chan_error code and faulting address. */
+uint32_t vgmem_chan_error(struct vgmem_chan *ch, uint64_t *addr);
+
+/* Pushbuffer building: methods go into the open segment. */
+void vgmem_pb_inc(struct vgmem_chan *ch, unsigned int subc, uint32_t mthd,
+		  const uint32_t *data, unsigned int n);
+void vgmem_pb_noninc(struct vgmem_chan *ch, unsigned int subc, uint32_t mthd,
+		     const uint32_t *data, unsigned int n);
+void vgmem_pb_immd(struct vgmem_chan *ch, unsigned int subc, uint32_t mthd,
+		   uint16_t data);
+/* Raw dwords (tests of malformed input). */
+void vgmem_pb_raw(struct vgmem_chan *ch, const uint32_t *dw, unsigned int n);
+/*
+ * Close the open segment as one GPFIFO entry and publish it (GP_PUT).
+ * *seq (if not NULL) names it for vgmem_wait. Waits for ring space.
+ */
+int vgmem_submit(struct vgmem_chan *ch, uint64_t *seq);
+/* Wait until entry seq completed (GP_GET past it); timeout 0: forever. */
+int vgmem_wait(struct vgmem_chan *ch, uint64_t seq, uint64_t timeout_ns);
+int vgmem_finish(struct vgmem_chan *ch);	/* submit what is open, wait for all */
+
+/*
+ * Raw access for tests of hostile guests and for tools (added by libvgmem's
+ * author): a control command as is (returns the transport's error or
+ * cmd->status), USERD words of a channel, one arbitrary GPFIFO entry
+ * (published like vgmem_submit; the open segment is left alone), and the
+ * number of entries submitted so far (the last sequence).
+ */
+int vgmem_ctrl(struct vgmem_dev *dev, struct vgmem_ctrl *cmd);
+uint32_t vgmem_chan_userd_read(struct vgmem_chan *ch, uint32_t off);
+void vgmem_chan_userd_write(struct vgmem_chan *ch, uint32_t off, uint32_t val);
+int vgmem_submit_entry(struct vgmem_chan *ch, uint64_t entry, uint64_t *seq);
+uint64_t vgmem_chan_submitted(const struct vgmem_chan *ch);
+
+/* Convenience operations; each submits and waits. */
+int vgmem_launch(struct vgmem_chan *ch, enum vgmem_kernel k,
+		 const uint32_t args[VGMEM_CP_NARGS]);
+int vgmem_memset(struct vgmem_chan *ch, uint64_t va, uint64_t bytes,
+		 uint32_t value);
+int vgmem_fill_pattern(struct vgmem_chan *ch, uint64_t va, uint64_t bytes,
+		       uint32_t seed);
+int vgmem_checksum(struct vgmem_chan *ch, uint64_t va, uint64_t bytes,
+		   uint64_t scratch_va, uint64_t *sum);
+int vgmem_write(struct vgmem_chan *ch, uint64_t va, const void *buf, size_t len);
+int vgmem_read(struct vgmem_chan *ch, uint64_t va, void *buf, size_t len);
+
+/* The same FNV-1a over a pattern, computed on the CPU, to check results. */
+uint64_t vgmem_pattern_checksum(uint64_t bytes, uint32_t seed);
+uint64_t vgmem_fnv1a(uint64_t h, const void *buf, size_t len);
+#define VGMEM_FNV_INIT	0xcbf29ce484222325ull
+
+/* Built-in workloads: kernels that touch memory like real tenants. */
+enum vgmem_workload {
+	VGMEM_WL_STREAM,	/* vector add over the working set */
+	VGMEM_WL_STRIDED,	/* strided reads */
+	VGMEM_WL_GATHER,	/* random gather */
+	VGMEM_WL_HOTCOLD,	/* 10% of the set hot, the rest touched rarely */
+	VGMEM_WL_NR
+};
+const char *vgmem_workload_name(enum vgmem_workload w);
+/*
+ * Allocate a working set of ws_bytes in BOs of bo_bytes, run iters steps of
+ * workload w on channel ch, free it. Deterministic for a seed.
+ */
+int vgmem_workload_run(struct vgmem_dev *dev, struct vgmem_chan *ch,
+		       enum vgmem_workload w, uint64_t ws_bytes,
+		       uint64_t bo_bytes, uint32_t iters, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBVGMEM_H */

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Channels with GPUswap's shadow USERD pages (paper sections 4.4 and 5.3).
+ *
+ * The guest submits work by storing GP_PUT into a USERD page it reaches
+ * directly: no trap on the submit path. To suspend a VM without stopping
+ * it, each channel's page is swapped for a shadow copy that the GPU does
+ * not poll; the guest keeps submitting into the shadow while its real
+ * rings drain and its memory is copied. Resuming replays the shadow's
+ * GP_PUT into the real page (the GPFIFO entries and pushbuffers are in
+ * guest memory already, so the pointer is all there is to replay) and
+ * swaps the real page back in.
+ *
+ * Who sees which page:
+ *  - ch->cur, under ch->map_lock, is the page the guest's accesses go to.
+ *    The userspace host's guests go through vg_chan_userd_read/write,
+ *    which take map_lock, so a swap is atomic for them.
+ *  - The kernel maps the page into the guest and zaps that mapping after
+ *    a swap (platform.userd_zap); the next guest access faults in
+ *    vg_chan_userd_page(). Between the swap and the end of the zap a
+ *    guest store can still reach the old page, so after the zap
+ *    vg_chan_fixup() carries such a store over (GPUswap avoided this by
+ *    unmapping first and stalling the fault; we cannot sleep in the
+ *    swap, so we reconcile instead).
+ */
+#include "vg_internal.h"
+
+static inline u32 *vg_userd_word(void *page, u32 off)
+{
+	return (u32 *)((u8 *)page + off);
+}
+
+static inline u32 vg_userd_get(void *page, u32 off)
+{
+	return READ_ONCE(*vg_userd_word(page, off));
+}
+
+static inline void vg_userd_set(void *page, u32 off, u32 val)
+{
+	WRITE_ONCE(*vg_userd_word(page, off), val);
+}
+
+/*
+ * GP_PUT is the doorbell: the GPU fetches entries up to it, so every
+ * earlier store (GPFIFO entries, pushbuffers, other USERD words) must be
+ * visible before it is.
+ */
+static inline void vg_userd_set_put(void *page, u32 val)
+{
+	smp_store_release(vg_userd_word(page, VGMEM_USERD_GP_PUT), val);
+}
+
+/* Engine thread: the backend saw this channel fail. No core lock here. */
+static void vg_chan_fault(void *priv, u32 error, u64 addr)
+{
+	struct vg_chan *ch = priv;
+
+	atomic_set(&ch->error, (int)error);
+	atomic64_inc(&ch->vm->faults);
+	pr_debug("vgmem: %s: channel %u error %u at 0x%llx\n", ch->vm->name,
+		 ch->id, error, (unsigned long long)addr);
+}
+
+struct vg_chan *vg_chan_find(struct vg_vm *vm, u32 id)
+{
+	struct vg_chan *ch;
+
+	list_for_each_entry(ch, &vm->chans, node)
+		if (ch->id == id)
+			return ch;
+	return NULL;
+}
+
+u32 vg_chan_id(const struct vg_chan *ch)
+{
+	return ch->id;
+}
+
+/* Ids start at 1 so a zeroed command never names a channel. */
+static u32 vg_chan_next_id(struct vg_vm *vm)
+{
+	u32 id;
+
+	do {
+		id = ++vm->next_chan_id;
+	} while (id == 0 || vg_chan_find(vm, id));
+	return id;
+}
+
+static int vg_chan_check_ring(struct vg_vm *vm, u64 gpa, u32 entries)
+{
+	u64 bytes, last;
+	u64 probe;
+
+	if (!IS_ALIGNED(gpa, 8))
+		return -EINVAL;
+	if (entries < VGMEM_GP_ENTRIES_MIN || entries > VGMEM_GP_ENTRIES_MAX ||
+	    !is_power_of_2(entries))
+		return -EINVAL;
+	bytes = (u64)entries * 8;
+	if (check_add_overflow(gpa, bytes, &last))
+		return -EINVAL;
+	if (!vm->gmem.read)
+		return -EINVAL;
+	/*
+	 * The provider bounds-checks every access, so the first and the last
+	 * entry being readable means the whole ring is in guest memory.
+	 */
+	if (vm->gmem.read(vm->gmem.priv, gpa, &probe, sizeof(probe)) ||
+	    vm->gmem.read(vm->gmem.priv, last - 8, &probe, sizeof(probe)))
+		return -EINVAL;
+	return 0;
+}
+
+int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
+		   struct vg_chan **out)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	struct vg_channel_desc desc;
+	struct vg_chan *ch;
+	int err;
+
+	mutex_lock(&gpu->lock);
+	err = vg_chan_check_ring(vm, gpfifo_gpa, entries);
+	if (err)
+		goto err_unlock;
+	if (vm->nr_chans >= VG_VM_MAX_CHANS) {
+		err = -ENOSPC;
+		goto err_unlock;
+	}
+
+	err = -ENOMEM;
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	if (!ch)
+		goto err_unlock;
+	/* A whole page: the kernel maps it into the guest while suspended. */
+	ch->shadow = kzalloc(VGMEM_USERD_SIZE, GFP_KERNEL);
+	if (!ch->shadow)
+		goto err_free_chan;
+	ch->vm = vm;
+	spin_lock_init(&ch->map_lock);
+	atomic_set(&ch->error, VGMEM_CHAN_OK);
+
+	memset(&desc, 0, sizeof(desc));
+	desc.gpfifo_gpa = gpfifo_gpa;
+	desc.gpfifo_entries = entries;
+	desc.gmem = &vm->gmem;
+	desc.fault_cb = vg_chan_fault;
+	desc.fault_priv = ch;
+	err = gpu->ops->channel_create(gpu->backend, vm->as, &desc, &ch->bchan,
+				       &ch->real);
+	if (err)
+		goto err_free_shadow;
+
+	ch->id = vg_chan_next_id(vm);
+	/*
+	 * A channel born while its VM is suspended starts on its shadow, so
+	 * the guest's first submissions wait for the resume like the others.
+	 */
+	spin_lock(&ch->map_lock);
+	if (vm->suspended) {
+		memcpy(ch->shadow, ch->real, VGMEM_USERD_SIZE);
+		ch->cur = ch->shadow;
+	} else {
+		ch->cur = ch->real;
+	}
+	ch->swap_put = vg_userd_get(ch->cur, VGMEM_USERD_GP_PUT);
+	spin_unlock(&ch->map_lock);
+
+	list_add_tail(&ch->node, &vm->chans);
+	vm->nr_chans++;
+	mutex_unlock(&gpu->lock);
+	*out = ch;
+	return 0;
+
+err_free_shadow:
+	kfree(ch->shadow);
+err_free_chan:
+	kfree(ch);
+err_unlock:
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+void vg_chan_destroy_locked(struct vg_chan *ch)
+{
+	struct vg_vm *vm = ch->vm;
+	struct vg_gpu *gpu = vm->gpu;
+
+	lockdep_assert_held(&gpu->lock);
+	list_del(&ch->node);
+	vm->nr_chans--;
+	/* No guest mapping may outlive the pages it points at. */
+	if (vm->platform.userd_zap)
+		vm->platform.userd_zap(vm->platform.priv, ch);
+	gpu->ops->channel_destroy(gpu->backend, ch->bchan);
+	kfree(ch->shadow);
+	kfree(ch);
+}
+
+void vg_chan_destroy(struct vg_chan *ch)
+{
+	struct vg_gpu *gpu;
+
+	if (!ch)
+		return;
+	gpu = ch->vm->gpu;
+	mutex_lock(&gpu->lock);
+	vg_chan_destroy_locked(ch);
+	mutex_unlock(&gpu->lock);
+}
+
+static bool vg_userd_off_ok(u32 off)
+{
+	return off < VGMEM_USERD_SIZE && IS_ALIGNED(off, 4);
+}
+
+u32 vg_chan_userd_read(struct vg_chan *ch, u32 off)
+{
+	u32 val;
+
+	if (!vg_userd_off_ok(off))
+		return 0;
+	spin_lock(&ch->map_lock);
+	val = vg_userd_get(ch->cur, off);
+	spin_unlock(&ch->map_lock);
+	return val;
+}
+
+void vg_chan_userd_write(struct vg_chan *ch, u32 off, u32 val)
+{
+	/* Everything else in USERD belongs to the GPU. */
+	if (off != VGMEM_USERD_GP_PUT)
+		return;
+	spin_lock(&ch->map_lock);
+	vg_userd_set_put(ch->cur, val);
+	spin_unlock(&ch->map_lock);
+}
+
+void *vg_chan_userd_page(struct vg_chan *ch)
+{
+	void *page;
+
+	spin_lock(&ch->map_lock);
+	page = ch->cur;
+	spin_unlock(&ch->map_lock);
+	return page;
+}
+
+/*
+ * After the zap: a guest that still had the old page mapped may have
+ * stored GP_PUT there after the swap copied it. The guest cannot reach
+ * the old page once the zap is done, and it reaches the new page only
+ * after faulting, so a store to the new page is the later one; carry the
+ * old page's store over only if the new page still holds what the swap
+ * wrote. Without a platform zap (userspace) nothing can differ.
+ */
+static void vg_chan_fixup(struct vg_chan *ch, void *old)
+{
+	u32 old_put, cur_put;
+
+	spin_lock(&ch->map_lock);
+	old_put = vg_userd_get(old, VGMEM_USERD_GP_PUT);
+	cur_put = vg_userd_get(ch->cur, VGMEM_USERD_GP_PUT);
+	if (old_put != ch->swap_put && cur_put == ch->swap_put) {
+		vg_userd_set_put(ch->cur, old_put);
+		ch->swap_put = old_put;
+	}
+	spin_unlock(&ch->map_lock);
+}
+
+static void vg_vm_zap_and_fixup(struct vg_vm *vm, bool to_shadow)
+{
+	struct vg_chan *ch;
+
+	if (!vm->platform.userd_zap)
+		return;
+	list_for_each_entry(ch, &vm->chans, node) {
+		vm->platform.userd_zap(vm->platform.priv, ch);
+		vg_chan_fixup(ch, to_shadow ? ch->real : ch->shadow);
+	}
+}
+
+void vg_vm_suspend(struct vg_vm *vm)
+{
+	struct vg_chan *ch;
+
+	lockdep_assert_held(&vm->gpu->lock);
+	if (WARN_ON(vm->suspended))
+		return;
+	list_for_each_entry(ch, &vm->chans, node) {
+		/*
+		 * The shadow starts as an exact copy, so the guest reads the
+		 * same GP_GET, errors and counters it read a moment ago.
+		 */
+		spin_lock(&ch->map_lock);
+		memcpy(ch->shadow, ch->real, VGMEM_USERD_SIZE);
+		ch->swap_put = vg_userd_get(ch->shadow, VGMEM_USERD_GP_PUT);
+		ch->cur = ch->shadow;
+		spin_unlock(&ch->map_lock);
+	}
+	vm->suspended = true;
+	vg_vm_zap_and_fixup(vm, true);
+}
+
+/*
+ * A drained real page holds the GPU's last word on GP_GET, the completion
+ * counter and the error state: show them through the shadow so a guest
+ * waiting for its work sees it finish during the suspension.
+ */
+static void vg_chan_refresh_shadow(struct vg_chan *ch)
+{
+	static const u32 offs[] = {
+		VGMEM_USERD_GP_GET,
+		VGMEM_USERD_ERROR,
+		VGMEM_USERD_ERROR_INFO,
+		VGMEM_USERD_ERROR_ADDR_LO,
+		VGMEM_USERD_ERROR_ADDR_HI,
+		VGMEM_USERD_ENTRIES_DONE,
+	};
+	unsigned int i;
+
+	spin_lock(&ch->map_lock);
+	for (i = 0; i < ARRAY_SIZE(offs); i++)
+		vg_userd_set(ch->shadow, offs[i],
+			     vg_userd_get(ch->real, offs[i]));
+	spin_unlock(&ch->map_lock);
+}
+
+int vg_vm_drain(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	u64 deadline = ktime_get_ns() + VG_IDLE_TIMEOUT_NS;
+	struct vg_chan *ch;
+	int err;
+
+	lockdep_assert_held(&gpu->lock);
+	list_for_each_entry(ch, &vm->chans, node) {
+		u64 now = ktime_get_ns();
+		/* One budget for the whole VM, not one per channel. */
+		u64 left = now < deadline ? deadline - now : 0;
+
+		err = gpu->ops->channel_idle_wait(gpu->backend, ch->bchan, left);
+		if (err) {
+			pr_warn("vgmem: %s: channel %u did not drain: %d\n",
+				vm->name, ch->id, err);
+			return err;
+		}
+		if (vm->suspended)
+			vg_chan_refresh_shadow(ch);
+	}
+	return 0;
+}
+
+void vg_vm_resume(struct vg_vm *vm)
+{
+	struct vg_chan *ch;
+
+	lockdep_assert_held(&vm->gpu->lock);
+	if (WARN_ON(!vm->suspended))
+		return;
+	list_for_each_entry(ch, &vm->chans, node) {
+		u32 put;
+
+		spin_lock(&ch->map_lock);
+		/*
+		 * Only the latest GP_PUT matters: every entry up to it is in
+		 * guest memory, and the GPU fetches them in ring order from
+		 * its GP_GET. The shadow started as a copy of the real page
+		 * and only the guest moved it since, so this never moves the
+		 * real GP_PUT backwards.
+		 */
+		put = vg_userd_get(ch->shadow, VGMEM_USERD_GP_PUT);
+		vg_userd_set_put(ch->real, put);
+		ch->swap_put = put;
+		ch->cur = ch->real;
+		spin_unlock(&ch->map_lock);
+	}
+	vm->suspended = false;
+	vg_vm_zap_and_fixup(vm, false);
+}

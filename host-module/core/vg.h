@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The portable core of vgmem: GPUswap's accounting, reducer, relocation
+ * engine with shadow channels, and return worker. Compiled unchanged into
+ * vgmem.ko and into the userspace host. All functions return 0 or a
+ * negative errno unless they say otherwise; a call that fails changes
+ * nothing.
+ */
+#ifndef VGMEM_CORE_VG_H
+#define VGMEM_CORE_VG_H
+
+#include "../os/os.h"
+#include "../../include/uapi/vgmem.h"
+#include "vg_backend.h"
+
+struct vg_gpu;
+struct vg_vm;
+struct vg_chan;
+
+enum vg_chunk_policy {
+	VG_POLICY_RANDOM = 0,	/* GPUswap: a random resident chunk of the victim */
+	VG_POLICY_LRA = 1,	/* least recently allocated (placed in VRAM) first */
+	VG_POLICY_COLD = 2,	/* fewest sampled accesses first, then LRA */
+	VG_POLICY_NR
+};
+
+const char *vg_policy_name(enum vg_chunk_policy p);
+int vg_policy_parse(const char *name, enum vg_chunk_policy *out);
+
+#define VG_CHUNK_MIN		(64ull << 10)
+#define VG_CHUNK_MAX		(64ull << 20)
+#define VG_CHUNK_DEFAULT	(2ull << 20)
+#define VG_RETURN_MS_DEFAULT	50
+#define VG_IDLE_TIMEOUT_NS	(2ull * NSEC_PER_SEC)
+
+struct vg_gpu_config {
+	const char *name;
+	u64 chunk_size;			/* power of two, VG_CHUNK_MIN..MAX; 0: default */
+	enum vg_chunk_policy policy;
+	u32 return_interval_ms;		/* 0: default; the worker runs while the GPU lives */
+	u64 host_budget;		/* bytes of host RAM for relocated chunks; 0: unlimited */
+	u64 seed;			/* of the reducer's random choices */
+	bool no_return_worker;		/* tests drive vg_gpu_return_once() themselves */
+};
+
+/*
+ * Platform hooks of a VM: how the guest reaches its USERD pages. The kernel
+ * zaps the guest's mappings so the next access faults in the page that
+ * vg_chan_userd_page() names; the userspace host needs nothing (its guests
+ * go through vg_chan_userd_read/write). May be NULL.
+ */
+struct vg_vm_platform {
+	void (*userd_zap)(void *priv, struct vg_chan *ch);
+	void *priv;
+};
+
+struct vg_vm_config {
+	const char *name;
+	u64 quota;			/* bytes of BOs this VM may hold; 0: unlimited */
+	struct vg_guest_mem gmem;
+	struct vg_vm_platform platform;
+};
+
+/* GPU lifetime. */
+int vg_gpu_create(const struct vg_gpu_config *cfg,
+		  const struct vg_backend_ops *ops, void *backend,
+		  struct vg_gpu **out);
+void vg_gpu_destroy(struct vg_gpu *gpu);	/* all VMs must be gone */
+
+int vg_gpu_set_policy(struct vg_gpu *gpu, enum vg_chunk_policy p);
+int vg_gpu_set_return_interval(struct vg_gpu *gpu, u32 ms);
+/* One pass of the return worker, synchronously; returns bytes moved back or -errno. */
+s64 vg_gpu_return_once(struct vg_gpu *gpu);
+
+struct vg_gpu_stats {
+	u64 vram_size;
+	u64 vram_used;		/* bytes of resident chunks */
+	u64 host_used;		/* bytes of relocated chunks */
+	u32 nr_vms;
+	u64 chunk_size;
+	enum vg_chunk_policy policy;
+	u64 reloc_out_chunks;
+	u64 reloc_in_chunks;
+	u64 bytes_out;
+	u64 bytes_in;
+	u64 relocations;	/* suspend-copy-resume cycles */
+	u64 reloc_failures;
+	u64 suspend_hist[VGMEM_HIST_BUCKETS];
+	u64 stall_hist[VGMEM_HIST_BUCKETS];
+	u64 copy_device_ns;	/* device time of all relocation copies */
+	u64 faults;
+};
+void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st);
+
+/*
+ * Consistency check of every total against the lists (tests, debugfs):
+ * returns 0 or -EIO and logs the first mismatch.
+ */
+int vg_gpu_check(struct vg_gpu *gpu);
+
+/* VM lifetime. Destroy frees its BOs and channels. */
+int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
+		 struct vg_vm **out);
+void vg_vm_destroy(struct vg_vm *vm);
+/* Entitlement in VRAM bytes; 0 returns the VM to the equal share. */
+int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes);
+int vg_vm_set_quota(struct vg_vm *vm, u64 bytes);
+void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st);
+const char *vg_vm_name(const struct vg_vm *vm);
+/* The VM's backend address space, for backend-specific readouts (cost model). */
+struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
+
+/*
+ * Buffer objects: size a multiple of VGMEM_PAGE_SIZE; va chosen by the core
+ * (aligned to the chunk size) unless VGMEM_BO_FIXED_VA. May relocate other
+ * VMs' (or this VM's) chunks and waits for that (the allocation stall).
+ */
+int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va);
+int vg_bo_free(struct vg_vm *vm, u64 va);
+
+/* Where each chunk of the BO at va lives (tests, tools): locs[i] per chunk. */
+int vg_bo_query(struct vg_vm *vm, u64 va, enum vg_loc *locs, u32 max,
+		u32 *nr_chunks);
+
+/* Channels with GPUswap's shadow USERD pages. */
+int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
+		   struct vg_chan **out);
+void vg_chan_destroy(struct vg_chan *ch);
+struct vg_chan *vg_chan_find(struct vg_vm *vm, u32 id);	/* NULL if none */
+u32 vg_chan_id(const struct vg_chan *ch);
+/*
+ * The guest's view of USERD (the page the guest's mapping points at right
+ * now: the real page or, while its VM is suspended, the shadow). Offsets
+ * are 4-byte aligned and below VGMEM_USERD_SIZE; others read 0 and are
+ * ignored on write. Only GP_PUT is guest-writable.
+ */
+u32 vg_chan_userd_read(struct vg_chan *ch, u32 off);
+void vg_chan_userd_write(struct vg_chan *ch, u32 off, u32 val);
+/* For the kernel's fault handler: the page to map now, under ch's map lock. */
+void *vg_chan_userd_page(struct vg_chan *ch);
+
+/* The control queue's dispatcher: validates and runs one command. */
+void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd);
+
+#endif /* VGMEM_CORE_VG_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A GPU, as the core sees it: a table of backend operations. The software
+ * GPU (sim/) implements every one; a hardware backend has to implement the
+ * same table (docs/architecture.md says which nouveau/nvkm calls would back
+ * each). All handles are opaque to the core.
+ *
+ * Context: every op may sleep, and is called with gpu->lock held unless it
+ * says otherwise. No op may call back into the core.
+ */
+#ifndef VGMEM_CORE_BACKEND_H
+#define VGMEM_CORE_BACKEND_H
+
+#include "../os/os.h"
+
+enum vg_loc {
+	VG_LOC_VRAM = 0,
+	VG_LOC_HOST = 1,	/* pinned, DMA-reachable host RAM */
+};
+
+struct vg_mem;		/* backend memory: VRAM or host pages */
+struct vg_as;		/* backend GPU address space (page table) */
+struct vg_bchan;	/* backend channel */
+
+/*
+ * Guest memory accessor of one VM: guest-physical reads and writes, bounds
+ * checked by the provider (userspace: a region; kernel: vfio_dma_rw).
+ * Return 0 or -EFAULT. May be called from the engine thread.
+ */
+struct vg_guest_mem {
+	int (*read)(void *priv, u64 gpa, void *buf, size_t len);
+	int (*write)(void *priv, u64 gpa, const void *buf, size_t len);
+	void *priv;
+};
+
+/* One copy of a batch: whole mem objects' ranges, same length. */
+struct vg_copy {
+	struct vg_mem *src;
+	u64 src_off;
+	struct vg_mem *dst;
+	u64 dst_off;
+	u64 len;
+};
+
+struct vg_channel_desc {
+	u64 gpfifo_gpa;
+	u32 gpfifo_entries;
+	const struct vg_guest_mem *gmem;	/* valid until channel_destroy */
+	/* Called from the engine thread when the channel enters an error state. */
+	void (*fault_cb)(void *priv, u32 error, u64 addr);
+	void *fault_priv;
+};
+
+struct vg_backend_ops {
+	const char *name;
+	u64 (*vram_size)(void *b);
+
+	/* Memory. mem_alloc returns -ENOMEM/-ENOSPC when the location is full. */
+	int (*mem_alloc)(void *b, enum vg_loc loc, u64 size, struct vg_mem **out);
+	void (*mem_free)(void *b, struct vg_mem *mem);
+
+	/*
+	 * Asynchronous batched copies: copy_submit queues all n copies on the
+	 * copy engine and returns a fence; copy_wait waits for it and returns
+	 * 0 or the first error (-EIO). device_ns, if not NULL, receives the
+	 * simulated or measured device time of the batch.
+	 */
+	int (*copy_submit)(void *b, const struct vg_copy *copies, unsigned int n,
+			   u64 *fence);
+	int (*copy_wait)(void *b, u64 fence, u64 *device_ns);
+
+	/* Address spaces: map [va, va + size) to mem at mem_off, 4 KiB aligned. */
+	int (*as_create)(void *b, struct vg_as **out);
+	void (*as_destroy)(void *b, struct vg_as *as);
+	int (*map)(void *b, struct vg_as *as, u64 va, u64 size,
+		   struct vg_mem *mem, u64 mem_off);
+	void (*unmap)(void *b, struct vg_as *as, u64 va, u64 size);
+	void (*tlb_flush)(void *b, struct vg_as *as);
+
+	/*
+	 * Channels. channel_create returns the channel and its real USERD page
+	 * (VGMEM_USERD_SIZE bytes, host-addressable, polled by the GPU).
+	 * channel_idle_wait returns 0 once the ring is drained (GP_GET ==
+	 * GP_PUT of the real page) or the channel is parked on an unsatisfied
+	 * semaphore acquire or in an error state, and no method of it is in
+	 * flight; -ETIMEDOUT otherwise.
+	 */
+	int (*channel_create)(void *b, struct vg_as *as,
+			      const struct vg_channel_desc *desc,
+			      struct vg_bchan **out, void **userd);
+	void (*channel_destroy)(void *b, struct vg_bchan *ch);
+	int (*channel_idle_wait)(void *b, struct vg_bchan *ch, u64 timeout_ns);
+
+	/*
+	 * Optional: accesses to mem since the last call (then reset). NULL if
+	 * the GPU cannot sample; the core then treats every chunk as equally
+	 * warm.
+	 */
+	u64 (*sample_access)(void *b, struct vg_mem *mem);
+};
+
+#endif /* VGMEM_CORE_BACKEND_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The core's own structures. Not for anyone outside core/.
+ *
+ * Lock rules (asserted with lockdep_assert_held):
+ *  - gpu->lock (mutex) protects every field of the gpu, its vms, bos and
+ *    chunks, except those listed under a channel's map_lock. It is held
+ *    across a whole reduce-and-relocate and across one return pass, so at
+ *    most one relocation runs per GPU (GPUswap suspends one VM at a time).
+ *  - ch->map_lock (spinlock) protects ch->cur and the contents of the shadow
+ *    page: the guest's USERD accesses and the suspend/resume swaps.
+ *  - Order: gpu->lock, then ch->map_lock. Backend ops are called with
+ *    gpu->lock held; the backend's engine thread never takes either lock,
+ *    which is why the relocation may wait for it to drain.
+ */
+#ifndef VGMEM_CORE_INTERNAL_H
+#define VGMEM_CORE_INTERNAL_H
+
+#include "vg.h"
+#include "vg_rand.h"
+
+struct vg_bo;
+struct vg_vm;
+
+/* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
+
+struct vg_chunk {
+	struct vg_bo *bo;
+	u32 index;		/* within bo->chunks */
+	u32 slot;		/* index in vm->res_vec while resident */
+	u64 size;		/* chunk_size, or less for the tail */
+	enum vg_loc loc;
+	struct vg_mem *mem;	/* NULL only while a new BO is being placed */
+	struct list_head node;	/* vm->resident (in placement order) or vm->relocated */
+	u64 placed_seq;		/* gpu->seq when it last got into VRAM (LRA) */
+	u64 heat;		/* sampled accesses, decayed (COLD) */
+
+	/* Relocation state, valid while marked. */
+	bool marked;
+	struct list_head mark_node;	/* vm->marked */
+	struct vg_mem *new_mem;		/* destination during a relocation */
+};
+
+struct vg_bo {
+	struct vg_vm *vm;
+	u64 va;
+	u64 size;
+	u32 nr_chunks;
+	struct list_head node;	/* vm->bos, sorted by va */
+	struct vg_chunk chunks[];
+};
+
+struct vg_vm {
+	struct vg_gpu *gpu;
+	char name[32];
+	struct list_head node;		/* gpu->vms */
+	u64 quota;			/* 0: unlimited */
+	u64 entitlement;		/* 0: equal share (vg_vm_entitlement()) */
+
+	u64 allocated;			/* bytes in live BOs */
+	u64 resident;			/* bytes of chunks in VRAM */
+	u64 relocated;			/* bytes of chunks in host RAM */
+	u32 nr_chunks;			/* chunks of live BOs: bounds res_nr (account.c) */
+	u64 order;			/* creation order: reducer tie-break (vm.c) */
+	struct list_head bos;
+	struct list_head resident_list;	/* placement order: head = least recent */
+	struct list_head relocated_list;
+	struct vg_chunk **res_vec;	/* resident chunks, for O(1) random picks */
+	u32 res_nr, res_cap;
+
+	/* Chunks chosen by the reducer or the return worker (relocate.c). */
+	struct list_head marked;
+	u64 marked_bytes;
+
+	struct vg_as *as;
+	struct vg_guest_mem gmem;
+	struct vg_vm_platform platform;
+
+	struct list_head chans;		/* struct vg_chan.node */
+	u32 next_chan_id;
+	u32 nr_chans;
+
+	bool suspended;			/* its channels point at their shadows */
+	struct vgmem_vm_stats stats;	/* cumulative parts; sizes filled on read */
+	atomic64_t faults;		/* channel errors: the engine thread adds, no lock */
+};
+
+/* ---- channels and relocation (chan.c, relocate.c, return.c) -------------- */
+
+struct vg_chan {
+	struct vg_vm *vm;
+	u32 id;
+	struct list_head node;		/* vm->chans */
+	struct vg_bchan *bchan;
+	void *real;			/* backend's USERD page, polled by the GPU */
+	void *shadow;			/* GPUswap's shadow copy, VGMEM_USERD_SIZE */
+	spinlock_t map_lock;
+	void *cur;			/* what the guest's mapping points at */
+	atomic_t error;			/* last enum vgmem_chan_error seen by fault_cb */
+	/*
+	 * GP_PUT as the last suspend/resume swap wrote it (map_lock): after
+	 * the platform zap, a value that differs shows a guest store that
+	 * went to the old page through a mapping not yet zapped (chan.c).
+	 */
+	u32 swap_put;
+};
+
+struct vg_gpu {
+	const struct vg_backend_ops *ops;
+	void *backend;
+	char name[32];
+	struct mutex lock;
+
+	u64 vram_size;
+	u64 chunk_size;
+	u32 chunk_shift;
+	enum vg_chunk_policy policy;
+	u64 host_budget;
+
+	struct list_head vms;
+	u32 nr_vms;
+	u64 vram_used;			/* sum of vm->resident */
+	u64 host_used;			/* sum of vm->relocated */
+	u64 seq;			/* placement counter for LRA */
+	u64 ent_explicit;		/* sum of explicit vm->entitlement (vm.c) */
+	u32 nr_ent_equal;		/* VMs with vm->entitlement == 0 */
+	u64 next_vm_order;		/* vm->order of the next VM */
+	struct vg_rand rand;
+
+	struct vg_gpu_stats stats;	/* cumulative parts */
+
+	/* Return worker (return.c). */
+	struct task_struct *return_task;
+	wait_queue_head_t return_wq;
+	u32 return_ms;
+	bool stopping;
+};
+
+/* account.c: the only code that changes a chunk's location or the totals. */
+u64 vg_vm_entitlement(const struct vg_vm *vm);	/* gpu->lock held */
+void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem);
+void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem);
+void vg_chunk_remove(struct vg_chunk *c);		/* from either list */
+/* Move between lists after a relocation copied it; sets c->mem. */
+void vg_chunk_move(struct vg_chunk *c, enum vg_loc to, struct vg_mem *mem);
+void vg_hist_add(u64 hist[VGMEM_HIST_BUCKETS], u64 ns);
+/*
+ * Make room in vm->res_vec for more chunks, so that later moves into VRAM
+ * never allocate (bo.c calls it before placing a BO). 0 or -ENOMEM.
+ */
+int vg_vm_reserve_chunks(struct vg_vm *vm, u32 more);
+/* Add or remove a BO's size and chunk count to the VM's totals. */
+void vg_vm_account_bo(struct vg_vm *vm, const struct vg_bo *bo, bool add);
+
+/* bo.c */
+struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va);	/* BO starting at va */
+void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
+
+/*
+ * reducer.c: choose chunks until need bytes of VRAM are accounted for.
+ * Existing resident chunks are put on their VM's marked list; chunks of the
+ * new BO (not yet placed, mem == NULL, on no list) that get picked have
+ * their loc set to VG_LOC_HOST so bo.c allocates them in host RAM directly.
+ * Returns 0, or -ENOMEM when even all candidates are not enough (nothing
+ * marked then).
+ */
+int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
+	      u64 need);
+/* Refresh chunk heat from the backend's access sampling (COLD). */
+void vg_sample_heat(struct vg_gpu *gpu);
+void vg_sample_heat_vm(struct vg_vm *vm);	/* one VM's resident chunks */
+
+/* chan.c */
+#define VG_VM_MAX_CHANS		64	/* channels per VM (VGMEM_CTRL_QUERY) */
+void vg_chan_destroy_locked(struct vg_chan *ch);	/* gpu->lock held */
+void vg_vm_suspend(struct vg_vm *vm);	/* swap in shadows, zap */
+void vg_vm_resume(struct vg_vm *vm);	/* replay shadows, swap back, zap */
+int vg_vm_drain(struct vg_vm *vm);	/* wait for every real ring */
+
+/*
+ * relocate.c: move every chunk on vm->marked to loc, suspending the VM
+ * once. On failure nothing moved, the marks are cleared, returns -ENOMEM
+ * (or the backend's error) and logs why.
+ */
+int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to);
+/* Every VM with marked chunks, in turn. */
+int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to);
+void vg_unmark_all(struct vg_vm *vm);
+/*
+ * Put c on (take it off) its VM's marked list and keep vm->marked_bytes
+ * in step; the reducer and the return worker mark only through these.
+ */
+void vg_chunk_mark(struct vg_chunk *c);
+void vg_chunk_unmark(struct vg_chunk *c);
+/* GPU VA of the first byte of c. */
+u64 vg_chunk_va(const struct vg_chunk *c);
+
+/* return.c */
+int vg_return_start(struct vg_gpu *gpu);
+void vg_return_stop(struct vg_gpu *gpu);
+
+#endif /* VGMEM_CORE_INTERNAL_H */

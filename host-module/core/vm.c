@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * VM lifetime and per-VM settings: quota (how much it may allocate) and
+ * entitlement (how much VRAM it may keep when others want some).
+ */
+#include "vg_internal.h"
+
+int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
+		 struct vg_vm **out)
+{
+	struct vg_vm *vm;
+	int err;
+
+	if (!gpu || !cfg || !out)
+		return -EINVAL;
+	/* A guest memory accessor is all or nothing. */
+	if (!cfg->gmem.read != !cfg->gmem.write)
+		return -EINVAL;
+	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
+	if (!vm)
+		return -ENOMEM;
+	vm->gpu = gpu;
+	vm->quota = cfg->quota;
+	vm->gmem = cfg->gmem;
+	vm->platform = cfg->platform;
+	INIT_LIST_HEAD(&vm->bos);
+	INIT_LIST_HEAD(&vm->resident_list);
+	INIT_LIST_HEAD(&vm->relocated_list);
+	INIT_LIST_HEAD(&vm->marked);
+	INIT_LIST_HEAD(&vm->chans);
+	atomic64_set(&vm->faults, 0);
+
+	mutex_lock(&gpu->lock);
+	err = gpu->ops->as_create(gpu->backend, &vm->as);
+	if (err) {
+		mutex_unlock(&gpu->lock);
+		pr_warn("vgmem: %s: creating an address space failed: %d\n",
+			gpu->name, err);
+		goto err_free_vm;
+	}
+	vm->order = gpu->next_vm_order++;
+	if (cfg->name && cfg->name[0])
+		strscpy(vm->name, cfg->name, sizeof(vm->name));
+	else
+		snprintf(vm->name, sizeof(vm->name), "vm%llu",
+			 (unsigned long long)vm->order);
+	list_add_tail(&vm->node, &gpu->vms);
+	gpu->nr_vms++;
+	gpu->nr_ent_equal++;
+	mutex_unlock(&gpu->lock);
+	*out = vm;
+	return 0;
+
+err_free_vm:
+	kfree(vm);
+	return err;
+}
+
+void vg_vm_destroy(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu;
+	struct vg_chan *ch, *tch;
+	struct vg_bo *bo, *tbo;
+
+	if (!vm)
+		return;
+	gpu = vm->gpu;
+	mutex_lock(&gpu->lock);
+	/* Channels first: nothing may run on the memory we free next. */
+	list_for_each_entry_safe(ch, tch, &vm->chans, node)
+		vg_chan_destroy_locked(ch);
+	WARN_ON(!list_empty(&vm->marked));
+	list_for_each_entry_safe(bo, tbo, &vm->bos, node)
+		vg_bo_free_locked(bo);
+	gpu->ops->as_destroy(gpu->backend, vm->as);
+	list_del(&vm->node);
+	gpu->nr_vms--;
+	if (vm->entitlement)
+		gpu->ent_explicit -= vm->entitlement;
+	else
+		gpu->nr_ent_equal--;
+	/* Keep the GPU's fault count cumulative. */
+	gpu->stats.faults += atomic64_read(&vm->faults);
+	mutex_unlock(&gpu->lock);
+	/* Freed VRAM: relocated chunks of other VMs may come back now. */
+	wake_up(&gpu->return_wq);
+	kvfree(vm->res_vec);
+	kfree(vm);
+}
+
+int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes)
+{
+	struct vg_gpu *gpu = vm->gpu;
+
+	/*
+	 * Explicit entitlements may transiently add up to more than VRAM
+	 * while mgmtd updates them one by one; each must fit on its own.
+	 */
+	if (bytes > gpu->vram_size)
+		return -EINVAL;
+	mutex_lock(&gpu->lock);
+	if (vm->entitlement)
+		gpu->ent_explicit -= vm->entitlement;
+	else
+		gpu->nr_ent_equal--;
+	vm->entitlement = bytes;
+	if (bytes)
+		gpu->ent_explicit += bytes;
+	else
+		gpu->nr_ent_equal++;
+	mutex_unlock(&gpu->lock);
+	return 0;
+}
+
+int vg_vm_set_quota(struct vg_vm *vm, u64 bytes)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	int err = 0;
+
+	mutex_lock(&gpu->lock);
+	/* Shrinking below what the VM holds would need freeing its BOs. */
+	if (bytes && bytes < vm->allocated)
+		err = -EBUSY;
+	else
+		vm->quota = bytes;
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st)
+{
+	struct vg_gpu *gpu = vm->gpu;
+
+	mutex_lock(&gpu->lock);
+	*st = vm->stats;
+	st->quota = vm->quota;
+	st->entitlement = vg_vm_entitlement(vm);
+	st->allocated = vm->allocated;
+	st->resident = vm->resident;
+	st->relocated = vm->relocated;
+	st->faults = atomic64_read(&vm->faults);
+	mutex_unlock(&gpu->lock);
+}
+
+const char *vg_vm_name(const struct vg_vm *vm)
+{
+	return vm->name;
+}
+
+struct vg_as *vg_vm_backend_as(struct vg_vm *vm)
+{
+	return vm->as;
+}

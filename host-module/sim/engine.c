@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The engine: one thread per GPU that goes round-robin over the channels,
+ * one GPFIFO entry of a channel per turn. It reads each channel's real
+ * USERD GP_PUT (which the guest writes directly, with no trap), fetches the
+ * entry from the guest's ring, runs its pushbuffer and then publishes
+ * GP_GET and ENTRIES_DONE. It sleeps poll_us when a whole round did nothing.
+ *
+ * It never takes a core lock, so the core may wait for it (channel_idle_wait)
+ * while holding its own.
+ */
+#include "sim_internal.h"
+
+static int sim_gp_fault(struct vg_bchan *ch, u32 info, u64 addr)
+{
+	sim_chan_fault(ch, VGMEM_CHAN_ERR_GPFIFO, info, addr);
+	return VGMEM_CHAN_ERR_GPFIFO;
+}
+
+/* Fetch and check the entry at GP_GET; 0, or a channel error. */
+static int sim_gp_fetch(struct vg_bchan *ch, u32 put)
+{
+	u64 gpa = ch->desc.gpfifo_gpa + (u64)ch->gp_get * 8;
+	u64 e;
+
+	if (put >= ch->desc.gpfifo_entries)
+		return sim_gp_fault(ch, put, 0);
+	/* The entry was written before GP_PUT. */
+	smp_rmb();
+	if (ch->gmem.read(ch->gmem.priv, gpa, &e, sizeof(e)))
+		return sim_gp_fault(ch, ch->gp_get, gpa);
+	/* Entries are little endian, like every host this builds for. */
+	if (VGMEM_GP_ENTRY_RSVD(e) || !VGMEM_GP_ENTRY_NDW(e))
+		return sim_gp_fault(ch, ch->gp_get, VGMEM_GP_ENTRY_ADDR(e));
+
+	ch->pb.gpa = VGMEM_GP_ENTRY_ADDR(e);
+	ch->pb.ndw = (u32)VGMEM_GP_ENTRY_NDW(e);
+	ch->pb.pos = 0;
+	ch->pb.left = 0;
+	ch->pb.buf_start = 0;
+	ch->pb.buf_n = 0;
+	WRITE_ONCE(ch->in_entry, true);
+	return 0;
+}
+
+static void sim_gp_complete(struct vg_bchan *ch)
+{
+	struct vg_as *as = ch->as;
+	u32 get = (ch->gp_get + 1) & (ch->desc.gpfifo_entries - 1);
+
+	mutex_lock(&as->lock);
+	as->cost.entries++;
+	mutex_unlock(&as->lock);
+
+	/* The entry's results are visible before its GP_GET. */
+	smp_wmb();
+	ch->entries_done++;
+	sim_wr32(ch->userd, VGMEM_USERD_ENTRIES_DONE, ch->entries_done);
+	sim_wr32(ch->userd, VGMEM_USERD_GP_GET, get);
+	WRITE_ONCE(ch->gp_get, get);
+	WRITE_ONCE(ch->in_entry, false);
+}
+
+bool sim_chan_step(struct vg_bchan *ch)
+{
+	struct sim_exec x = { .ch = ch, .as = ch->as,
+			      .mthd = VGMEM_MTHD_SEMAPHORE_D };
+	u32 put;
+	int r;
+
+	if (ch->error)
+		return false;
+	if (ch->parked) {
+		mutex_lock(&ch->as->lock);
+		r = sim_sem_check(&x, &ch->acq);
+		mutex_unlock(&ch->as->lock);
+		if (r == SIM_PARK)
+			return false;
+		WRITE_ONCE(ch->parked, false);
+		if (r)
+			return true;
+	}
+	if (!ch->in_entry) {
+		put = sim_rd32(ch->userd, VGMEM_USERD_GP_PUT);
+		if (put == ch->gp_get)
+			return false;
+		if (sim_gp_fetch(ch, put))
+			return true;
+	}
+	r = sim_pb_run(ch);
+	if (r == SIM_PARK) {
+		WRITE_ONCE(ch->parked, true);
+		return true;
+	}
+	if (!r)
+		sim_gp_complete(ch);
+	return true;
+}
+
+int sim_engine_main(void *data)
+{
+	struct vg_sim *sim = data;
+	struct vg_bchan *ch;
+	bool progress;
+	u32 i, n;
+
+	while (!kthread_should_stop()) {
+		progress = false;
+		mutex_lock(&sim->chan_lock);
+		n = sim->nr_chans;
+		mutex_unlock(&sim->chan_lock);
+
+		for (i = 0; i < n; i++) {
+			mutex_lock(&sim->chan_lock);
+			ch = list_first_entry_or_null(&sim->chans,
+						      struct vg_bchan, node);
+			if (ch) {
+				list_move_tail(&ch->node, &sim->chans);
+				WRITE_ONCE(sim->running, ch);
+			}
+			mutex_unlock(&sim->chan_lock);
+			if (!ch)
+				break;
+
+			if (sim_chan_step(ch))
+				progress = true;
+			sim_chan_fault_notify(ch);
+
+			/* State is published before "no longer running". */
+			smp_mb();
+			WRITE_ONCE(sim->running, NULL);
+			smp_mb();
+			/*
+			 * Always: an idle waiter may have looked while this
+			 * channel was running.
+			 */
+			wake_up_all(&sim->idle_wq);
+		}
+		if (!progress)
+			usleep_range(sim->poll_us, sim->poll_us + sim->poll_us / 2 + 1);
+		else
+			cond_resched();
+	}
+	return 0;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Simulated memory: VRAM is one arena handed out in 4 KiB frames from a
+ * stack of free frame indices (a mem's frames need not be contiguous, as
+ * with a real GPU's page-granular VRAM allocator); host memory is one zeroed
+ * buffer per mem, bounded by host_limit.
+ *
+ * Fresh memory is always zeroed: a frame freed by one VM is cleared before
+ * the next owner can see it.
+ */
+#include "sim_internal.h"
+
+static void sim_vram_free_segs(struct vg_sim *sim)
+{
+	u32 i;
+
+	for (i = 0; i < sim->nr_segs; i++)
+		kvfree(sim->vram_seg[i]);
+	kvfree(sim->vram_seg);
+	sim->vram_seg = NULL;
+}
+
+/*
+ * The arena in segments: one multi-GiB allocation is not possible in the
+ * kernel (kvmalloc refuses more than INT_MAX bytes).
+ */
+int sim_mem_init(struct vg_sim *sim)
+{
+	u64 left;
+	u32 i;
+
+	sim->nr_frames = (u32)(sim->vram_size >> SIM_PAGE_SHIFT);
+	sim->nr_segs = DIV_ROUND_UP(sim->nr_frames, SIM_SEG_FRAMES);
+	sim->vram_seg = kvcalloc(sim->nr_segs, sizeof(*sim->vram_seg),
+				 GFP_KERNEL);
+	if (!sim->vram_seg)
+		return -ENOMEM;
+	left = sim->vram_size;
+	for (i = 0; i < sim->nr_segs; i++) {
+		u64 len = min_t(u64, left, (u64)SIM_SEG_FRAMES << SIM_PAGE_SHIFT);
+
+		sim->vram_seg[i] = kvmalloc(len, GFP_KERNEL);
+		if (!sim->vram_seg[i])
+			goto err_free_segs;
+		left -= len;
+	}
+	sim->free_stack = kvcalloc(sim->nr_frames, sizeof(u32), GFP_KERNEL);
+	if (!sim->free_stack)
+		goto err_free_segs;
+	/* Frame 0 on top, so allocation order is predictable in tests. */
+	for (i = 0; i < sim->nr_frames; i++)
+		sim->free_stack[i] = sim->nr_frames - 1 - i;
+	sim->nr_free = sim->nr_frames;
+	mutex_init(&sim->mem_lock);
+	return 0;
+
+err_free_segs:
+	sim_vram_free_segs(sim);
+	return -ENOMEM;
+}
+
+void sim_mem_fini(struct vg_sim *sim)
+{
+	WARN_ON(sim->nr_mems);
+	kvfree(sim->free_stack);
+	sim_vram_free_segs(sim);
+	mutex_destroy(&sim->mem_lock);
+}
+
+static int sim_mem_alloc_vram(struct vg_sim *sim, struct vg_mem *mem)
+{
+	u32 i;
+
+	mem->frames = kvcalloc(mem->nr_pages, sizeof(u32), GFP_KERNEL);
+	if (!mem->frames)
+		return -ENOMEM;
+	mutex_lock(&sim->mem_lock);
+	if (sim->nr_free < mem->nr_pages) {
+		mutex_unlock(&sim->mem_lock);
+		kvfree(mem->frames);
+		return -ENOSPC;
+	}
+	for (i = 0; i < mem->nr_pages; i++)
+		mem->frames[i] = sim->free_stack[--sim->nr_free];
+	sim->nr_mems++;
+	mutex_unlock(&sim->mem_lock);
+
+	/* Zero outside the lock: the frames are ours now. */
+	for (i = 0; i < mem->nr_pages; i++)
+		memset(sim_mem_page(mem, i), 0, SIM_PAGE_SIZE);
+	return 0;
+}
+
+static int sim_mem_alloc_host(struct vg_sim *sim, struct vg_mem *mem)
+{
+	mutex_lock(&sim->mem_lock);
+	if (sim->host_limit && (sim->host_used > sim->host_limit ||
+				mem->size > sim->host_limit - sim->host_used)) {
+		mutex_unlock(&sim->mem_lock);
+		return -ENOMEM;
+	}
+	/* Reserve first so concurrent allocations cannot overshoot. */
+	sim->host_used += mem->size;
+	mutex_unlock(&sim->mem_lock);
+
+	mem->host = kvzalloc(mem->size, GFP_KERNEL);
+	mutex_lock(&sim->mem_lock);
+	if (!mem->host)
+		sim->host_used -= mem->size;
+	else
+		sim->nr_mems++;
+	mutex_unlock(&sim->mem_lock);
+	return mem->host ? 0 : -ENOMEM;
+}
+
+int sim_mem_alloc(struct vg_sim *sim, enum vg_loc loc, u64 size,
+		  struct vg_mem **out)
+{
+	struct vg_mem *mem;
+	u64 pages;
+	int err;
+
+	if (!out || !size || (loc != VG_LOC_VRAM && loc != VG_LOC_HOST))
+		return -EINVAL;
+	/* Not DIV_ROUND_UP: size + 4095 may wrap. */
+	pages = (size >> SIM_PAGE_SHIFT) + !!(size & (SIM_PAGE_SIZE - 1));
+	if (pages > 0xffffffffull)
+		return loc == VG_LOC_VRAM ? -ENOSPC : -ENOMEM;
+	if (loc == VG_LOC_VRAM && sim_inject_hit(sim, VG_SIM_INJ_VRAM_ALLOC))
+		return -ENOSPC;
+	if (loc == VG_LOC_HOST && sim_inject_hit(sim, VG_SIM_INJ_HOST_ALLOC))
+		return -ENOMEM;
+
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	mem->sim = sim;
+	mem->loc = loc;
+	mem->nr_pages = (u32)pages;
+	mem->size = pages << SIM_PAGE_SHIFT;
+	atomic_set(&mem->refs, 1);
+	atomic64_set(&mem->access, 0);
+
+	if (loc == VG_LOC_VRAM)
+		err = sim_mem_alloc_vram(sim, mem);
+	else
+		err = sim_mem_alloc_host(sim, mem);
+	if (err) {
+		kfree(mem);
+		return err;
+	}
+	*out = mem;
+	return 0;
+}
+
+void sim_mem_get(struct vg_mem *mem)
+{
+	atomic_inc(&mem->refs);
+}
+
+/* Drop a reference; the last one returns the frames or the host buffer. */
+void sim_mem_put(struct vg_mem *mem)
+{
+	struct vg_sim *sim = mem->sim;
+	u32 i;
+
+	if (!atomic_dec_and_test(&mem->refs))
+		return;
+	mutex_lock(&sim->mem_lock);
+	if (mem->loc == VG_LOC_VRAM) {
+		for (i = 0; i < mem->nr_pages; i++)
+			sim->free_stack[sim->nr_free++] = mem->frames[i];
+	} else {
+		sim->host_used -= mem->size;
+	}
+	sim->nr_mems--;
+	mutex_unlock(&sim->mem_lock);
+	if (mem->loc == VG_LOC_VRAM)
+		kvfree(mem->frames);
+	else
+		kvfree(mem->host);
+	kfree(mem);
+}
+
+/* Subtracting what was read keeps the touches that race with the sample. */
+u64 sim_mem_sample(struct vg_mem *mem)
+{
+	s64 n = atomic64_read(&mem->access);
+
+	atomic64_add(-n, &mem->access);
+	return (u64)n;
+}
+
+u64 vg_sim_vram_free(struct vg_sim *sim)
+{
+	u64 n;
+
+	mutex_lock(&sim->mem_lock);
+	n = (u64)sim->nr_free << SIM_PAGE_SHIFT;
+	mutex_unlock(&sim->mem_lock);
+	return n;
+}

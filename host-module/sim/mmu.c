@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * GPU address spaces: a three-level page table over a 40-bit VA (bits
+ * 39:30, 29:21, 20:12, as a real GPU's), 4 KiB PTEs pointing at (mem, page).
+ * Tables are allocated on first use and freed with the address space.
+ *
+ * Each PTE holds a reference on its mem. map over a mapped page replaces the
+ * PTE (that is what a real PTE write does; relocation relies on it).
+ *
+ * Channels cache translations in a small TLB tagged with as->gen. tlb_flush
+ * bumps the generation; so does every PTE change, which a real GPU would not
+ * do: it makes a missing flush a stale-data bug at worst, never a use of
+ * freed memory in the simulator.
+ */
+#include "sim_internal.h"
+
+static inline u32 sim_l0_idx(u64 va)
+{
+	return (u32)(va >> (SIM_PAGE_SHIFT + SIM_L2_BITS + SIM_L1_BITS)) &
+	       (SIM_L0_SIZE - 1);
+}
+
+static inline u32 sim_l1_idx(u64 va)
+{
+	return (u32)(va >> (SIM_PAGE_SHIFT + SIM_L2_BITS)) & (SIM_L1_SIZE - 1);
+}
+
+static inline u32 sim_l2_idx(u64 va)
+{
+	return (u32)(va >> SIM_PAGE_SHIFT) & (SIM_L2_SIZE - 1);
+}
+
+int sim_as_create(struct vg_sim *sim, struct vg_as **out)
+{
+	struct vg_as *as;
+
+	as = kzalloc(sizeof(*as), GFP_KERNEL);
+	if (!as)
+		return -ENOMEM;
+	as->l0 = kvcalloc(SIM_L0_SIZE, sizeof(*as->l0), GFP_KERNEL);
+	if (!as->l0) {
+		kfree(as);
+		return -ENOMEM;
+	}
+	as->sim = sim;
+	mutex_init(&as->lock);
+	atomic_set(&as->refs, 1);
+	as->gen = 1;
+	atomic_inc(&sim->nr_as);
+	*out = as;
+	return 0;
+}
+
+/* Drop every PTE's mem reference and free the tables. */
+static void sim_as_free_tables(struct vg_as *as)
+{
+	struct sim_pt1 *l1;
+	struct sim_pt2 *l2;
+	u32 i, j, k;
+
+	for (i = 0; i < SIM_L0_SIZE; i++) {
+		l1 = as->l0[i];
+		if (!l1)
+			continue;
+		for (j = 0; j < SIM_L1_SIZE; j++) {
+			l2 = l1->l2[j];
+			if (!l2)
+				continue;
+			for (k = 0; k < SIM_L2_SIZE; k++)
+				if (l2->pte[k].mem)
+					sim_mem_put(l2->pte[k].mem);
+			kvfree(l2);
+		}
+		kvfree(l1);
+	}
+	kvfree(as->l0);
+}
+
+void sim_as_put(struct vg_as *as)
+{
+	struct vg_sim *sim = as->sim;
+
+	if (!atomic_dec_and_test(&as->refs))
+		return;
+	sim_as_free_tables(as);
+	mutex_destroy(&as->lock);
+	kfree(as);
+	(void)atomic_add_return(-1, &sim->nr_as);
+}
+
+const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va)
+{
+	struct sim_pt1 *l1;
+	struct sim_pt2 *l2;
+	const struct sim_pte *pte;
+
+	lockdep_assert_held(&as->lock);
+	if (va >= SIM_VA_LIMIT)
+		return NULL;
+	l1 = as->l0[sim_l0_idx(va)];
+	if (!l1)
+		return NULL;
+	l2 = l1->l2[sim_l1_idx(va)];
+	if (!l2)
+		return NULL;
+	pte = &l2->pte[sim_l2_idx(va)];
+	return pte->mem ? pte : NULL;
+}
+
+/* The leaf table covering va, allocating the levels on the way. */
+static struct sim_pt2 *sim_as_leaf(struct vg_as *as, u64 va, bool alloc)
+{
+	struct sim_pt1 **l1p = &as->l0[sim_l0_idx(va)];
+	struct sim_pt2 **l2p;
+
+	lockdep_assert_held(&as->lock);
+	if (!*l1p) {
+		if (!alloc)
+			return NULL;
+		*l1p = kvzalloc(sizeof(**l1p), GFP_KERNEL);
+		if (!*l1p)
+			return NULL;
+	}
+	l2p = &(*l1p)->l2[sim_l1_idx(va)];
+	if (!*l2p && alloc)
+		*l2p = kvzalloc(sizeof(**l2p), GFP_KERNEL);
+	return *l2p;
+}
+
+#define SIM_L2_SPAN	((u64)SIM_L2_SIZE << SIM_PAGE_SHIFT)
+
+int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
+	       u64 mem_off)
+{
+	struct sim_pt2 *l2;
+	struct vg_mem *old;
+	u64 end, v, page;
+
+	if (!mem || !size || !IS_ALIGNED(va, SIM_PAGE_SIZE) ||
+	    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
+	    !IS_ALIGNED(mem_off, SIM_PAGE_SIZE) ||
+	    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT ||
+	    mem_off > mem->size || size > mem->size - mem_off)
+		return -EINVAL;
+	if (sim_inject_hit(as->sim, VG_SIM_INJ_MAP))
+		return -ENOMEM;
+
+	mutex_lock(&as->lock);
+	/*
+	 * Allocate every table first so a failure changes nothing visible
+	 * (empty tables translate like absent ones).
+	 */
+	for (v = va; v < end; v = (v | (SIM_L2_SPAN - 1)) + 1) {
+		if (!sim_as_leaf(as, v, true)) {
+			mutex_unlock(&as->lock);
+			return -ENOMEM;
+		}
+	}
+	page = mem_off >> SIM_PAGE_SHIFT;
+	for (v = va; v < end; v += SIM_PAGE_SIZE, page++) {
+		l2 = sim_as_leaf(as, v, false);
+		old = l2->pte[sim_l2_idx(v)].mem;
+		sim_mem_get(mem);
+		l2->pte[sim_l2_idx(v)].mem = mem;
+		l2->pte[sim_l2_idx(v)].page = (u32)page;
+		if (old)
+			sim_mem_put(old);
+	}
+	as->gen++;
+	mutex_unlock(&as->lock);
+	return 0;
+}
+
+void sim_as_unmap(struct vg_as *as, u64 va, u64 size)
+{
+	struct sim_pt2 *l2;
+	struct sim_pte *pte;
+	u64 end, v;
+
+	if (WARN_ON(!IS_ALIGNED(va, SIM_PAGE_SIZE) ||
+		    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
+		    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT))
+		return;
+
+	mutex_lock(&as->lock);
+	for (v = va; v < end; v += SIM_PAGE_SIZE) {
+		l2 = sim_as_leaf(as, v, false);
+		if (!l2) {
+			/* Skip the rest of this leaf's span. */
+			v = (v | (SIM_L2_SPAN - 1)) + 1 - SIM_PAGE_SIZE;
+			continue;
+		}
+		pte = &l2->pte[sim_l2_idx(v)];
+		if (pte->mem) {
+			sim_mem_put(pte->mem);
+			pte->mem = NULL;
+			pte->page = 0;
+		}
+	}
+	as->gen++;
+	mutex_unlock(&as->lock);
+}
+
+void sim_as_tlb_flush(struct vg_as *as)
+{
+	mutex_lock(&as->lock);
+	as->gen++;
+	mutex_unlock(&as->lock);
+}
+
+int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
+		   u64 len)
+{
+	const struct sim_pte *pte;
+	u8 *dst = buf;
+	u64 off, n, end;
+	int err = 0;
+
+	(void)sim;
+	if (!as || (len && !buf) || check_add_overflow(va, len, &end))
+		return -EFAULT;
+	mutex_lock(&as->lock);
+	while (len) {
+		pte = sim_as_walk(as, va);
+		if (!pte) {
+			err = -EFAULT;
+			break;
+		}
+		off = va & (SIM_PAGE_SIZE - 1);
+		n = min_t(u64, len, SIM_PAGE_SIZE - off);
+		memcpy(dst, sim_mem_page(pte->mem, pte->page) + off, n);
+		dst += n;
+		va += n;
+		len -= n;
+	}
+	mutex_unlock(&as->lock);
+	return err;
+}
+
+/* ---- translation for the engine ------------------------------------------ */
+
+/*
+ * The channel's TLB first, then the page table. An entry is valid only for
+ * the generation it was filled in.
+ */
+static bool sim_translate(struct sim_exec *x, u64 va, struct vg_mem **mem,
+			  u32 *page)
+{
+	struct vg_as *as = x->as;
+	u64 vpn = va >> SIM_PAGE_SHIFT;
+	struct sim_tlb_ent *e = &x->ch->tlb[vpn & (SIM_TLB_SIZE - 1)];
+	const struct sim_pte *pte;
+
+	lockdep_assert_held(&as->lock);
+	if (e->gen == as->gen && e->vpn == vpn) {
+		*mem = e->mem;
+		*page = e->page;
+		return true;
+	}
+	pte = sim_as_walk(as, va);
+	if (!pte)
+		return false;
+	e->gen = as->gen;
+	e->vpn = vpn;
+	e->mem = pte->mem;
+	e->page = pte->page;
+	*mem = pte->mem;
+	*page = pte->page;
+	return true;
+}
+
+u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, u32 *span)
+{
+	struct vg_mem *mem;
+	u32 page, off = (u32)(va & (SIM_PAGE_SIZE - 1));
+	u64 n = min_t(u64, len, SIM_PAGE_SIZE - off);
+
+	if (!sim_translate(x, va, &mem, &page))
+		return NULL;
+	if (mem->loc == VG_LOC_VRAM)
+		x->as->cost.bytes_vram += n;
+	else
+		x->as->cost.bytes_host += n;
+	atomic64_inc(&mem->access);
+	*span = (u32)n;
+	return sim_mem_page(mem, page) + off;
+}
+
+int sim_va_fault(struct sim_exec *x, u64 va)
+{
+	sim_chan_fault(x->ch, VGMEM_CHAN_ERR_VA, x->mthd, va);
+	return VGMEM_CHAN_ERR_VA;
+}
+
+int sim_va_read(struct sim_exec *x, u64 va, void *buf, u32 len)
+{
+	u8 *dst = buf, *p;
+	u32 n;
+
+	while (len) {
+		p = sim_va_span(x, va, len, &n);
+		if (!p)
+			return sim_va_fault(x, va);
+		memcpy(dst, p, n);
+		dst += n;
+		va += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int sim_va_write(struct sim_exec *x, u64 va, const void *buf, u32 len)
+{
+	const u8 *src = buf;
+	u8 *p;
+	u32 n;
+
+	while (len) {
+		p = sim_va_span(x, va, len, &n);
+		if (!p)
+			return sim_va_fault(x, va);
+		memcpy(p, src, n);
+		src += n;
+		va += n;
+		len -= n;
+	}
+	return 0;
+}

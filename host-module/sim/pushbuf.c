@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Pushbuffer decoding (Fermi+ method headers, as nouveau's NVC0_FIFO_PKHDR_*
+ * encode them), host methods (SET_OBJECT, NOP, semaphores) and dispatch of
+ * class methods to the object bound to the subchannel.
+ *
+ * The decoder keeps its position in the channel, so a channel parked on a
+ * semaphore acquire in the middle of a packet resumes exactly there.
+ *
+ * Error reports (USERD ERROR_INFO / ERROR_ADDR):
+ *  - bad header (unknown type, packet longer than the entry): METHOD, the
+ *    header dword, the header's guest-physical address;
+ *  - unknown method: METHOD, the method offset, the dword's address;
+ *  - no or unknown class: CLASS, the method offset, the dword's address;
+ *  - pushbuffer not readable: PUSHBUF, the GP_GET index, the address.
+ * A packet may not continue into the next GPFIFO entry.
+ */
+#include "sim_internal.h"
+
+/* Guest-physical address of the dword last fetched. */
+static u64 sim_pb_addr(const struct sim_pb *pb)
+{
+	return pb->gpa + (u64)(pb->pos - 1) * 4;
+}
+
+static int sim_pb_fault(struct vg_bchan *ch, u32 err, u32 info)
+{
+	sim_chan_fault(ch, err, info, sim_pb_addr(&ch->pb));
+	return (int)err;
+}
+
+int sim_method_fault(struct sim_exec *x, u32 err)
+{
+	return sim_pb_fault(x->ch, err, x->mthd);
+}
+
+static int sim_pb_fetch(struct vg_bchan *ch, u32 *dw)
+{
+	struct sim_pb *pb = &ch->pb;
+	u32 n;
+
+	if (pb->pos < pb->buf_start || pb->pos >= pb->buf_start + pb->buf_n) {
+		n = min_t(u32, SIM_PB_BUF_DW, pb->ndw - pb->pos);
+		if (ch->gmem.read(ch->gmem.priv, pb->gpa + (u64)pb->pos * 4,
+				  pb->buf, (size_t)n * 4)) {
+			sim_chan_fault(ch, VGMEM_CHAN_ERR_PUSHBUF, ch->gp_get,
+				       pb->gpa + (u64)pb->pos * 4);
+			return VGMEM_CHAN_ERR_PUSHBUF;
+		}
+		pb->buf_start = pb->pos;
+		pb->buf_n = n;
+	}
+	*dw = pb->buf[pb->pos - pb->buf_start];
+	pb->pos++;
+	return 0;
+}
+
+/* ---- semaphores ---------------------------------------------------------- */
+
+int sim_sem_release(struct sim_exec *x, u64 va, u32 payload)
+{
+	lockdep_assert_held(&x->as->lock);
+	return sim_va_write(x, va, &payload, sizeof(payload));
+}
+
+int sim_sem_check(struct sim_exec *x, const struct sim_acquire *acq)
+{
+	u32 v;
+	int r;
+
+	lockdep_assert_held(&x->as->lock);
+	r = sim_va_read(x, acq->va, &v, sizeof(v));
+	if (r)
+		return r;
+	if (acq->op == VGMEM_SEM_OP_ACQUIRE)
+		return v == acq->payload ? 0 : SIM_PARK;
+	return v >= acq->payload ? 0 : SIM_PARK;
+}
+
+static int sim_host_method(struct sim_exec *x, u32 subc, u32 data)
+{
+	struct vg_bchan *ch = x->ch;
+	int r = 0;
+
+	switch (x->mthd) {
+	case VGMEM_MTHD_SET_OBJECT:
+		if (data != VGMEM_CLASS_COPY && data != VGMEM_CLASS_COMPUTE)
+			return sim_pb_fault(ch, VGMEM_CHAN_ERR_CLASS, x->mthd);
+		/* A new object starts from reset state. */
+		memset(&ch->obj[subc], 0, sizeof(ch->obj[subc]));
+		ch->obj[subc].cls = data;
+		return 0;
+	case VGMEM_MTHD_NOP:
+		return 0;
+	case VGMEM_MTHD_SEMAPHORE_A:
+		ch->sem_va = (ch->sem_va & 0xffffffffull) | ((u64)data << 32);
+		return 0;
+	case VGMEM_MTHD_SEMAPHORE_B:
+		ch->sem_va = (ch->sem_va & ~0xffffffffull) | (data & ~3u);
+		return 0;
+	case VGMEM_MTHD_SEMAPHORE_C:
+		ch->sem_payload = data;
+		return 0;
+	case VGMEM_MTHD_SEMAPHORE_D:
+		break;
+	default:
+		return sim_pb_fault(ch, VGMEM_CHAN_ERR_METHOD, x->mthd);
+	}
+
+	switch (data) {
+	case VGMEM_SEM_OP_RELEASE:
+		mutex_lock(&x->as->lock);
+		r = sim_sem_release(x, ch->sem_va, ch->sem_payload);
+		mutex_unlock(&x->as->lock);
+		return r;
+	case VGMEM_SEM_OP_ACQUIRE:
+	case VGMEM_SEM_OP_ACQ_GEQ:
+		ch->acq.va = ch->sem_va;
+		ch->acq.payload = ch->sem_payload;
+		ch->acq.op = data;
+		mutex_lock(&x->as->lock);
+		r = sim_sem_check(x, &ch->acq);
+		mutex_unlock(&x->as->lock);
+		return r;
+	default:
+		return sim_pb_fault(ch, VGMEM_CHAN_ERR_METHOD, x->mthd);
+	}
+}
+
+static int sim_method(struct vg_bchan *ch, u32 subc, u32 mthd, u32 data)
+{
+	struct sim_exec x = { .ch = ch, .as = ch->as, .mthd = mthd };
+	struct sim_obj *obj = &ch->obj[subc];
+
+	if (mthd < 0x100)
+		return sim_host_method(&x, subc, data);
+	switch (obj->cls) {
+	case VGMEM_CLASS_COPY:
+		return sim_ce_method(&x, &obj->ce, mthd, data);
+	case VGMEM_CLASS_COMPUTE:
+		return sim_cp_method(&x, &obj->cp, mthd, data);
+	default:
+		return sim_pb_fault(ch, VGMEM_CHAN_ERR_CLASS, mthd);
+	}
+}
+
+int sim_pb_run(struct vg_bchan *ch)
+{
+	struct sim_pb *pb = &ch->pb;
+	u32 dw, type, count, mthd;
+	int r;
+
+	for (;;) {
+		if (!pb->left) {
+			if (pb->pos >= pb->ndw)
+				return 0;
+			r = sim_pb_fetch(ch, &dw);
+			if (r)
+				return r;
+			type = VGMEM_PKHDR_GET_TYPE(dw);
+			count = VGMEM_PKHDR_GET_COUNT(dw);
+			pb->subc = VGMEM_PKHDR_GET_SUBC(dw);
+			pb->mthd = VGMEM_PKHDR_GET_MTHD(dw);
+			switch (type) {
+			case VGMEM_PKHDR_IMMD:
+				/* The data is the count field. */
+				r = sim_method(ch, pb->subc, pb->mthd, count);
+				if (r)
+					return r;
+				continue;
+			case VGMEM_PKHDR_INC:
+			case VGMEM_PKHDR_NONINC:
+			case VGMEM_PKHDR_INC_ONCE:
+				if (count > pb->ndw - pb->pos)
+					return sim_pb_fault(ch,
+							    VGMEM_CHAN_ERR_METHOD,
+							    dw);
+				pb->type = type;
+				pb->left = count;
+				continue;
+			default:
+				return sim_pb_fault(ch, VGMEM_CHAN_ERR_METHOD, dw);
+			}
+		}
+
+		r = sim_pb_fetch(ch, &dw);
+		if (r)
+			return r;
+		mthd = pb->mthd;
+		pb->left--;
+		/* Advance before executing: a parked method is consumed. */
+		if (pb->type == VGMEM_PKHDR_INC) {
+			pb->mthd += 4;
+		} else if (pb->type == VGMEM_PKHDR_INC_ONCE) {
+			pb->mthd += 4;
+			pb->type = VGMEM_PKHDR_NONINC;
+		}
+		r = sim_method(ch, pb->subc, mthd, dw);
+		if (r)
+			return r;
+	}
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The software GPU: a backend (struct vg_backend_ops) faithful enough that a
+ * hardware backend could replace it op for op. Portable: builds in the
+ * kernel (vgmem_sim.ko) and in userspace (the userspace host).
+ *
+ *  - VRAM: an arena of vram_size bytes handed out in 4 KiB frames; host
+ *    RAM: chunks allocated on demand up to host_limit.
+ *  - One page table per address space: GPU VA -> (mem, offset), 4 KiB PTEs,
+ *    40-bit VAs; a per-channel translation cache flushed by tlb_flush.
+ *  - Channels: USERD page, GPFIFO ring and pushbuffers in guest memory,
+ *    NVIDIA method headers, SET_OBJECT binding classes to subchannels, the
+ *    copy engine class (LAUNCH_DMA between GPU VAs and guest memory), the
+ *    compute class (built-in kernels), semaphores.
+ *  - One engine thread per GPU polls every channel's USERD GP_PUT; a
+ *    channel's bad VA, bad method or malformed entry puts that channel in an
+ *    error state (VGMEM_USERD_ERROR), nothing else.
+ *  - A cost model: bytes touched per location and simulated device time
+ *    from the VRAM and PCIe bandwidths; access counters per mem object.
+ */
+#ifndef VGMEM_SIM_H
+#define VGMEM_SIM_H
+
+#include "../core/vg_backend.h"
+
+#define VG_SIM_VRAM_BW_DEFAULT	(320ull << 30)	/* bytes/s, GDDR-class */
+#define VG_SIM_PCIE_BW_DEFAULT	(12ull << 30)	/* bytes/s, PCIe 3.0 x16 in practice */
+
+struct vg_sim_config {
+	u64 vram_size;		/* bytes, multiple of 4 KiB, > 0 */
+	u64 host_limit;		/* bytes of host chunks; 0: unlimited */
+	u64 vram_bw;		/* bytes/s; 0: default */
+	u64 pcie_bw;		/* bytes/s; 0: default */
+	u32 poll_us;		/* engine idle poll period; 0: 20 us */
+};
+
+struct vg_sim;
+
+int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out);
+void vg_sim_destroy(struct vg_sim *sim);	/* all channels/AS/mem freed first */
+const struct vg_backend_ops *vg_sim_backend_ops(void);	/* backend pointer: the vg_sim */
+
+/*
+ * Semantics the ops table leaves open, as the sim implements them:
+ *  - mem_alloc rounds up to 4 KiB; VRAM takes ceil(size / 4 KiB) frames, not
+ *    necessarily contiguous (-ENOSPC if too few are free); host memory
+ *    counts against host_limit (-ENOMEM). Fresh memory is always zeroed.
+ *  - mem_free of a mem still mapped or used by a queued copy defers the
+ *    release until the last PTE or copy lets go (never a use after free).
+ *  - map over mapped pages replaces the PTEs (a PTE write). Every PTE
+ *    change and tlb_flush invalidates the channels' TLBs.
+ *  - sample_access: one count per access of a kernel, CE launch or
+ *    semaphore to one 4 KiB page of the mem (a memset of n pages counts n,
+ *    a gather counts every element); copy_submit copies count nothing.
+ *  - copy_wait of a fence already collected returns 0; fence 0 or one never
+ *    returned by copy_submit is -EINVAL.
+ *  - channel_create checks the descriptor (ring entries a power of two in
+ *    VGMEM_GP_ENTRIES_MIN..MAX, 8-byte aligned, both ends of the ring
+ *    readable through gmem) and returns -EINVAL otherwise.
+ *  - Channel errors: see the USERD ERROR_* fields. GPFIFO: INFO is the
+ *    entry index (or the bad GP_PUT), ADDR the entry's pushbuffer address;
+ *    PUSHBUF: INFO the entry index, ADDR the unreadable address; METHOD and
+ *    CLASS: INFO the method (the header dword for a bad header), ADDR the
+ *    pushbuffer dword; VA: INFO the method, ADDR the first unmapped VA;
+ *    GUEST_MEM: INFO the method, ADDR the guest-physical address; ARG: INFO
+ *    the method, ADDR the offending VA. A packet may not continue into the
+ *    next GPFIFO entry (METHOD error).
+ */
+
+/* Cost model readouts of one address space (cumulative). */
+struct vg_sim_cost {
+	u64 bytes_vram;		/* touched by kernels and the CE in VRAM */
+	u64 bytes_host;		/* touched in relocated host chunks (over PCIe) */
+	u64 bytes_guest;	/* CE traffic to and from guest memory */
+	u64 device_ns;		/* simulated device time of all its work */
+	u64 entries;		/* GPFIFO entries completed */
+	u64 launches;		/* kernel launches and copies */
+};
+void vg_sim_as_cost(struct vg_sim *sim, struct vg_as *as, struct vg_sim_cost *out);
+
+/* Device time of n bytes at a location, by the cost model. */
+u64 vg_sim_cost_ns(const struct vg_sim *sim, enum vg_loc loc, u64 bytes);
+
+/*
+ * Fault injection for tests: make the n-th next op of a kind fail, once
+ * (nth = 1: the very next one); nth <= 0 turns it off. mem_alloc counts
+ * per location; VG_SIM_INJ_COPY counts copy_submit calls and the batch it
+ * hits copies nothing and makes its copy_wait return -EIO.
+ */
+enum vg_sim_inject {
+	VG_SIM_INJ_HOST_ALLOC,	/* mem_alloc(VG_LOC_HOST) returns -ENOMEM */
+	VG_SIM_INJ_VRAM_ALLOC,	/* mem_alloc(VG_LOC_VRAM) returns -ENOSPC */
+	VG_SIM_INJ_COPY,	/* copy_wait returns -EIO (nothing copied) */
+	VG_SIM_INJ_MAP,		/* map returns -ENOMEM */
+	VG_SIM_INJ_NR
+};
+void vg_sim_inject(struct vg_sim *sim, enum vg_sim_inject what, int nth);
+
+/* Free VRAM bytes in the arena (tests). */
+u64 vg_sim_vram_free(struct vg_sim *sim);
+
+/*
+ * Debug read of GPU memory through an address space (tests only; takes the
+ * AS lock like the engine does): 0 or -EFAULT if any byte is unmapped.
+ */
+int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
+		   u64 len);
+
+/*
+ * The built-in kernels (enum vgmem_kernel), exactly, so the guest library can
+ * compute the same results on the CPU. All values are little endian; "VA
+ * range" means [va, va + bytes) must not overflow or end past 2^40 and every
+ * page of it must be mapped; a zero size is an ARG error.
+ *
+ *  MEMSET(dst, bytes, value): byte k of the range = byte (k & 3) of value
+ *    (so any dst alignment and size works; aligned it is a u32 fill).
+ *  VECADD(a, b, c, n): c[i] = a[i] + b[i] (u32, wrapping), i < n; a, b and c
+ *    must be 4-byte aligned. Element i is read before c[i] is written.
+ *  CHECKSUM(src, bytes, result): FNV-1a 64 over the bytes (offset basis
+ *    0xcbf29ce484222325, prime 0x100000001b3: h ^= byte; h *= prime), the u64
+ *    written to result (any alignment).
+ *  STRIDED(src, bytes, stride, result): the u64 sum (wrapping) of the u32
+ *    words at src + k * stride for every k with k * stride + 4 <= bytes;
+ *    src 4-aligned, stride a non-zero multiple of 4, bytes >= 4.
+ *  GATHER(src, bytes, dst, n, seed): nwords = bytes / 4 (1 ... 2^32), src
+ *    and dst 4-aligned; dst[i] = src[vg_sim_gather_index(&state, nwords)]
+ *    for i = 0 ... n - 1, state starting at seed (zero-extended).
+ *  FILL_PATTERN(dst, bytes, seed): byte k of the range = byte (k & 3) of
+ *    vg_sim_pattern_word(seed, k >> 2).
+ *
+ * Bad arguments (unknown kernel, zero size, misalignment, overflowing
+ * ranges) put the channel in VGMEM_CHAN_ERR_ARG, ERROR_ADDR = the offending
+ * VA (0 for an unknown kernel); unmapped pages are VGMEM_CHAN_ERR_VA with
+ * the first unmapped address. ERROR_INFO is the method (VGMEM_CP_LAUNCH).
+ */
+static inline u32 vg_sim_pattern_word(u32 seed, u64 i)
+{
+	/* MurmurHash3's 64-bit finalizer of (seed << 32) + i. */
+	u64 x = ((u64)seed << 32) + i;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (u32)x;
+}
+
+/* splitmix64 step, then Lemire's multiply-shift onto [0, nwords). */
+static inline u64 vg_sim_gather_index(u64 *state, u64 nwords)
+{
+	u64 z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return ((z >> 32) * nwords) >> 32;
+}
+
+#define VG_SIM_FNV_BASIS	0xcbf29ce484222325ull
+#define VG_SIM_FNV_PRIME	0x100000001b3ull
+
+#endif /* VGMEM_SIM_H */

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The software GPU's own structures. Not for anyone outside sim/.
+ *
+ * Lock rules (asserted with lockdep_assert_held where a function needs one):
+ *  - sim->mem_lock (mutex) protects the VRAM free-frame stack, host_used
+ *    and the mem counters. Taken last: it may be taken under as->lock
+ *    (map/unmap drop the references of replaced PTEs).
+ *  - as->lock (mutex) protects the page table, as->gen and the cost
+ *    counters of that address space. The engine holds it across one
+ *    method's execution (one kernel launch, one LAUNCH_DMA, one semaphore
+ *    operation); map, unmap, tlb_flush and vg_sim_read_va take it too.
+ *  - sim->chan_lock (mutex) protects the channel list and sim->running
+ *    (the channel whose method the engine executes). Never held while a
+ *    method executes, so channel_create/destroy do not wait for a kernel.
+ *  - sim->copy_lock (spinlock) protects the copy queue, the done list and
+ *    the fence counters.
+ *  - sim->inj_lock (spinlock) protects the fault injection counters.
+ *  - Order: chan_lock and as->lock are never nested; as->lock, then
+ *    mem_lock. copy_lock and inj_lock are leaves.
+ *  - A channel's execution state (struct vg_bchan below "engine only") is
+ *    touched only by the engine thread, except error/parked/in_entry/gp_get
+ *    which idle_wait reads with READ_ONCE.
+ *  - desc->fault_cb is called with no sim lock held. The CE calls the guest
+ *    memory accessor with as->lock held (the accessor may not call back
+ *    into the backend, which vg_backend.h forbids anyway).
+ *
+ * Lifetimes: mems and address spaces are reference counted. A mem holds one
+ * reference for its owner (dropped by mem_free), one per PTE pointing at it
+ * and one per queued copy using it, so a premature mem_free never lets the
+ * GPU touch freed memory. A channel holds a reference on its AS.
+ */
+#ifndef VGMEM_SIM_INTERNAL_H
+#define VGMEM_SIM_INTERNAL_H
+
+#include "sim.h"
+#include "../../include/uapi/vgmem.h"
+
+#define SIM_PAGE_SHIFT		12
+#define SIM_PAGE_SIZE		(1ull << SIM_PAGE_SHIFT)
+#define SIM_VA_BITS		40
+#define SIM_VA_LIMIT		(1ull << SIM_VA_BITS)
+/* The VRAM arena is allocated in 2 MiB segments of 512 frames. */
+#define SIM_SEG_SHIFT		9
+#define SIM_SEG_FRAMES		(1u << SIM_SEG_SHIFT)
+
+/* ---- memory (mem.c) ------------------------------------------------------ */
+
+struct vg_mem {
+	struct vg_sim *sim;
+	enum vg_loc loc;
+	u32 nr_pages;
+	u64 size;		/* nr_pages * 4 KiB */
+	atomic_t refs;
+	atomic64_t access;	/* page touches since the last sample */
+	union {
+		u32 *frames;	/* VRAM: frame index of each page */
+		u8 *host;	/* host: one zeroed buffer */
+	};
+};
+
+int sim_mem_init(struct vg_sim *sim);
+void sim_mem_fini(struct vg_sim *sim);
+int sim_mem_alloc(struct vg_sim *sim, enum vg_loc loc, u64 size,
+		  struct vg_mem **out);
+void sim_mem_get(struct vg_mem *mem);
+void sim_mem_put(struct vg_mem *mem);
+u64 sim_mem_sample(struct vg_mem *mem);
+
+/* ---- address spaces (mmu.c) --------------------------------------------- */
+
+/* Three levels like a real GPU's: VA bits 39:30, 29:21, 20:12. */
+#define SIM_L0_BITS		10
+#define SIM_L1_BITS		9
+#define SIM_L2_BITS		9
+#define SIM_L0_SIZE		(1u << SIM_L0_BITS)
+#define SIM_L1_SIZE		(1u << SIM_L1_BITS)
+#define SIM_L2_SIZE		(1u << SIM_L2_BITS)
+
+struct sim_pte {
+	struct vg_mem *mem;	/* NULL: not mapped */
+	u32 page;		/* page index within mem */
+};
+
+struct sim_pt2 {
+	struct sim_pte pte[SIM_L2_SIZE];
+};
+
+struct sim_pt1 {
+	struct sim_pt2 *l2[SIM_L1_SIZE];
+};
+
+/* The cost counters of one address space (as->lock). */
+struct sim_cost {
+	u64 bytes_vram;
+	u64 bytes_host;
+	u64 bytes_guest;
+	u64 entries;
+	u64 launches;
+};
+
+struct vg_as {
+	struct vg_sim *sim;
+	struct mutex lock;
+	atomic_t refs;		/* owner + one per channel */
+	u64 gen;		/* TLB generation, bumped by every PTE change and flush */
+	struct sim_pt1 **l0;	/* SIM_L0_SIZE entries */
+	struct sim_cost cost;
+};
+
+int sim_as_create(struct vg_sim *sim, struct vg_as **out);
+void sim_as_put(struct vg_as *as);
+int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
+	       u64 mem_off);
+void sim_as_unmap(struct vg_as *as, u64 va, u64 size);
+void sim_as_tlb_flush(struct vg_as *as);
+/* Page table walk, as->lock held: the PTE of va or NULL if unmapped. */
+const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va);
+
+/* ---- cost model (cost.c) ------------------------------------------------- */
+
+u64 sim_muldiv(u64 a, u64 mul, u64 div);
+
+/* ---- channels and the engine (channel.c, pushbuf.c, ce.c, compute.c, engine.c) */
+
+#define SIM_TLB_SIZE		16	/* per channel, direct mapped */
+#define SIM_PB_BUF_DW		256	/* pushbuffer dwords fetched at once */
+#define SIM_BOUNCE_SIZE		4096	/* guest-to-guest CE copies */
+#define SIM_NR_SUBC		8
+
+struct sim_tlb_ent {
+	u64 gen;		/* 0: invalid */
+	u64 vpn;
+	struct vg_mem *mem;
+	u32 page;
+};
+
+/* Copy class state of one subchannel (clb0b5 registers). */
+struct sim_ce {
+	u64 offset_in;
+	u64 offset_out;
+	u32 pitch_in;
+	u32 pitch_out;
+	u32 line_length;
+	u32 line_count;
+	u64 sem_va;
+	u32 sem_payload;
+};
+
+/* Compute class state of one subchannel. */
+struct sim_cp {
+	u32 kernel;
+	u32 args[VGMEM_CP_NARGS];
+};
+
+struct sim_obj {
+	u32 cls;		/* 0: nothing bound */
+	union {
+		struct sim_ce ce;
+		struct sim_cp cp;
+	};
+};
+
+/* The pushbuffer of the entry being executed and the decoder's position. */
+struct sim_pb {
+	u64 gpa;
+	u32 ndw;
+	u32 pos;		/* next dword to fetch */
+	/* Current packet: data dwords left, where they go. */
+	u32 type;
+	u32 subc;
+	u32 mthd;
+	u32 left;
+	/* Fetch window: dwords [buf_start, buf_start + buf_n) of the entry. */
+	u32 buf_start;
+	u32 buf_n;
+	u32 *buf;		/* SIM_PB_BUF_DW */
+};
+
+struct sim_acquire {
+	u64 va;
+	u32 payload;
+	u32 op;
+};
+
+struct vg_bchan {
+	struct vg_sim *sim;
+	struct vg_as *as;
+	struct list_head node;		/* sim->chans (chan_lock) */
+	struct vg_channel_desc desc;
+	struct vg_guest_mem gmem;	/* copy of *desc.gmem */
+	u8 *userd;			/* the real USERD page */
+
+	/* Read by idle_wait without a lock (READ_ONCE), written by the engine. */
+	u32 error;			/* enum vgmem_chan_error, sticky */
+	bool parked;			/* on an unsatisfied acquire */
+	bool in_entry;			/* an entry is fetched and not completed */
+	u32 gp_get;
+
+	/* Engine only. */
+	u32 entries_done;
+	bool fault_pending;		/* fault_cb still to be called */
+	u64 fault_addr;
+	struct sim_pb pb;
+	struct sim_acquire acq;
+	u64 sem_va;			/* host semaphore methods */
+	u32 sem_payload;
+	struct sim_obj obj[SIM_NR_SUBC];
+	struct sim_tlb_ent tlb[SIM_TLB_SIZE];
+	u8 *bounce;			/* SIM_BOUNCE_SIZE */
+};
+
+/* What the engine is doing right now: one method of one channel. */
+struct sim_exec {
+	struct vg_bchan *ch;
+	struct vg_as *as;
+	u32 mthd;			/* for VGMEM_USERD_ERROR_INFO */
+};
+
+/* Result of a method: 0, a channel error (> 0) or SIM_PARK. */
+#define SIM_PARK		(-1)
+
+u32 sim_rd32(const u8 *userd, u32 off);
+void sim_wr32(u8 *userd, u32 off, u32 val);
+
+/*
+ * Put ch in the error state: USERD ERROR/INFO/ADDR, stop executing it. The
+ * fault callback runs later, with no lock held (sim_chan_fault_notify).
+ */
+void sim_chan_fault(struct vg_bchan *ch, u32 err, u32 info, u64 addr);
+void sim_chan_fault_notify(struct vg_bchan *ch);
+
+int sim_chan_create(struct vg_sim *sim, struct vg_as *as,
+		    const struct vg_channel_desc *desc, struct vg_bchan **out,
+		    void **userd);
+void sim_chan_destroy(struct vg_sim *sim, struct vg_bchan *ch);
+int sim_chan_idle_wait(struct vg_sim *sim, struct vg_bchan *ch,
+		       u64 timeout_ns);
+
+/* Engine step of one channel; true if it made progress. */
+bool sim_chan_step(struct vg_bchan *ch);
+int sim_engine_main(void *data);
+
+/* pushbuf.c: run the current entry's pushbuffer; 0 done, SIM_PARK, or error. */
+int sim_pb_run(struct vg_bchan *ch);
+
+/*
+ * Memory access through a channel's TLB, with as->lock held: the host
+ * address of va and the bytes left in its page, up to len. Adds the bytes
+ * to the AS cost counters and one touch to the mem's access counter.
+ * Returns NULL if va is not mapped (the caller faults the channel).
+ */
+u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, u32 *span);
+/* Byte copies between a VA range and a kernel buffer; VGMEM_CHAN_ERR_VA or 0. */
+int sim_va_read(struct sim_exec *x, u64 va, void *buf, u32 len);
+int sim_va_write(struct sim_exec *x, u64 va, const void *buf, u32 len);
+/* Fault with the first unmapped address of a failed access. */
+int sim_va_fault(struct sim_exec *x, u64 va);
+
+/* Semaphore helpers shared by the host methods and the CE. */
+int sim_sem_release(struct sim_exec *x, u64 va, u32 payload);
+/* 0 satisfied, SIM_PARK not yet, or a channel error. */
+int sim_sem_check(struct sim_exec *x, const struct sim_acquire *acq);
+
+/* Fault with INFO = x->mthd and ADDR = the method's pushbuffer dword. */
+int sim_method_fault(struct sim_exec *x, u32 err);
+
+int sim_ce_method(struct sim_exec *x, struct sim_ce *ce, u32 mthd, u32 data);
+int sim_cp_method(struct sim_exec *x, struct sim_cp *cp, u32 mthd, u32 data);
+
+/* ---- copy engine for the core (copy.c) ---------------------------------- */
+
+struct sim_batch {
+	struct list_head node;	/* sim->copy_queue, then sim->copy_done */
+	u64 fence;
+	int result;
+	bool fail;		/* injected failure: copy nothing */
+	u64 device_ns;
+	unsigned int n;
+	struct vg_copy copies[];
+};
+
+int sim_copy_init(struct vg_sim *sim);
+void sim_copy_fini(struct vg_sim *sim);
+int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
+		    unsigned int n, u64 *fence);
+int sim_copy_wait(struct vg_sim *sim, u64 fence, u64 *device_ns);
+
+/* ---- the GPU (backend.c) ---------------------------------------------------- */
+
+struct vg_sim {
+	u64 vram_size;
+	u64 host_limit;
+	u64 vram_bw;
+	u64 pcie_bw;
+	u32 poll_us;
+
+	/* mem.c (mem_lock) */
+	struct mutex mem_lock;
+	u8 **vram_seg;			/* the arena, SIM_SEG_FRAMES frames each */
+	u32 nr_segs;
+	u32 nr_frames;
+	u32 nr_free;
+	u32 *free_stack;		/* free frame indices, top at nr_free - 1 */
+	u64 host_used;
+	u32 nr_mems;
+
+	/* mmu.c */
+	atomic_t nr_as;
+
+	/* channel.c, engine.c (chan_lock) */
+	struct mutex chan_lock;
+	struct list_head chans;
+	u32 nr_chans;
+	struct vg_bchan *running;
+	wait_queue_head_t idle_wq;	/* woken after every engine step */
+	struct task_struct *engine;
+
+	/* copy.c (copy_lock) */
+	spinlock_t copy_lock;
+	struct list_head copy_queue;
+	struct list_head copy_done;
+	u32 nr_done;
+	u64 fence_next;
+	u64 fence_done;
+	wait_queue_head_t copy_wq;	/* worker waits for work */
+	wait_queue_head_t copy_done_wq;	/* copy_wait waits for fences */
+	struct task_struct *copier;
+
+	/* fault injection (inj_lock) */
+	spinlock_t inj_lock;
+	int inject[VG_SIM_INJ_NR];
+};
+
+/* Consume one op of a kind: true if it must fail by injection. */
+bool sim_inject_hit(struct vg_sim *sim, enum vg_sim_inject what);
+
+/* Host address of page i of mem (i < nr_pages). */
+static inline u8 *sim_mem_page(const struct vg_mem *mem, u32 i)
+{
+	u32 f;
+
+	if (mem->loc == VG_LOC_VRAM) {
+		f = mem->frames[i];
+		return mem->sim->vram_seg[f >> SIM_SEG_SHIFT] +
+		       ((u64)(f & (SIM_SEG_FRAMES - 1)) << SIM_PAGE_SHIFT);
+	}
+	return mem->host + ((u64)i << SIM_PAGE_SHIFT);
+}
+
+#endif /* VGMEM_SIM_INTERNAL_H */

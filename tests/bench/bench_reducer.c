@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * bench_reducer: what the reducer and the relocation bookkeeping cost per
+ * chunk they choose, from 1K to 1M chunks and 2 to 1000 VMs. Goal: at most
+ * 1 us per chunk chosen at 1M chunks.
+ *
+ * The core runs on the null backend (no bytes: copies and maps are free),
+ * so what is measured is the core alone. Per configuration, in one process:
+ *   pressured: VRAM of N chunks, filled by V-1 VMs; then a late VM
+ *              allocates M chunks in BOs of up to 16 chunks, and every chunk
+ *              it gets must be taken from the others (reduce + relocate).
+ *   free:      the same, with VRAM for N + M chunks: no reduce at all.
+ * Reducer cost per chunk chosen = (pressured - free) / chunks chosen; the
+ * RATIO is pressured / free time of the same allocations. Timing never
+ * fails the benchmark.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../host-module/core/vg.h"
+#include "benchlib.h"
+#include "null_backend.h"
+
+#define CHUNK		(64ull << 10)	/* VG_CHUNK_MIN: 1M chunks = 64 GiB nominal */
+#define FILL_BO_MAX	1024		/* chunks per BO while filling */
+#define LATE_BO_MAX	16		/* chunks per BO of the measured allocations */
+#define MAX_VMS		1000
+
+static int gm_read(void *priv, u64 gpa, void *buf, size_t len)
+{
+	(void)priv; (void)gpa; (void)buf; (void)len;
+	return -EFAULT;
+}
+
+static int gm_write(void *priv, u64 gpa, const void *buf, size_t len)
+{
+	(void)priv; (void)gpa; (void)buf; (void)len;
+	return -EFAULT;
+}
+
+struct result {
+	double ns;		/* measured allocations */
+	u64 chunks_alloc;	/* chunks the late VM allocated */
+	u64 chunks_chosen;	/* chunks the reducer chose */
+};
+
+static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
+		    struct result *res)
+{
+	struct vg_gpu_config gcfg = {
+		.name = "bench", .chunk_size = CHUNK, .policy = VG_POLICY_RANDOM,
+		.seed = seed, .no_return_worker = true,
+	};
+	struct vg_vm_config vcfg = {
+		.gmem = { .read = gm_read, .write = gm_write },
+	};
+	struct vg_vm **vms;
+	struct vg_gpu_stats s0, s1;
+	struct vgmem_vm_stats late;
+	struct null_backend *nb;
+	struct vg_gpu *gpu;
+	u64 per_vm, left, va, t0, t1;
+	u32 i;
+	int err;
+
+	/* Pressured: VRAM is exactly what the fill takes, so every chunk counts. */
+	per_vm = n / (v - 1);
+	nb = null_create((pressured ? per_vm * (v - 1) : n + m) * CHUNK);
+	vms = calloc(v, sizeof(*vms));
+	if (!nb || !vms)
+		return -ENOMEM;
+	err = vg_gpu_create(&gcfg, &null_ops, nb, &gpu);
+	if (err)
+		goto out_free;
+	for (i = 0; i < v; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "vm%u", i);
+		vcfg.name = name;
+		err = vg_vm_create(gpu, &vcfg, &vms[i]);
+		if (err)
+			goto out_vms;
+	}
+	/* Fill VRAM with v - 1 VMs, round robin so all hold the same. */
+	for (left = per_vm; left; ) {
+		u64 c = left < FILL_BO_MAX ? left : FILL_BO_MAX;
+
+		for (i = 0; i + 1 < v; i++) {
+			err = vg_bo_alloc(vms[i], c * CHUNK, 0, &va);
+			if (err)
+				goto out_vms;
+		}
+		left -= c;
+	}
+	vg_gpu_get_stats(gpu, &s0);
+	t0 = bench_now_ns();
+	for (left = m; left; ) {
+		u64 c = left < LATE_BO_MAX ? left : LATE_BO_MAX;
+
+		err = vg_bo_alloc(vms[v - 1], c * CHUNK, 0, &va);
+		if (err)
+			goto out_vms;
+		left -= c;
+	}
+	t1 = bench_now_ns();
+	vg_gpu_get_stats(gpu, &s1);
+	vg_vm_get_stats(vms[v - 1], &late);
+	res->ns = (double)(t1 - t0);
+	res->chunks_alloc = m;
+	res->chunks_chosen = (s1.reloc_out_chunks - s0.reloc_out_chunks) +
+			     late.relocated / CHUNK;
+	if (vg_gpu_check(gpu))
+		fprintf(stderr, "bench_reducer: accounting check failed\n");
+out_vms:
+	for (i = 0; i < v; i++)
+		if (vms[i])
+			vg_vm_destroy(vms[i]);
+	vg_gpu_destroy(gpu);
+out_free:
+	free(vms);
+	null_destroy(nb);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const u64 sizes[] = { 1000, 10000, 100000, 1000000 };
+	static const u32 vmsn[] = { 2, 10, 100, 1000 };
+	double at_1m_worst = 0;
+	size_t a, b;
+	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+
+	printf("bench_reducer: core on the null backend, chunk %llu KiB, random policy\n",
+	       (unsigned long long)(CHUNK >> 10));
+	printf("%8s %5s %7s %8s %12s %12s %14s %7s\n", "chunks", "VMs", "alloc",
+	       "chosen", "press ns/ch", "free ns/ch", "reducer ns/ch", "RATIO");
+	for (a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
+		u64 n = sizes[a];
+
+		if (quick && n > 100000)
+			break;
+		for (b = 0; b < sizeof(vmsn) / sizeof(vmsn[0]); b++) {
+			u32 v = vmsn[b];
+			/* The late VM takes up to its equal share (n / v). */
+			u64 m = n / v < n / 4 ? n / v : n / 4;
+			u32 reps = n <= 10000 ? 9 : n <= 100000 ? 5 : 3, r;
+			double tp[9], tf[9], press, freet, red;
+			u64 chosen = 0;
+			int err = 0;
+
+			if ((u64)v * 4 > n)
+				continue;
+			if (m < 64)
+				m = 64;
+			/* Interleave pressured and free runs; medians. */
+			for (r = 0; r < reps && !err; r++) {
+				struct result rp, rf;
+
+				err = run_once(n, v, m, true, 1 + r, &rp);
+				if (!err)
+					err = run_once(n, v, m, false, 1 + r, &rf);
+				if (err)
+					break;
+				tp[r] = rp.ns / rp.chunks_alloc;
+				tf[r] = rf.ns / rf.chunks_alloc;
+				chosen = rp.chunks_chosen;
+			}
+			if (err) {
+				printf("%8llu %5u  failed: %s\n", (unsigned long long)n,
+				       v, strerror(-err));
+				continue;
+			}
+			press = bench_median(tp, reps);
+			freet = bench_median(tf, reps);
+			/* Every allocated chunk needed one chosen chunk. */
+			red = chosen ? (press - freet) * m / chosen : 0;
+			if (n == 1000000 && red > at_1m_worst)
+				at_1m_worst = red;
+			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %7.2f\n",
+			       (unsigned long long)n, v, (unsigned long long)m,
+			       (unsigned long long)chosen, press, freet, red,
+			       freet > 0 ? press / freet : 0);
+			fflush(stdout);
+		}
+	}
+	if (!quick) {
+		printf("reducer+relocation cost per chunk chosen at 1M chunks (worst VM count): "
+		       "%.1f ns (goal <= 1000 ns) %s\n", at_1m_worst,
+		       at_1m_worst <= 1000 ? "met" : "NOT met");
+		bench_ratio("bench_reducer 1M chunks: cost per chunk / 1 us",
+			    at_1m_worst / 1000.0, 1.0, 1);
+	}
+	return 0;
+}

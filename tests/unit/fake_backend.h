@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A recording fake of struct vg_backend_ops for the core's unit tests.
+ *
+ *  - mem objects hold real host bytes, so copies move data and tests can
+ *    check contents; VRAM allocations are accounted against vram_size and
+ *    fail with -ENOSPC beyond it; host allocations are unlimited unless
+ *    fake_set_host_limit() says otherwise (-ENOMEM past it).
+ *  - every address space is a list of mapped ranges; fake_va_rw() reads or
+ *    writes through it as the GPU would.
+ *  - copy_submit queues a batch; copy_wait performs it (memcpy), so a core
+ *    that reads a destination before waiting sees stale bytes.
+ *  - every op is counted (fake_count), stamped with a global sequence number
+ *    (fake_last_seq) and logged in a ring (fake_log_at).
+ *  - fake_fail(fb, op, nth): the nth next call of op fails with the op's
+ *    errno (fake_fail_errno lets a test choose it). A failing call counts.
+ *  - fake_set_hook(fb, op, fn, priv): fn runs at the start of every call of
+ *    op, before failure injection (e.g. a guest writing GP_PUT while its VM
+ *    is suspended, from inside channel_idle_wait).
+ *
+ * No engine: channels only own a USERD page. Not thread safe beyond what the
+ * core guarantees (every op is called under gpu->lock); an internal mutex
+ * keeps the counters coherent for tests that read them from another thread.
+ */
+#ifndef VGMEM_TESTS_FAKE_BACKEND_H
+#define VGMEM_TESTS_FAKE_BACKEND_H
+
+#include "../../host-module/core/vg_backend.h"
+
+enum fake_op {
+	FAKE_OP_VRAM_SIZE,
+	FAKE_OP_MEM_ALLOC_VRAM,
+	FAKE_OP_MEM_ALLOC_HOST,
+	FAKE_OP_MEM_FREE,
+	FAKE_OP_COPY_SUBMIT,
+	FAKE_OP_COPY_WAIT,
+	FAKE_OP_AS_CREATE,
+	FAKE_OP_AS_DESTROY,
+	FAKE_OP_MAP,
+	FAKE_OP_UNMAP,
+	FAKE_OP_TLB_FLUSH,
+	FAKE_OP_CHAN_CREATE,
+	FAKE_OP_CHAN_DESTROY,
+	FAKE_OP_IDLE_WAIT,
+	FAKE_OP_SAMPLE_ACCESS,
+	FAKE_OP_NR
+};
+
+struct fake_backend;
+
+/* All ops; the backend pointer is the struct fake_backend. */
+extern const struct vg_backend_ops fake_ops;
+/* The same without sample_access (a GPU that cannot sample). */
+extern const struct vg_backend_ops fake_ops_nosample;
+
+struct fake_backend *fake_create(u64 vram_size);
+/* Frees everything; returns nothing, but fake_leaks() before it tells. */
+void fake_destroy(struct fake_backend *fb);
+/* Objects still alive: mems + address spaces + channels. */
+u64 fake_leaks(struct fake_backend *fb);
+/*
+ * Contract violations seen (each also printed to stderr): a mem freed while
+ * still mapped, a map outside its mem or unaligned, a copy out of bounds, a
+ * destroy of an AS with live channels or mappings. Tests assert it is 0.
+ */
+u64 fake_errors(struct fake_backend *fb);
+
+const char *fake_op_name(enum fake_op op);
+u64 fake_count(struct fake_backend *fb, enum fake_op op);
+void fake_reset_counts(struct fake_backend *fb);
+/* Global sequence number of op's last call (0: never), for ordering checks. */
+u64 fake_last_seq(struct fake_backend *fb, enum fake_op op);
+/* The i-th most recent op (0 = the last); FAKE_OP_NR past the ring's end. */
+enum fake_op fake_log_at(struct fake_backend *fb, u32 i);
+
+/* The nth next call of op (1 = the very next) fails with the op's errno. */
+void fake_fail(struct fake_backend *fb, enum fake_op op, u32 nth);
+void fake_fail_errno(struct fake_backend *fb, enum fake_op op, u32 nth,
+		     int err);
+void fake_fail_clear(struct fake_backend *fb);
+
+typedef void (*fake_hook_fn)(void *priv, struct fake_backend *fb, void *arg);
+/*
+ * fn(priv, fb, arg) runs at the start of each call of op. arg is the op's
+ * main object: the struct vg_bchan * for channel ops, the struct vg_as * for
+ * map/unmap/tlb_flush/as_destroy, the struct vg_mem * for mem_free and
+ * sample_access, NULL otherwise. fn may use the fake's query functions and
+ * fake_va_rw/fake_bchan_userd, but not call ops itself.
+ */
+void fake_set_hook(struct fake_backend *fb, enum fake_op op, fake_hook_fn fn,
+		   void *priv);
+
+/* Memory. */
+void fake_set_host_limit(struct fake_backend *fb, u64 bytes);	/* 0: none */
+u64 fake_vram_used(struct fake_backend *fb);
+u64 fake_host_used(struct fake_backend *fb);
+void fake_set_access(struct vg_mem *mem, u64 n);
+u64 fake_mem_size(const struct vg_mem *mem);
+enum vg_loc fake_mem_loc(const struct vg_mem *mem);
+u8 *fake_mem_data(struct vg_mem *mem);
+
+/* Total bytes copied by completed batches, and the number of copies. */
+u64 fake_bytes_copied(struct fake_backend *fb);
+u64 fake_copies(struct fake_backend *fb);
+/* Batches submitted but not yet waited for. */
+u32 fake_copies_pending(struct fake_backend *fb);
+
+/*
+ * GPU view of an address space: read (write = false) or write len bytes at
+ * va. Returns 0, or -EFAULT if any byte is unmapped (nothing done then).
+ */
+int fake_va_rw(struct fake_backend *fb, struct vg_as *as, u64 va, void *buf,
+	       u64 len, bool write);
+/* The mem and offset va maps to, or NULL. */
+struct vg_mem *fake_va_mem(struct vg_as *as, u64 va, u64 *off);
+/* Mapped ranges in as. */
+u32 fake_as_nr_maps(struct vg_as *as);
+/* True if map/unmap changed as since its last tlb_flush. */
+bool fake_as_tlb_dirty(struct vg_as *as);
+
+/* Channels. */
+u32 *fake_bchan_userd(struct vg_bchan *ch);	/* the real USERD page */
+struct vg_as *fake_bchan_as(struct vg_bchan *ch);
+u32 fake_nr_chans(struct fake_backend *fb);
+/* Any live channel (the most recently created), or NULL; for hooks. */
+struct vg_bchan *fake_last_chan(struct fake_backend *fb);
+
+/* Appended by helper C (chan tests). */
+/* The engine's side of a channel error: calls the channel's fault_cb. */
+void fake_bchan_fault(struct vg_bchan *ch, u32 error, u64 addr);
+/* The descriptor the core passed to channel_create. */
+const struct vg_channel_desc *fake_bchan_desc(struct vg_bchan *ch);
+
+#endif /* VGMEM_TESTS_FAKE_BACKEND_H */

@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Channels and GPUswap's shadow USERD pages (core/chan.c) against the fake
+ * backend: ring validation, the per-VM channel limit, guest USERD access
+ * rules, suspend/drain/resume semantics, the zap fixup of the kernel path
+ * and a guest hammering GP_PUT while its VM is swapped in and out.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../host-module/core/vg_internal.h"
+#include "fake_backend.h"
+
+#define GMEM_SIZE	(1ull << 20)
+#define RING_GPA	0x1000ull
+#define RING_ENTRIES	64u
+
+struct tgmem {
+	u8 *buf;
+	u64 size;
+};
+
+static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
+{
+	struct tgmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	memcpy(buf, g->buf + gpa, len);
+	return 0;
+}
+
+static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
+{
+	struct tgmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	memcpy(g->buf + gpa, buf, len);
+	return 0;
+}
+
+/* A platform zap that plays a guest storing to the page it still maps. */
+struct zap_play {
+	u32 calls;
+	bool store_old;		/* store old_put into the page being left */
+	u32 old_put;
+	bool store_new;		/* then store new_put into the page swapped in */
+	u32 new_put;
+};
+
+struct fx {
+	struct fake_backend *fb;
+	struct vg_gpu *gpu;
+	struct vg_vm *vm;
+	struct tgmem gm;
+	struct zap_play zap;
+	u64 warns;
+};
+
+static void zap_cb(void *priv, struct vg_chan *ch)
+{
+	struct zap_play *z = priv;
+	void *left = ch->cur == ch->shadow ? ch->real : ch->shadow;
+
+	z->calls++;
+	/* The swap is done; the guest's stale mapping still reaches left. */
+	if (z->store_old)
+		*(volatile u32 *)((u8 *)left + VGMEM_USERD_GP_PUT) = z->old_put;
+	if (z->store_new)
+		*(volatile u32 *)((u8 *)ch->cur + VGMEM_USERD_GP_PUT) = z->new_put;
+}
+
+static int fx_setup_common(void **state, bool with_zap)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct vg_gpu_config gc = {
+		.name = "gpu0",
+		.chunk_size = VG_CHUNK_MIN,
+		.no_return_worker = true,
+		.seed = 1,
+	};
+	struct vg_vm_config vc = { .name = "vm0" };
+
+	assert_non_null(f);
+	f->warns = os_warn_count();
+	f->gm.size = GMEM_SIZE;
+	f->gm.buf = calloc(1, GMEM_SIZE);
+	assert_non_null(f->gm.buf);
+	f->fb = fake_create(16 * VG_CHUNK_MIN);
+	assert_non_null(f->fb);
+	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	vc.gmem.read = tg_read;
+	vc.gmem.write = tg_write;
+	vc.gmem.priv = &f->gm;
+	if (with_zap) {
+		vc.platform.userd_zap = zap_cb;
+		vc.platform.priv = &f->zap;
+	}
+	assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm), 0);
+	*state = f;
+	return 0;
+}
+
+static int fx_setup(void **state)
+{
+	return fx_setup_common(state, false);
+}
+
+static int fx_setup_zap(void **state)
+{
+	return fx_setup_common(state, true);
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	vg_vm_destroy(f->vm);
+	vg_gpu_destroy(f->gpu);
+	assert_int_equal(fake_leaks(f->fb), 0);
+	assert_int_equal(fake_errors(f->fb), 0);
+	assert_int_equal(os_warn_count(), f->warns);
+	fake_destroy(f->fb);
+	free(f->gm.buf);
+	free(f);
+	return 0;
+}
+
+static struct vg_chan *mkchan(struct fx *f)
+{
+	struct vg_chan *ch = NULL;
+
+	assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES, &ch), 0);
+	assert_non_null(ch);
+	return ch;
+}
+
+static u32 real_word(struct vg_chan *ch, u32 off)
+{
+	return fake_bchan_userd(ch->bchan)[off / 4];
+}
+
+static void set_real_word(struct vg_chan *ch, u32 off, u32 val)
+{
+	fake_bchan_userd(ch->bchan)[off / 4] = val;
+}
+
+static void suspend(struct fx *f)
+{
+	mutex_lock(&f->gpu->lock);
+	vg_vm_suspend(f->vm);
+	mutex_unlock(&f->gpu->lock);
+}
+
+static void resume(struct fx *f)
+{
+	mutex_lock(&f->gpu->lock);
+	vg_vm_resume(f->vm);
+	mutex_unlock(&f->gpu->lock);
+}
+
+static int drain(struct fx *f)
+{
+	int err;
+
+	mutex_lock(&f->gpu->lock);
+	err = vg_vm_drain(f->vm);
+	mutex_unlock(&f->gpu->lock);
+	return err;
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+static void test_create_rejects_bad_rings(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = NULL;
+	static const struct {
+		u64 gpa;
+		u32 entries;
+	} bad[] = {
+		{ RING_GPA + 4, RING_ENTRIES },		/* not 8-byte aligned */
+		{ RING_GPA + 1, RING_ENTRIES },
+		{ RING_GPA, 0 },
+		{ RING_GPA, 2 },			/* below MIN */
+		{ RING_GPA, 48 },			/* not a power of two */
+		{ RING_GPA, VGMEM_GP_ENTRIES_MAX * 2 },	/* above MAX */
+		{ RING_GPA, 0x80000000u },
+		{ ~0ull & ~7ull, RING_ENTRIES },	/* gpa + size overflows */
+		{ 0xfffffffffffff000ull, 1024 },
+		{ GMEM_SIZE, RING_ENTRIES },		/* first entry outside */
+		{ GMEM_SIZE - 8 * 32, 64 },		/* last entry outside */
+		{ GMEM_SIZE - 8, VGMEM_GP_ENTRIES_MIN },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(vg_chan_create(f->vm, bad[i].gpa,
+						bad[i].entries, &ch), -EINVAL);
+	}
+	assert_null(ch);
+	assert_int_equal(f->vm->nr_chans, 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_CREATE), 0);
+
+	/* The edges that are fine: the ring ends exactly at the end. */
+	assert_int_equal(vg_chan_create(f->vm, GMEM_SIZE - 8 * 64, 64, &ch), 0);
+	vg_chan_destroy(ch);
+	assert_int_equal(vg_chan_create(f->vm, 0, VGMEM_GP_ENTRIES_MIN, &ch), 0);
+	vg_chan_destroy(ch);
+	assert_int_equal(fake_nr_chans(f->fb), 0);
+}
+
+static void test_create_limit_and_ids(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *chans[VG_VM_MAX_CHANS], *ch = NULL;
+	u32 i, j, id;
+
+	for (i = 0; i < VG_VM_MAX_CHANS; i++)
+		chans[i] = mkchan(f);
+	assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES, &ch),
+			 -ENOSPC);
+	assert_null(ch);
+	assert_int_equal(fake_nr_chans(f->fb), VG_VM_MAX_CHANS);
+
+	for (i = 0; i < VG_VM_MAX_CHANS; i++) {
+		assert_int_not_equal(vg_chan_id(chans[i]), 0);
+		assert_ptr_equal(vg_chan_find(f->vm, vg_chan_id(chans[i])),
+				 chans[i]);
+		for (j = 0; j < i; j++)
+			assert_int_not_equal(vg_chan_id(chans[i]),
+					     vg_chan_id(chans[j]));
+	}
+	assert_null(vg_chan_find(f->vm, 0));
+
+	/* A freed slot can be used again; the old id names nothing. */
+	id = vg_chan_id(chans[7]);
+	vg_chan_destroy(chans[7]);
+	assert_null(vg_chan_find(f->vm, id));
+	chans[7] = mkchan(f);
+	assert_int_not_equal(vg_chan_id(chans[7]), id);
+
+	for (i = 0; i < VG_VM_MAX_CHANS; i++)
+		vg_chan_destroy(chans[i]);
+	assert_int_equal(f->vm->nr_chans, 0);
+	assert_int_equal(fake_nr_chans(f->fb), 0);
+	vg_chan_destroy(NULL);
+}
+
+static void test_create_failures_leave_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = NULL;
+	int n;
+
+	fake_fail(f->fb, FAKE_OP_CHAN_CREATE, 1);
+	assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES, &ch),
+			 -ENOMEM);
+	assert_null(ch);
+	/* Each of the core's own allocations in turn. */
+	for (n = 0; n < 2; n++) {
+		os_fail_alloc_after(n);
+		assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES,
+						&ch), -ENOMEM);
+		os_fail_alloc_after(-1);
+		assert_null(ch);
+	}
+	assert_int_equal(f->vm->nr_chans, 0);
+	assert_int_equal(fake_nr_chans(f->fb), 0);
+	ch = mkchan(f);
+	vg_chan_destroy(ch);
+}
+
+/* The backend got the ring and our guest memory. */
+static void test_create_desc(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+	const struct vg_channel_desc *d = fake_bchan_desc(ch->bchan);
+
+	assert_int_equal(d->gpfifo_gpa, RING_GPA);
+	assert_int_equal(d->gpfifo_entries, RING_ENTRIES);
+	assert_non_null(d->gmem);
+	assert_ptr_equal(d->gmem->priv, &f->gm);
+	assert_ptr_equal(fake_bchan_as(ch->bchan), vg_vm_backend_as(f->vm));
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
+	vg_chan_destroy(ch);
+}
+
+/* ---- guest USERD access ------------------------------------------------- */
+
+static void test_userd_access_rules(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+	u8 before[VGMEM_USERD_SIZE];
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 5);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 5);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 5);
+
+	/* The GPU's words are read-only to the guest. */
+	set_real_word(ch, VGMEM_USERD_GP_GET, 3);
+	set_real_word(ch, VGMEM_USERD_ERROR, VGMEM_CHAN_ERR_VA);
+	memcpy(before, ch->real, sizeof(before));
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_GET, 77);
+	vg_chan_userd_write(ch, VGMEM_USERD_ERROR, 0);
+	vg_chan_userd_write(ch, VGMEM_USERD_ENTRIES_DONE, 9);
+	vg_chan_userd_write(ch, 0, 1);
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT + 1, 1);	/* unaligned */
+	vg_chan_userd_write(ch, VGMEM_USERD_SIZE, 1);
+	vg_chan_userd_write(ch, 0xffffffffu, 1);
+	assert_memory_equal(before, ch->real, sizeof(before));
+
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 3);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ERROR),
+			 VGMEM_CHAN_ERR_VA);
+	/* Bad offsets read 0 whatever is there. */
+	set_real_word(ch, VGMEM_USERD_SIZE - 4, 0xdead);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_SIZE - 4), 0xdead);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_SIZE - 3), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET + 2), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_SIZE), 0);
+	assert_int_equal(vg_chan_userd_read(ch, 0xfffffffcu), 0);
+	vg_chan_destroy(ch);
+}
+
+static void test_fault_cb_counts(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f);
+	struct vgmem_vm_stats st;
+
+	assert_int_equal(atomic_read(&a->error), VGMEM_CHAN_OK);
+	fake_bchan_fault(a->bchan, VGMEM_CHAN_ERR_METHOD, 0x1234);
+	fake_bchan_fault(b->bchan, VGMEM_CHAN_ERR_VA, 0x100000000ull);
+	fake_bchan_fault(b->bchan, VGMEM_CHAN_ERR_PUSHBUF, 0);
+	assert_int_equal(atomic_read(&a->error), VGMEM_CHAN_ERR_METHOD);
+	assert_int_equal(atomic_read(&b->error), VGMEM_CHAN_ERR_PUSHBUF);
+	assert_int_equal(atomic64_read(&f->vm->faults), 3);
+	vg_vm_get_stats(f->vm, &st);
+	assert_int_equal(st.faults, 3);
+	vg_chan_destroy(a);
+	vg_chan_destroy(b);
+}
+
+/* ---- suspend, drain, resume --------------------------------------------- */
+
+static void test_suspend_shadow_semantics(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+	void *real = ch->real;
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 2);
+	assert_int_equal(drain(f), 0);	/* the fake runs entries 0..1 */
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_GET), 2);
+	set_real_word(ch, VGMEM_USERD_ENTRIES_DONE, 2);
+
+	suspend(f);
+	assert_true(f->vm->suspended);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->shadow);
+	assert_ptr_not_equal(ch->shadow, real);
+	/* The shadow starts as what the guest saw. */
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 2);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 2);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ENTRIES_DONE), 2);
+
+	/* Several submissions while suspended: only the shadow moves. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 3);
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 5);
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 9);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 2);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 9);
+	/* Guest-readonly words stay so on the shadow too. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_GET, 40);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 2);
+
+	/* Draining must not see the shadow's entries. */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_GET), 2);
+
+	resume(f);
+	assert_false(f->vm->suspended);
+	assert_ptr_equal(vg_chan_userd_page(ch), real);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 9);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 9);
+	/* Now the GPU runs what was submitted during the suspension. */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 9);
+	vg_chan_destroy(ch);
+}
+
+/* Progress the GPU made before the drain shows through the shadow. */
+static void test_drain_refreshes_shadow(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 6);
+	set_real_word(ch, VGMEM_USERD_GP_GET, 1);
+	suspend(f);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 1);
+	/* What the engine writes while the ring runs down. */
+	set_real_word(ch, VGMEM_USERD_ENTRIES_DONE, 6);
+	set_real_word(ch, VGMEM_USERD_ERROR, VGMEM_CHAN_ERR_CLASS);
+	set_real_word(ch, VGMEM_USERD_ERROR_INFO, 4);
+	set_real_word(ch, VGMEM_USERD_ERROR_ADDR_LO, 0x1000);
+	set_real_word(ch, VGMEM_USERD_ERROR_ADDR_HI, 0x1);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 6);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ENTRIES_DONE), 6);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ERROR),
+			 VGMEM_CHAN_ERR_CLASS);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ERROR_INFO), 4);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ERROR_ADDR_LO),
+			 0x1000);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ERROR_ADDR_HI), 1);
+	/* The shadow's GP_PUT is the guest's, not the real page's. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 8);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 8);
+	resume(f);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 8);
+	vg_chan_destroy(ch);
+}
+
+/* Without guest activity a swap cycle changes nothing on the real page. */
+static void test_resume_never_moves_put_back(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f);
+	int i;
+
+	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 17);
+	vg_chan_userd_write(b, VGMEM_USERD_GP_PUT, 63);
+	for (i = 0; i < 5; i++) {
+		suspend(f);
+		assert_int_equal(drain(f), 0);
+		resume(f);
+		assert_int_equal(real_word(a, VGMEM_USERD_GP_PUT), 17);
+		assert_int_equal(real_word(b, VGMEM_USERD_GP_PUT), 63);
+	}
+	/* Each channel replays its own shadow. */
+	suspend(f);
+	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 20);
+	resume(f);
+	assert_int_equal(real_word(a, VGMEM_USERD_GP_PUT), 20);
+	assert_int_equal(real_word(b, VGMEM_USERD_GP_PUT), 63);
+	vg_chan_destroy(a);
+	vg_chan_destroy(b);
+}
+
+static void test_drain_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f);
+
+	suspend(f);
+	fake_fail(f->fb, FAKE_OP_IDLE_WAIT, 2);
+	assert_int_equal(drain(f), -ETIMEDOUT);
+	resume(f);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 4);
+	vg_chan_destroy(a);
+	vg_chan_destroy(b);
+}
+
+/* The guest writes from inside the drain: the hook plays the guest. */
+static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct vg_chan *ch = priv;
+
+	(void)fb;
+	(void)arg;
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT,
+			    vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT) + 1);
+}
+
+static void test_guest_submits_during_drain(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 4);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, guest_submits, ch);
+	suspend(f);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(drain(f), 0);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	/* Real ring drained up to what it had; the two went to the shadow. */
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 4);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_GET), 4);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 6);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 4);
+	resume(f);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 6);
+	vg_chan_destroy(ch);
+}
+
+/* A channel created while its VM is suspended starts on its shadow. */
+static void test_create_while_suspended(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch;
+
+	suspend(f);
+	ch = mkchan(f);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->shadow);
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 3);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 0);
+	resume(f);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 3);
+	vg_chan_destroy(ch);
+}
+
+/* ---- the kernel path: zap and fixup ------------------------------------- */
+
+static void test_zap_called_per_channel(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f);
+
+	suspend(f);
+	assert_int_equal(f->zap.calls, 2);
+	resume(f);
+	assert_int_equal(f->zap.calls, 4);
+	/* Destroying a channel zaps its mapping first. */
+	vg_chan_destroy(a);
+	assert_int_equal(f->zap.calls, 5);
+	vg_chan_destroy(b);
+}
+
+/* A store that went to the real page before the zap is not lost. */
+static void test_zap_fixup_suspend(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 2);
+	f->zap.store_old = true;
+	f->zap.old_put = 5;
+	suspend(f);
+	f->zap.store_old = false;
+	/* The GPU still sees 5 in the real page and runs it dry... */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_GET), 5);
+	/* ...and the shadow carries it, so the resume keeps it. */
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 5);
+	resume(f);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 5);
+	vg_chan_destroy(ch);
+}
+
+/* Stores to both pages: the one to the page swapped in is the later. */
+static void test_zap_fixup_both_pages(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 2);
+	f->zap.store_old = true;
+	f->zap.old_put = 4;
+	f->zap.store_new = true;
+	f->zap.new_put = 7;
+	suspend(f);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 7);
+	f->zap.old_put = 9;
+	f->zap.new_put = 11;
+	resume(f);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 11);
+	vg_chan_destroy(ch);
+}
+
+/* A store to the shadow just before the resume's zap reaches the GPU. */
+static void test_zap_fixup_resume(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	suspend(f);
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 3);
+	f->zap.store_old = true;
+	f->zap.old_put = 6;
+	resume(f);
+	f->zap.store_old = false;
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 6);
+	vg_chan_destroy(ch);
+}
+
+/* ---- a guest racing the swaps ------------------------------------------- */
+
+struct racer {
+	struct vg_chan *ch;
+	volatile bool stop;
+	bool bad;
+	u32 progress;
+	u32 last;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	u32 v = 0;
+
+	while (!r->stop) {
+		vg_chan_userd_write(r->ch, VGMEM_USERD_GP_PUT, ++v);
+		__atomic_store_n(&r->progress, v, __ATOMIC_RELAXED);
+		/* Our own store is what we read back, on whichever page. */
+		if (vg_chan_userd_read(r->ch, VGMEM_USERD_GP_PUT) != v) {
+			r->bad = true;
+			break;
+		}
+	}
+	r->last = v;
+	return NULL;
+}
+
+static void test_guest_racing_swaps(void **state)
+{
+	struct fx *f = *state;
+	struct racer r = { .ch = mkchan(f) };
+	pthread_t t;
+	u32 prev = 0, cur;
+	int i;
+
+	assert_int_equal(pthread_create(&t, NULL, racer_main, &r), 0);
+	/* Enough swaps, and enough guest stores in between them. */
+	for (i = 0; i < 2000 ||
+	     __atomic_load_n(&r.progress, __ATOMIC_RELAXED) < 100000; i++) {
+		mutex_lock(&f->gpu->lock);
+		vg_vm_suspend(f->vm);
+		vg_vm_resume(f->vm);
+		/* The GPU's view only ever moves forward. */
+		cur = real_word(r.ch, VGMEM_USERD_GP_PUT);
+		mutex_unlock(&f->gpu->lock);
+		assert_true(cur >= prev);
+		prev = cur;
+		if (__atomic_load_n(&r.bad, __ATOMIC_RELAXED))
+			break;
+	}
+	r.stop = true;
+	pthread_join(t, NULL);
+	assert_false(r.bad);
+	assert_true(r.last > 0);
+	/* Every store landed, the last one included. */
+	assert_int_equal(vg_chan_userd_read(r.ch, VGMEM_USERD_GP_PUT), r.last);
+	assert_int_equal(real_word(r.ch, VGMEM_USERD_GP_PUT), r.last);
+	vg_chan_destroy(r.ch);
+}
+
+/* The VM's destruction takes its channels with it. */
+static void test_vm_destroy_frees_channels(void **state)
+{
+	struct fx *f = *state;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		mkchan(f);
+	assert_int_equal(fake_nr_chans(f->fb), 3);
+	/* fx_teardown destroys the VM and checks for leaks. */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_create_rejects_bad_rings, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_create_limit_and_ids, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_create_failures_leave_nothing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_create_desc, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_userd_access_rules, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fault_cb_counts, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_suspend_shadow_semantics, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_drain_refreshes_shadow, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_resume_never_moves_put_back, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_drain_timeout, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_guest_submits_during_drain, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_create_while_suspended, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zap_called_per_channel, fx_setup_zap, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zap_fixup_suspend, fx_setup_zap, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zap_fixup_both_pages, fx_setup_zap, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zap_fixup_resume, fx_setup_zap, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_guest_racing_swaps, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_vm_destroy_frees_channels, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The reducer: which VM gives up VRAM (the one most above its entitlement,
+ * the requester included when its new BO makes it so, ties to the oldest
+ * VM) and which of its chunks (RANDOM, LRA, COLD), new-BO chunks going to
+ * host RAM without a copy, fairness between leaking VMs, explicit
+ * entitlements, and the max-heap's greedy invariant at 1000 VMs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core_fixture.h"
+
+#define CH	(64 * KiB)
+#define VRAM	(16 * CH)
+
+static void test_victim_most_above(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2;
+	int p;
+
+	(void)state;
+	for (p = 0; p < VG_POLICY_NR; p++) {
+		cfx_init(&f, VRAM, CH, p);
+		v0 = cfx_vm(&f, "v0");
+		v1 = cfx_vm(&f, "v1");
+		v2 = cfx_vm(&f, "v2");
+		cfx_alloc(v0, 10 * CH);
+		cfx_alloc(v1, 4 * CH);
+		cfx_alloc(v2, 2 * CH);
+		/* Shares are 16/3 chunks: v0 is 4.7 above, v2 would be 2.3 below. */
+		cfx_alloc(v2, CH);
+		assert_int_equal(cfx_stats(v0).resident, 9 * CH);
+		assert_int_equal(cfx_stats(v0).relocated, CH);
+		assert_int_equal(cfx_stats(v1).resident, 4 * CH);
+		assert_int_equal(cfx_stats(v2).resident, 3 * CH);
+		/* Two chunks at once: still v0 (4.7 - 1 > -0.3). */
+		cfx_alloc(v1, 2 * CH);
+		assert_int_equal(cfx_stats(v0).resident, 7 * CH);
+		assert_int_equal(cfx_stats(v1).resident, 6 * CH);
+		assert_int_equal(vg_gpu_check(f.gpu), 0);
+		cfx_fini(&f);
+	}
+}
+
+static void test_tie_goes_to_oldest(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	v2 = cfx_vm(&f, "v2");
+	cfx_alloc(v1, 8 * CH);
+	cfx_alloc(v0, 8 * CH);
+	cfx_alloc(v2, CH);
+	assert_int_equal(cfx_stats(v0).resident, 7 * CH);
+	assert_int_equal(cfx_stats(v1).resident, 8 * CH);
+	/* Now v1 is above v0: it goes next, then they alternate. */
+	cfx_alloc(v2, CH);
+	assert_int_equal(cfx_stats(v1).resident, 7 * CH);
+	cfx_alloc(v2, CH);
+	assert_int_equal(cfx_stats(v0).resident, 6 * CH);
+	assert_int_equal(cfx_stats(v1).resident, 7 * CH);
+	cfx_fini(&f);
+}
+
+static void set_heat(struct vg_vm *vm, u64 va, u64 access)
+{
+	struct vg_bo *bo = cfx_bo(vm, va);
+	u32 i;
+
+	assert_non_null(bo);
+	for (i = 0; i < bo->nr_chunks; i++)
+		if (bo->chunks[i].loc == VG_LOC_VRAM)
+			fake_set_access(bo->chunks[i].mem, access);
+}
+
+/*
+ * v1's new BO pushes it above v0: v1 gives up its own memory. Its resident
+ * chunks are hot, so COLD picks the new BO's (heat 0) chunks: they go to
+ * host RAM directly, and nothing is copied.
+ */
+static void test_requester_victim_new_chunks_no_copy(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	u64 va0, va1, vn;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	va0 = cfx_alloc(v0, 8 * CH);
+	va1 = cfx_alloc(v1, 8 * CH);
+	set_heat(v0, va0, 0);
+	set_heat(v1, va1, 5);
+	fake_reset_counts(f.fb);
+	vn = cfx_alloc(v1, 4 * CH + 4096);
+	assert_int_equal(cfx_nloc(v1, vn, VG_LOC_HOST), 5);
+	assert_int_equal(cfx_nloc(v1, va1, VG_LOC_VRAM), 8);
+	assert_int_equal(cfx_nloc(v0, va0, VG_LOC_VRAM), 8);
+	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 0);
+	assert_int_equal(fake_bytes_copied(f.fb), 0);
+	assert_int_equal(fake_count(f.fb, FAKE_OP_MEM_ALLOC_HOST), 5);
+	assert_int_equal(cfx_stats(v1).relocated, 4 * CH + 4096);
+	assert_int_equal(cfx_stats(v1).reloc_out_chunks, 0);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+
+	/* The BO works from host RAM: every page is reachable. */
+	{
+		u64 off, w, r;
+
+		for (off = 0; off < 4 * CH + 4096; off += 4096) {
+			w = off ^ 0x5555;
+			assert_int_equal(fake_va_rw(f.fb, v1->as, vn + off, &w,
+						    8, true), 0);
+			assert_int_equal(fake_va_rw(f.fb, v1->as, vn + off, &r,
+						    8, false), 0);
+			assert_int_equal(r, w);
+		}
+	}
+	cfx_fini(&f);
+}
+
+/* LRA on the requester: its oldest chunks go (copied), v0 is untouched. */
+static void test_requester_victim_lra(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	u64 va0, va1, vn;
+	enum vg_loc locs[8];
+	u32 n, i;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	va0 = cfx_alloc(v0, 8 * CH);
+	va1 = cfx_alloc(v1, 8 * CH);
+	vn = cfx_alloc(v1, 3 * CH);
+	assert_int_equal(cfx_nloc(v0, va0, VG_LOC_VRAM), 8);
+	assert_int_equal(vg_bo_query(v1, va1, locs, 8, &n), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(locs[i], i < 3 ? VG_LOC_HOST : VG_LOC_VRAM);
+	assert_int_equal(cfx_nloc(v1, vn, VG_LOC_VRAM), 3);
+	assert_int_equal(fake_bytes_copied(f.fb), 3 * CH);
+	assert_int_equal(cfx_stats(v1).reloc_out_chunks, 3);
+	cfx_fini(&f);
+}
+
+static void test_lra_oldest(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	u64 a, b, c;
+	enum vg_loc locs[8];
+	u32 n;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	a = cfx_alloc(v0, 4 * CH);
+	cfx_alloc(v1, 8 * CH);
+	b = cfx_alloc(v0, 4 * CH);
+	/* v0 at 8 + 2 new: above v1; its two oldest chunks are a's first. */
+	c = cfx_alloc(v0, 2 * CH);
+	assert_int_equal(vg_bo_query(v0, a, locs, 8, &n), 0);
+	assert_int_equal(locs[0], VG_LOC_HOST);
+	assert_int_equal(locs[1], VG_LOC_HOST);
+	assert_int_equal(locs[2], VG_LOC_VRAM);
+	assert_int_equal(cfx_nloc(v0, b, VG_LOC_VRAM), 4);
+	assert_int_equal(cfx_nloc(v0, c, VG_LOC_VRAM), 2);
+	/* Next time the oldest resident ones are a[2], a[3]. */
+	c = cfx_alloc(v0, 2 * CH);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_HOST), 4);
+	assert_int_equal(cfx_nloc(v0, b, VG_LOC_VRAM), 4);
+	cfx_fini(&f);
+}
+
+static void test_cold_lowest(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2;
+	struct vg_bo *bo;
+	u64 a, b;
+	enum vg_loc locs[10];
+	u32 n, i;
+	static const u64 access[10] = { 9, 3, 7, 1, 8, 2, 6, 5, 10, 11 };
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	v2 = cfx_vm(&f, "v2");
+	a = cfx_alloc(v0, 10 * CH);
+	b = cfx_alloc(v1, 6 * CH);
+	bo = cfx_bo(v0, a);
+	for (i = 0; i < 10; i++)
+		fake_set_access(bo->chunks[i].mem, access[i]);
+	/* v0 is the victim for v2's BO: its coldest, 3 (1) and 5 (2), go. */
+	cfx_alloc(v2, 2 * CH);
+	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(locs[i], (i == 3 || i == 5) ? VG_LOC_HOST :
+				 VG_LOC_VRAM);
+	assert_int_equal(cfx_nloc(v1, b, VG_LOC_VRAM), 6);
+	/*
+	 * Heat decays by half per sample and nothing touched a since:
+	 * 9 3 7 - 8 - 6 5 10 11 become 4 1 3 - 4 - 3 2 5 5; chunk 1 goes.
+	 */
+	cfx_alloc(v2, CH);
+	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
+	assert_int_equal(locs[1], VG_LOC_HOST);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_HOST), 3);
+	/*
+	 * Sampled again: 2 - 1 - 2 - 1 1 2 2 for 0 2 4 6 7 8 9. The three
+	 * at 1 tie; placement order breaks it: 2 and 6 go, 7 stays.
+	 */
+	cfx_alloc(v2, 2 * CH);
+	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
+	assert_int_equal(locs[2], VG_LOC_HOST);
+	assert_int_equal(locs[6], VG_LOC_HOST);
+	assert_int_equal(locs[7], VG_LOC_VRAM);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_HOST), 5);
+	cfx_fini(&f);
+}
+
+/* Heat 0 everywhere (no sampling): COLD is LRA with new-BO chunks after. */
+static void test_cold_without_sampling(void **state)
+{
+	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
+			      .policy = VG_POLICY_COLD, .seed = 1,
+			      .ops = &fake_ops_nosample };
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	u64 a, c;
+	enum vg_loc locs[8];
+	u32 n;
+
+	(void)state;
+	cfx_init_opts(&f, &o);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	a = cfx_alloc(v0, 8 * CH);
+	cfx_alloc(v1, 8 * CH);
+	c = cfx_alloc(v0, 2 * CH);
+	assert_int_equal(vg_bo_query(v0, a, locs, 8, &n), 0);
+	assert_int_equal(locs[0], VG_LOC_HOST);
+	assert_int_equal(locs[1], VG_LOC_HOST);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_HOST), 2);
+	assert_int_equal(cfx_nloc(v0, c, VG_LOC_VRAM), 2);
+	assert_int_equal(fake_count(f.fb, FAKE_OP_SAMPLE_ACCESS), 0);
+	cfx_fini(&f);
+}
+
+static void test_sample_heat_decay(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0;
+	struct vg_bo *bo;
+	u64 a;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	v0 = cfx_vm(&f, "v0");
+	a = cfx_alloc(v0, 2 * CH);
+	bo = cfx_bo(v0, a);
+	fake_set_access(bo->chunks[0].mem, 8);
+	mutex_lock(&f.gpu->lock);
+	vg_sample_heat(f.gpu);
+	assert_int_equal(bo->chunks[0].heat, 8);
+	assert_int_equal(bo->chunks[1].heat, 0);
+	vg_sample_heat(f.gpu);
+	assert_int_equal(bo->chunks[0].heat, 4);
+	fake_set_access(bo->chunks[0].mem, 2);
+	fake_set_access(bo->chunks[1].mem, 3);
+	vg_sample_heat(f.gpu);
+	assert_int_equal(bo->chunks[0].heat, 4);
+	assert_int_equal(bo->chunks[1].heat, 3);
+	mutex_unlock(&f.gpu->lock);
+	cfx_fini(&f);
+}
+
+/* Locations of every chunk of every BO of the VMs, as one string. */
+static void locmap(struct cfx *f, char *out, size_t len)
+{
+	struct vg_bo *bo;
+	size_t k = 0;
+	u32 v, i;
+
+	for (v = 0; v < f->nvm; v++)
+		list_for_each_entry(bo, &f->vm[v]->bos, node)
+			for (i = 0; i < bo->nr_chunks && k + 1 < len; i++)
+				out[k++] = bo->chunks[i].loc == VG_LOC_VRAM ?
+					   'v' : 'h';
+	out[k] = 0;
+}
+
+static void random_run(u64 seed, char *out, size_t len)
+{
+	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
+			      .policy = VG_POLICY_RANDOM, .seed = seed };
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2;
+	u64 a, b, c;
+
+	cfx_init_opts(&f, &o);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	v2 = cfx_vm(&f, "v2");
+	a = cfx_alloc(v0, 6 * CH);
+	b = cfx_alloc(v1, 10 * CH);
+	/* v1 is the only one above its share long enough: 4 chunks. */
+	c = cfx_alloc(v2, 4 * CH);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_VRAM), 6);
+	assert_int_equal(cfx_nloc(v1, b, VG_LOC_HOST), 4);
+	assert_int_equal(cfx_nloc(v2, c, VG_LOC_VRAM), 4);
+	locmap(&f, out, len);
+	cfx_fini(&f);
+}
+
+static void test_random_victim_only_and_deterministic(void **state)
+{
+	char m1[64], m2[64], m[64];
+	bool varied = false;
+	u64 seed;
+
+	(void)state;
+	random_run(42, m1, sizeof(m1));
+	random_run(42, m2, sizeof(m2));
+	assert_string_equal(m1, m2);
+	/* A different seed picks other chunks (for some of these seeds). */
+	for (seed = 1; seed <= 8; seed++) {
+		random_run(seed, m, sizeof(m));
+		varied |= strcmp(m, m1) != 0;
+	}
+	assert_true(varied);
+}
+
+/*
+ * Random over the requester: new-BO chunks compete with its resident ones
+ * in proportion; only the requester loses memory.
+ */
+static void test_random_requester(void **state)
+{
+	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
+			      .policy = VG_POLICY_RANDOM, .seed = 7 };
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	u64 a, b, c;
+
+	(void)state;
+	cfx_init_opts(&f, &o);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	a = cfx_alloc(v0, 8 * CH);
+	b = cfx_alloc(v1, 8 * CH);
+	c = cfx_alloc(v1, 6 * CH);
+	assert_int_equal(cfx_nloc(v0, a, VG_LOC_VRAM), 8);
+	assert_int_equal(cfx_nloc(v1, b, VG_LOC_HOST) +
+			 cfx_nloc(v1, c, VG_LOC_HOST), 6);
+	/* Copies only for the old chunks it picked. */
+	assert_int_equal(fake_bytes_copied(f.fb),
+			 cfx_nloc(v1, b, VG_LOC_HOST) * CH);
+	cfx_fini(&f);
+}
+
+/* Two VMs leak one chunk at a time; the second starts when VRAM is full. */
+static void leakers(enum vg_chunk_policy p, u64 e0, u64 e1, u64 want0,
+		    u64 want1)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+	s64 d0, d1;
+	u32 i;
+
+	cfx_init(&f, VRAM, CH, p);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	if (e0)
+		assert_int_equal(vg_vm_set_entitlement(v0, e0), 0);
+	if (e1)
+		assert_int_equal(vg_vm_set_entitlement(v1, e1), 0);
+	for (i = 0; i < 20; i++)
+		cfx_alloc(v0, CH);
+	for (i = 0; i < 40; i++) {
+		cfx_alloc(v1, CH);
+		cfx_alloc(v0, CH);
+		assert_int_equal(vg_gpu_check(f.gpu), 0);
+	}
+	d0 = (s64)cfx_stats(v0).resident - (s64)want0;
+	d1 = (s64)cfx_stats(v1).resident - (s64)want1;
+	print_message("policy %s: v0 %lld v1 %lld chunks\n", vg_policy_name(p),
+		      (long long)(cfx_stats(v0).resident / CH),
+		      (long long)(cfx_stats(v1).resident / CH));
+	assert_true(d0 <= (s64)CH && d0 >= -(s64)CH);
+	assert_true(d1 <= (s64)CH && d1 >= -(s64)CH);
+	assert_int_equal(cfx_stats(v0).resident + cfx_stats(v1).resident,
+			 VRAM);
+	cfx_fini(&f);
+}
+
+static void test_fair_equal(void **state)
+{
+	int p;
+
+	(void)state;
+	for (p = 0; p < VG_POLICY_NR; p++)
+		leakers(p, 0, 0, VRAM / 2, VRAM / 2);
+}
+
+static void test_fair_explicit(void **state)
+{
+	int p;
+
+	(void)state;
+	for (p = 0; p < VG_POLICY_NR; p++) {
+		leakers(p, 12 * CH, 4 * CH, 12 * CH, 4 * CH);
+		/* One explicit: the other gets the rest. */
+		leakers(p, 0, 5 * CH, 11 * CH, 5 * CH);
+	}
+}
+
+static void test_reduce_not_enough(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	cfx_alloc(v0, 5 * CH);
+	cfx_alloc(v1, 3 * CH);
+	mutex_lock(&f.gpu->lock);
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 9 * CH), -ENOMEM);
+	assert_true(list_empty(&v0->marked) && list_empty(&v1->marked));
+	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 0);
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 0), 0);
+	/* Exactly everything is enough. */
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 8 * CH), 0);
+	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 8 * CH);
+	vg_unmark_all(v0);
+	vg_unmark_all(v1);
+	mutex_unlock(&f.gpu->lock);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	cfx_fini(&f);
+}
+
+/*
+ * 1000 VMs with random usage and entitlements, one reduction: the greedy
+ * invariant of a correct max-heap is that every VM that gave a chunk was
+ * the maximum when it did, so it ends within one chunk of the largest
+ * remaining key, and the last chunk was needed.
+ */
+#define MANY	1000
+
+static void test_heap_many_vms(void **state)
+{
+	struct vg_vm_config cfg = { .name = NULL };
+	struct vg_gpu_config gcfg = { .name = "many", .chunk_size = CH,
+				      .seed = 5, .no_return_worker = true };
+	struct fake_backend *fb;
+	struct vg_gpu *gpu;
+	struct vg_vm **vms;
+	struct vg_rand r;
+	s64 maxleft = -(1ll << 62);
+	u64 need = 700 * CH, total = 0, vram = 0;
+	u32 i, nchunks[MANY];
+	int p;
+
+	(void)state;
+	vg_rand_seed(&r, 99);
+	for (i = 0; i < MANY; i++) {
+		nchunks[i] = 1 + vg_rand_below(&r, 8);
+		vram += nchunks[i] * CH;
+	}
+	for (p = 0; p < VG_POLICY_NR; p++) {
+		gcfg.policy = p;
+		fb = fake_create(vram);
+		assert_int_equal(vg_gpu_create(&gcfg, &fake_ops, fb, &gpu), 0);
+		vms = calloc(MANY, sizeof(*vms));
+		assert_non_null(vms);
+		for (i = 0; i < MANY; i++) {
+			assert_int_equal(vg_vm_create(gpu, &cfg, &vms[i]), 0);
+			cfx_alloc(vms[i], nchunks[i] * CH);
+			if (i % 3 == 0)
+				assert_int_equal(vg_vm_set_entitlement(vms[i],
+					(1 + vg_rand_below(&r, 6)) * CH), 0);
+		}
+		mutex_lock(&gpu->lock);
+		assert_int_equal(vg_reduce(gpu, vms[0], NULL, need), 0);
+		maxleft = -(1ll << 62);
+		total = 0;
+		for (i = 0; i < MANY; i++) {
+			struct vg_vm *vm = vms[i];
+			s64 key = (s64)(vm->resident - vm->marked_bytes) -
+				  (s64)vg_vm_entitlement(vm);
+
+			total += vm->marked_bytes;
+			if (vm->resident > vm->marked_bytes && key > maxleft)
+				maxleft = key;
+		}
+		assert_true(total >= need && total - CH < need);
+		for (i = 0; i < MANY; i++) {
+			struct vg_vm *vm = vms[i];
+			s64 key = (s64)(vm->resident - vm->marked_bytes) -
+				  (s64)vg_vm_entitlement(vm);
+
+			if (vm->marked_bytes)
+				assert_true(key + (s64)CH >= maxleft);
+			vg_unmark_all(vm);
+		}
+		mutex_unlock(&gpu->lock);
+		assert_int_equal(vg_gpu_check(gpu), 0);
+		for (i = 0; i < MANY; i++)
+			vg_vm_destroy(vms[i]);
+		free(vms);
+		vg_gpu_destroy(gpu);
+		assert_int_equal(fake_leaks(fb), 0);
+		fake_destroy(fb);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_victim_most_above),
+		cmocka_unit_test(test_tie_goes_to_oldest),
+		cmocka_unit_test(test_requester_victim_new_chunks_no_copy),
+		cmocka_unit_test(test_requester_victim_lra),
+		cmocka_unit_test(test_lra_oldest),
+		cmocka_unit_test(test_cold_lowest),
+		cmocka_unit_test(test_cold_without_sampling),
+		cmocka_unit_test(test_sample_heat_decay),
+		cmocka_unit_test(test_random_victim_only_and_deterministic),
+		cmocka_unit_test(test_random_requester),
+		cmocka_unit_test(test_fair_equal),
+		cmocka_unit_test(test_fair_explicit),
+		cmocka_unit_test(test_reduce_not_enough),
+		cmocka_unit_test(test_heap_many_vms),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The relocation mechanism (core/relocate.c) against the fake backend:
+ * bytes survive a move in both directions, PTEs follow, one copy batch and
+ * one suspension per VM, guest submissions during the suspension are
+ * replayed, and every injected failure leaves every chunk, mapping, total
+ * and byte as it was.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../host-module/core/vg_internal.h"
+#include "fake_backend.h"
+
+#define CHUNK		VG_CHUNK_MIN
+#define VRAM_CHUNKS	16u
+#define GMEM_SIZE	(64ull << 10)
+#define NVMS		2
+#define MAX_SNAP	64
+
+struct tgmem {
+	u8 *buf;
+	u64 size;
+};
+
+static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
+{
+	struct tgmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	memcpy(buf, g->buf + gpa, len);
+	return 0;
+}
+
+static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
+{
+	struct tgmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	memcpy(g->buf + gpa, buf, len);
+	return 0;
+}
+
+struct fx {
+	struct fake_backend *fb;
+	struct vg_gpu *gpu;
+	struct vg_vm *vm[NVMS];
+	struct vg_chan *ch[NVMS];
+	struct tgmem gm[NVMS];
+	u64 warns;
+	/* Hook observations. */
+	u32 suspended_at_copy;
+	u32 suspended_at_idle;
+	struct vg_vm *copy_vm[8];
+	u32 nr_copy_vm;
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct vg_gpu_config gc = {
+		.name = "gpu0",
+		.chunk_size = CHUNK,
+		.no_return_worker = true,
+		.seed = 7,
+	};
+	int i;
+
+	assert_non_null(f);
+	f->warns = os_warn_count();
+	f->fb = fake_create(VRAM_CHUNKS * CHUNK);
+	assert_non_null(f->fb);
+	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	for (i = 0; i < NVMS; i++) {
+		struct vg_vm_config vc = { .name = i ? "vmB" : "vmA" };
+
+		f->gm[i].size = GMEM_SIZE;
+		f->gm[i].buf = calloc(1, GMEM_SIZE);
+		vc.gmem.read = tg_read;
+		vc.gmem.write = tg_write;
+		vc.gmem.priv = &f->gm[i];
+		assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm[i]), 0);
+		assert_int_equal(vg_chan_create(f->vm[i], 0, 64, &f->ch[i]), 0);
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	int i;
+
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	for (i = 0; i < NVMS; i++) {
+		vg_vm_destroy(f->vm[i]);
+		free(f->gm[i].buf);
+	}
+	vg_gpu_destroy(f->gpu);
+	assert_int_equal(fake_leaks(f->fb), 0);
+	assert_int_equal(fake_errors(f->fb), 0);
+	assert_int_equal(os_warn_count(), f->warns);
+	fake_destroy(f->fb);
+	free(f);
+	return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static u8 pat(u32 seed, u64 i)
+{
+	u64 x = (i + 1) * 0x9e3779b97f4a7c15ull ^ ((u64)seed << 32);
+
+	x ^= x >> 29;
+	return (u8)(x * 0xbf58476d1ce4e5b9ull >> 56);
+}
+
+static void fill(struct fx *f, struct vg_vm *vm, u64 va, u64 size, u32 seed)
+{
+	u8 *buf = malloc(size);
+	u64 i;
+
+	for (i = 0; i < size; i++)
+		buf[i] = pat(seed, i);
+	assert_int_equal(fake_va_rw(f->fb, vm->as, va, buf, size, true), 0);
+	free(buf);
+}
+
+static void check(struct fx *f, struct vg_vm *vm, u64 va, u64 size, u32 seed)
+{
+	u8 *buf = malloc(size);
+	u64 i;
+
+	assert_int_equal(fake_va_rw(f->fb, vm->as, va, buf, size, false), 0);
+	for (i = 0; i < size; i++)
+		if (buf[i] != pat(seed, i))
+			fail_msg("byte %llu of 0x%llx: %u != %u",
+				 (unsigned long long)i, (unsigned long long)va,
+				 buf[i], pat(seed, i));
+	free(buf);
+}
+
+/* A BO of n chunks (the last one tail bytes short if tail) with a pattern. */
+static struct vg_bo *mkbo(struct fx *f, struct vg_vm *vm, u32 n, u64 tail,
+			  u32 seed)
+{
+	u64 va = 0, size = n * CHUNK - tail;
+	struct vg_bo *bo;
+
+	assert_int_equal(vg_bo_alloc(vm, size, 0, &va), 0);
+	mutex_lock(&f->gpu->lock);
+	bo = vg_bo_find(vm, va);
+	mutex_unlock(&f->gpu->lock);
+	assert_non_null(bo);
+	assert_int_equal(bo->nr_chunks, n);
+	fill(f, vm, va, size, seed);
+	return bo;
+}
+
+static void mark(struct fx *f, struct vg_bo *bo, u32 mask)
+{
+	u32 i;
+
+	mutex_lock(&f->gpu->lock);
+	for (i = 0; i < bo->nr_chunks; i++)
+		if (mask & (1u << i))
+			vg_chunk_mark(&bo->chunks[i]);
+	mutex_unlock(&f->gpu->lock);
+}
+
+static int relocate(struct fx *f, struct vg_vm *vm, enum vg_loc to)
+{
+	int err;
+
+	mutex_lock(&f->gpu->lock);
+	err = vg_relocate_vm(vm, to);
+	mutex_unlock(&f->gpu->lock);
+	return err;
+}
+
+/* Chunk c lives where the books say, and its VA range points there. */
+static void assert_chunk_at(struct fx *f, struct vg_chunk *c, enum vg_loc loc)
+{
+	u64 off = 1, va = vg_chunk_va(c);
+
+	assert_int_equal(fake_errors(f->fb), 0);
+	assert_int_equal(c->loc, loc);
+	assert_false(c->marked);
+	assert_null(c->new_mem);
+	assert_int_equal(fake_mem_loc(c->mem), loc);
+	assert_ptr_equal(fake_va_mem(c->bo->vm->as, va, &off), c->mem);
+	assert_int_equal(off, 0);
+	assert_ptr_equal(fake_va_mem(c->bo->vm->as, va + c->size - 1, &off),
+			 c->mem);
+	assert_false(fake_as_tlb_dirty(c->bo->vm->as));
+}
+
+struct snap {
+	u32 n;
+	enum vg_loc loc[MAX_SNAP];
+	struct vg_mem *mem[MAX_SNAP];
+	struct vg_mem *pte[MAX_SNAP];
+	u64 resident[NVMS], relocated[NVMS], marked[NVMS];
+	u64 vram_used, host_used, fvram, fhost, leaks;
+	u32 real_put[NVMS];
+};
+
+static void take(struct fx *f, struct snap *s)
+{
+	struct vg_bo *bo;
+	u32 i;
+	int v;
+
+	memset(s, 0, sizeof(*s));
+	mutex_lock(&f->gpu->lock);
+	for (v = 0; v < NVMS; v++) {
+		struct vg_vm *vm = f->vm[v];
+
+		list_for_each_entry(bo, &vm->bos, node) {
+			for (i = 0; i < bo->nr_chunks; i++) {
+				struct vg_chunk *c = &bo->chunks[i];
+
+				assert_true(s->n < MAX_SNAP);
+				s->loc[s->n] = c->loc;
+				s->mem[s->n] = c->mem;
+				s->pte[s->n] = fake_va_mem(vm->as,
+							   vg_chunk_va(c), NULL);
+				s->n++;
+			}
+		}
+		s->resident[v] = vm->resident;
+		s->relocated[v] = vm->relocated;
+		s->marked[v] = vm->marked_bytes;
+		s->real_put[v] = fake_bchan_userd(f->ch[v]->bchan)
+					[VGMEM_USERD_GP_PUT / 4];
+		assert_false(vm->suspended);
+		assert_ptr_equal(f->ch[v]->cur, f->ch[v]->real);
+		assert_true(list_empty(&vm->marked));
+		assert_false(fake_as_tlb_dirty(vm->as));
+	}
+	s->vram_used = f->gpu->vram_used;
+	s->host_used = f->gpu->host_used;
+	mutex_unlock(&f->gpu->lock);
+	s->fvram = fake_vram_used(f->fb);
+	s->fhost = fake_host_used(f->fb);
+	s->leaks = fake_leaks(f->fb);
+}
+
+static void assert_snap_equal(const struct snap *a, const struct snap *b)
+{
+	assert_memory_equal(a, b, sizeof(*a));
+}
+
+static u64 vm_stat(struct vg_vm *vm, size_t off)
+{
+	struct vgmem_vm_stats st;
+
+	vg_vm_get_stats(vm, &st);
+	return *(u64 *)((u8 *)&st + off);
+}
+
+#define VM_STAT(vm, field) vm_stat(vm, offsetof(struct vgmem_vm_stats, field))
+
+static struct vg_gpu_stats gpu_stats(struct fx *f)
+{
+	struct vg_gpu_stats st;
+
+	vg_gpu_get_stats(f->gpu, &st);
+	return st;
+}
+
+/* ---- moves -------------------------------------------------------------- */
+
+static void test_move_out_and_back(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 8, 0, 1);
+	struct vg_bo *other = mkbo(f, f->vm[1], 2, 0, 2);
+	struct vg_mem *old1 = bo->chunks[1].mem;
+	struct vg_gpu_stats gs;
+	u64 leaks = fake_leaks(f->fb);
+	u32 i;
+
+	fake_reset_counts(f->fb);
+	mark(f, bo, 0x2a);	/* chunks 1, 3, 5 */
+	assert_int_equal(vm->marked_bytes, 3 * CHUNK);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+
+	for (i = 0; i < 8; i++)
+		assert_chunk_at(f, &bo->chunks[i],
+				(0x2a & (1u << i)) ? VG_LOC_HOST : VG_LOC_VRAM);
+	assert_ptr_not_equal(bo->chunks[1].mem, old1);
+	check(f, vm, bo->va, bo->size, 1);
+	check(f, f->vm[1], other->va, other->size, 2);
+	assert_int_equal(vm->marked_bytes, 0);
+	assert_int_equal(vm->resident, 5 * CHUNK);
+	assert_int_equal(vm->relocated, 3 * CHUNK);
+	assert_int_equal(fake_vram_used(f->fb), 7 * CHUNK);
+	assert_int_equal(fake_host_used(f->fb), 3 * CHUNK);
+	/* The old VRAM went back to the backend: same number of objects. */
+	assert_int_equal(fake_leaks(f->fb), leaks);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+
+	/* One batch of three, one wait, one flush, one drain per channel. */
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 1);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_WAIT), 1);
+	assert_int_equal(fake_copies(f->fb), 3);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_TLB_FLUSH), 1);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 1);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_MAP), 3);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_FREE), 3);
+	/* The old mems are freed only after the flush. */
+	assert_true(fake_last_seq(f->fb, FAKE_OP_COPY_WAIT) <
+		    fake_last_seq(f->fb, FAKE_OP_MAP));
+	assert_true(fake_last_seq(f->fb, FAKE_OP_TLB_FLUSH) <
+		    fake_last_seq(f->fb, FAKE_OP_MEM_FREE));
+
+	assert_int_equal(VM_STAT(vm, reloc_out_chunks), 3);
+	assert_int_equal(VM_STAT(vm, bytes_out), 3 * CHUNK);
+	assert_int_equal(VM_STAT(vm, suspends), 1);
+	assert_int_equal(VM_STAT(f->vm[1], suspends), 0);
+	gs = gpu_stats(f);
+	assert_int_equal(gs.relocations, 1);
+	assert_int_equal(gs.reloc_out_chunks, 3);
+	assert_int_equal(gs.bytes_out, 3 * CHUNK);
+	assert_int_not_equal(gs.copy_device_ns, 0);
+	assert_int_equal(gs.reloc_failures, 0);
+
+	/* And back: every relocated chunk to VRAM. */
+	mark(f, bo, 0x0a);	/* 1 and 3 */
+	assert_int_equal(relocate(f, vm, VG_LOC_VRAM), 0);
+	for (i = 0; i < 8; i++)
+		assert_chunk_at(f, &bo->chunks[i], i == 5 ? VG_LOC_HOST :
+				VG_LOC_VRAM);
+	check(f, vm, bo->va, bo->size, 1);
+	mark(f, bo, 0x20);
+	assert_int_equal(relocate(f, vm, VG_LOC_VRAM), 0);
+	check(f, vm, bo->va, bo->size, 1);
+	assert_int_equal(fake_host_used(f->fb), 0);
+	assert_int_equal(fake_vram_used(f->fb), 10 * CHUNK);
+	assert_int_equal(VM_STAT(vm, reloc_in_chunks), 3);
+	assert_int_equal(VM_STAT(vm, bytes_in), 3 * CHUNK);
+	assert_int_equal(VM_STAT(vm, suspends), 3);
+	gs = gpu_stats(f);
+	assert_int_equal(gs.relocations, 3);
+	assert_int_equal(gs.reloc_in_chunks, 3);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+}
+
+/* A BO's short tail chunk moves with its own size. */
+static void test_tail_chunk(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 3, CHUNK - 3 * VGMEM_PAGE_SIZE, 5);
+
+	assert_int_equal(bo->chunks[2].size, 3 * VGMEM_PAGE_SIZE);
+	mark(f, bo, 0x6);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	assert_chunk_at(f, &bo->chunks[2], VG_LOC_HOST);
+	assert_int_equal(fake_mem_size(bo->chunks[2].mem), 3 * VGMEM_PAGE_SIZE);
+	assert_int_equal(vm->relocated, CHUNK + 3 * VGMEM_PAGE_SIZE);
+	check(f, vm, bo->va, bo->size, 5);
+	mark(f, bo, 0x4);
+	assert_int_equal(relocate(f, vm, VG_LOC_VRAM), 0);
+	check(f, vm, bo->va, bo->size, 5);
+}
+
+static void count_suspended(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct fx *f = priv;
+	int i, n = 0;
+
+	(void)fb;
+	(void)arg;
+	for (i = 0; i < NVMS; i++) {
+		if (f->vm[i]->suspended) {
+			n++;
+			if (f->nr_copy_vm < ARRAY_SIZE(f->copy_vm))
+				f->copy_vm[f->nr_copy_vm++] = f->vm[i];
+			/* The guest's page is the shadow right now. */
+			assert_ptr_equal(vg_chan_userd_page(f->ch[i]),
+					 f->ch[i]->shadow);
+		}
+	}
+	/* Exactly one VM is suspended at each copy. */
+	assert_int_equal(n, 1);
+	f->suspended_at_copy++;
+}
+
+static void test_one_batch_one_suspension_per_vm(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 4, 0, 10);
+	struct vg_bo *b = mkbo(f, f->vm[1], 5, 0, 11);
+	struct vg_gpu_stats gs;
+	int err;
+
+	fake_reset_counts(f->fb);
+	mark(f, a, 0x5);
+	mark(f, b, 0x1e);
+	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, count_suspended, f);
+	mutex_lock(&f->gpu->lock);
+	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
+	mutex_unlock(&f->gpu->lock);
+	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
+	assert_int_equal(err, 0);
+
+	assert_int_equal(f->suspended_at_copy, 2);
+	assert_int_equal(f->nr_copy_vm, 2);
+	assert_ptr_not_equal(f->copy_vm[0], f->copy_vm[1]);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_WAIT), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_TLB_FLUSH), 2);
+	assert_int_equal(fake_copies(f->fb), 6);
+	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
+	assert_int_equal(VM_STAT(f->vm[1], suspends), 1);
+	assert_int_equal(VM_STAT(f->vm[0], reloc_out_chunks), 2);
+	assert_int_equal(VM_STAT(f->vm[1], reloc_out_chunks), 4);
+	gs = gpu_stats(f);
+	assert_int_equal(gs.relocations, 2);
+	assert_int_equal(gs.reloc_out_chunks, 6);
+	assert_int_equal(gs.bytes_out, 6 * CHUNK);
+	check(f, f->vm[0], a->va, a->size, 10);
+	check(f, f->vm[1], b->va, b->size, 11);
+	assert_false(f->vm[0]->suspended);
+	assert_false(f->vm[1]->suspended);
+}
+
+static void test_suspension_stats(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 4, 0, 3);
+	struct vgmem_vm_stats st;
+	struct vg_gpu_stats gs;
+	u64 sum = 0, gsum = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		mark(f, bo, 1u << i);
+		assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	}
+	vg_vm_get_stats(vm, &st);
+	gs = gpu_stats(f);
+	assert_int_equal(st.suspends, 4);
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
+		sum += st.suspend_hist[i];
+		gsum += gs.suspend_hist[i];
+	}
+	assert_int_equal(sum, 4);
+	assert_int_equal(gsum, 4);
+	assert_true(st.suspend_max_ns >= st.suspend_last_ns);
+	assert_true(st.suspend_total_ns >= st.suspend_max_ns);
+	check(f, vm, bo->va, bo->size, 3);
+}
+
+/* The guest submits while its VM is suspended (from inside the drain). */
+static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct vg_chan *ch = priv;
+
+	(void)fb;
+	(void)arg;
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT,
+			    vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT) + 2);
+}
+
+static void real_put_unchanged(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct vg_chan *ch = priv;
+
+	(void)fb;
+	(void)arg;
+	/* The copy runs while the GPU still sees only the old work. */
+	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 1);
+}
+
+static void test_submissions_replayed(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_chan *ch = f->ch[0];
+	struct vg_bo *bo = mkbo(f, vm, 2, 0, 4);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 1);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, guest_submits, ch);
+	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, real_put_unchanged, ch);
+	mark(f, bo, 0x3);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
+	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 3);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
+	/* The drained ring's progress was visible through the shadow. */
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 1);
+	check(f, vm, bo->va, bo->size, 4);
+}
+
+/* ---- failures ----------------------------------------------------------- */
+
+struct failcase {
+	enum fake_op op;
+	u32 nth;
+	int err;
+	bool suspended;		/* did it get as far as suspending? */
+};
+
+static void run_failure(struct fx *f, enum vg_loc to, const struct failcase *fc)
+{
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo, *other;
+	struct snap before, after;
+	struct vg_gpu_stats gs0, gs1;
+	u64 susp0;
+
+	bo = mkbo(f, vm, 6, 0, 20);
+	other = mkbo(f, f->vm[1], 2, 0, 21);
+	vg_chan_userd_write(f->ch[0], VGMEM_USERD_GP_PUT, 5);
+	if (to == VG_LOC_VRAM) {
+		mark(f, bo, 0x2d);
+		assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	}
+	take(f, &before);
+	gs0 = gpu_stats(f);
+	susp0 = VM_STAT(vm, suspends);
+
+	mark(f, bo, 0x2d);	/* chunks 0, 2, 3, 5 */
+	if (fc->op == FAKE_OP_NR)
+		os_fail_alloc_after(fc->nth);
+	else
+		fake_fail(f->fb, fc->op, fc->nth);
+	assert_int_equal(relocate(f, vm, to), fc->err);
+	os_fail_alloc_after(-1);
+	fake_fail_clear(f->fb);
+
+	take(f, &after);
+	assert_snap_equal(&before, &after);
+	check(f, vm, bo->va, bo->size, 20);
+	check(f, f->vm[1], other->va, other->size, 21);
+	assert_int_equal(vm->marked_bytes, 0);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	gs1 = gpu_stats(f);
+	assert_int_equal(gs1.reloc_failures, gs0.reloc_failures + 1);
+	assert_int_equal(gs1.relocations, gs0.relocations);
+	assert_int_equal(gs1.bytes_out, gs0.bytes_out);
+	assert_int_equal(gs1.bytes_in, gs0.bytes_in);
+	assert_int_equal(VM_STAT(vm, suspends), susp0 + fc->suspended);
+
+	/* Nothing is stuck: the same relocation works now. */
+	mark(f, bo, 0x2d);
+	assert_int_equal(relocate(f, vm, to), 0);
+	check(f, vm, bo->va, bo->size, 20);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+}
+
+static void test_fail_host_alloc_first(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MEM_ALLOC_HOST, 1, -ENOMEM, false };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_host_alloc_last(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MEM_ALLOC_HOST, 4, -ENOMEM, false };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_copy_list_alloc(void **state)
+{
+	const struct failcase fc = { FAKE_OP_NR, 0, -ENOMEM, false };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_idle_timeout(void **state)
+{
+	const struct failcase fc = { FAKE_OP_IDLE_WAIT, 1, -ETIMEDOUT, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_copy_submit(void **state)
+{
+	const struct failcase fc = { FAKE_OP_COPY_SUBMIT, 1, -EIO, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_copy_wait(void **state)
+{
+	const struct failcase fc = { FAKE_OP_COPY_WAIT, 1, -EIO, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_map_first(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MAP, 1, -ENOMEM, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_map_middle(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MAP, 3, -ENOMEM, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_map_last(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MAP, 4, -ENOMEM, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
+static void test_fail_vram_alloc_on_return(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MEM_ALLOC_VRAM, 2, -ENOMEM, false };
+
+	run_failure(*state, VG_LOC_VRAM, &fc);
+}
+
+static void test_fail_copy_on_return(void **state)
+{
+	const struct failcase fc = { FAKE_OP_COPY_WAIT, 1, -EIO, true };
+
+	run_failure(*state, VG_LOC_VRAM, &fc);
+}
+
+static void test_fail_map_on_return(void **state)
+{
+	const struct failcase fc = { FAKE_OP_MAP, 2, -ENOMEM, true };
+
+	run_failure(*state, VG_LOC_VRAM, &fc);
+}
+
+static void test_fail_host_budget(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 4, 0, 30);
+	struct snap before, after;
+
+	mutex_lock(&f->gpu->lock);
+	f->gpu->host_budget = 2 * CHUNK;
+	mutex_unlock(&f->gpu->lock);
+	take(f, &before);
+	fake_reset_counts(f->fb);
+	mark(f, bo, 0x7);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), -ENOMEM);
+	take(f, &after);
+	assert_snap_equal(&before, &after);
+	/* Refused before anyone paid for it. */
+	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_ALLOC_HOST), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(VM_STAT(vm, suspends), 0);
+	/* Exactly the budget is fine. */
+	mark(f, bo, 0x3);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	mark(f, bo, 0x4);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), -ENOMEM);
+	check(f, vm, bo->va, bo->size, 30);
+}
+
+/*
+ * The map of chunk 1 fails and so does the restore of chunk 0: chunk 0 is
+ * kept at its new location (its copy is complete), chunk 1 stays where it
+ * was; both are whole and the books agree.
+ */
+struct map_plan {
+	struct fake_backend *fb;
+	u32 calls;
+};
+
+static void map_plan_hook(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct map_plan *p = priv;
+
+	(void)arg;
+	p->calls++;
+	/* Call 2: map chunk 1 new; call 3: restore chunk 0 old. */
+	if (p->calls == 2 || p->calls == 3)
+		fake_fail(fb, FAKE_OP_MAP, 1);
+}
+
+static void test_restore_failure_keeps_chunks_whole(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 2, 0, 40);
+	struct map_plan plan = { .fb = f->fb };
+	u64 warns = os_warn_count();
+
+	mark(f, bo, 0x3);
+	fake_set_hook(f->fb, FAKE_OP_MAP, map_plan_hook, &plan);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), -EIO);
+	fake_set_hook(f->fb, FAKE_OP_MAP, NULL, NULL);
+	assert_chunk_at(f, &bo->chunks[0], VG_LOC_HOST);
+	assert_chunk_at(f, &bo->chunks[1], VG_LOC_VRAM);
+	assert_int_equal(vm->relocated, CHUNK);
+	assert_int_equal(vm->marked_bytes, 0);
+	assert_false(vm->suspended);
+	assert_false(fake_as_tlb_dirty(vm->as));
+	check(f, vm, bo->va, bo->size, 40);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(os_warn_count(), warns);
+}
+
+/* VM B fails after VM A moved: A stays moved, B untouched, no marks left. */
+static void test_relocate_marked_stops_at_failure(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 3, 0, 50);
+	struct vg_bo *b = mkbo(f, f->vm[1], 3, 0, 51);
+	int err;
+
+	mark(f, a, 0x3);
+	mark(f, b, 0x6);
+	fake_fail(f->fb, FAKE_OP_MEM_ALLOC_HOST, 3);
+	mutex_lock(&f->gpu->lock);
+	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
+	mutex_unlock(&f->gpu->lock);
+	assert_int_equal(err, -ENOMEM);
+	assert_chunk_at(f, &a->chunks[0], VG_LOC_HOST);
+	assert_chunk_at(f, &a->chunks[1], VG_LOC_HOST);
+	assert_chunk_at(f, &b->chunks[1], VG_LOC_VRAM);
+	assert_chunk_at(f, &b->chunks[2], VG_LOC_VRAM);
+	assert_int_equal(f->vm[0]->marked_bytes, 0);
+	assert_int_equal(f->vm[1]->marked_bytes, 0);
+	check(f, f->vm[0], a->va, a->size, 50);
+	check(f, f->vm[1], b->va, b->size, 51);
+
+	/* The same failure on the first VM leaves the second one marked-free. */
+	mark(f, a, 0x4);
+	mark(f, b, 0x1);
+	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 1);
+	mutex_lock(&f->gpu->lock);
+	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
+	mutex_unlock(&f->gpu->lock);
+	assert_int_equal(err, -EIO);
+	assert_chunk_at(f, &a->chunks[2], VG_LOC_VRAM);
+	assert_chunk_at(f, &b->chunks[0], VG_LOC_VRAM);
+	assert_true(list_empty(&f->vm[1]->marked));
+	assert_int_equal(VM_STAT(f->vm[1], suspends), 0);
+}
+
+static void test_unmark_all(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 4, 0, 60);
+	struct snap before, after;
+
+	take(f, &before);
+	mark(f, a, 0xf);
+	assert_int_equal(f->vm[0]->marked_bytes, 4 * CHUNK);
+	mutex_lock(&f->gpu->lock);
+	vg_unmark_all(f->vm[0]);
+	vg_unmark_all(f->vm[1]);
+	/* Nothing marked: nothing to do, nothing suspended. */
+	assert_int_equal(vg_relocate_vm(f->vm[0], VG_LOC_HOST), 0);
+	assert_int_equal(vg_relocate_marked(f->gpu, VG_LOC_HOST), 0);
+	mutex_unlock(&f->gpu->lock);
+	take(f, &after);
+	assert_snap_equal(&before, &after);
+	assert_int_equal(VM_STAT(f->vm[0], suspends), 0);
+}
+
+/*
+ * Through the allocation path: B's BO needs A's VRAM. Each injected
+ * failure of the relocation makes the allocation fail with -ENOMEM and
+ * leaves A exactly as it was; then the same allocation succeeds.
+ */
+static void test_bo_alloc_relocation_failures(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], VRAM_CHUNKS, 0, 70);
+	static const struct {
+		enum fake_op op;
+		u32 nth;
+	} cases[] = {
+		{ FAKE_OP_MEM_ALLOC_HOST, 1 },
+		{ FAKE_OP_IDLE_WAIT, 1 },
+		{ FAKE_OP_COPY_SUBMIT, 1 },
+		{ FAKE_OP_COPY_WAIT, 1 },
+		{ FAKE_OP_MAP, 1 },
+		{ FAKE_OP_MAP, 2 },
+	};
+	struct snap before, after;
+	u64 va;
+	u32 i;
+
+	take(f, &before);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		va = 0;
+		fake_fail(f->fb, cases[i].op, cases[i].nth);
+		assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va),
+				 -ENOMEM);
+		fake_fail_clear(f->fb);
+		take(f, &after);
+		assert_snap_equal(&before, &after);
+		check(f, f->vm[0], a->va, a->size, 70);
+		assert_true(list_empty(&f->vm[1]->bos));
+		assert_int_equal(vg_gpu_check(f->gpu), 0);
+	}
+	va = 0;
+	assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va), 0);
+	assert_int_equal(f->gpu->vram_used, VRAM_CHUNKS * CHUNK);
+	assert_int_equal(f->vm[0]->relocated + f->vm[1]->relocated, 4 * CHUNK);
+	/* Every case but the host allocation got as far as suspending. */
+	assert_int_equal(VM_STAT(f->vm[0], suspends), ARRAY_SIZE(cases) - 1 + 1);
+	check(f, f->vm[0], a->va, a->size, 70);
+	fill(f, f->vm[1], va, 4 * CHUNK, 71);
+	check(f, f->vm[1], va, 4 * CHUNK, 71);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_move_out_and_back, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_tail_chunk, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_one_batch_one_suspension_per_vm, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_suspension_stats, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_submissions_replayed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_host_alloc_first, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_host_alloc_last, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_copy_list_alloc, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_idle_timeout, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_copy_submit, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_copy_wait, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_map_first, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_map_middle, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_map_last, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_vram_alloc_on_return, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_copy_on_return, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_map_on_return, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_host_budget, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_restore_failure_keeps_chunks_whole, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_relocate_marked_stops_at_failure, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_unmark_all, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bo_alloc_relocation_failures, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Returning relocated chunks to VRAM (core/return.c) against the fake
+ * backend: who gets free VRAM first, which chunk each policy brings back,
+ * failures that change nothing, and the worker thread itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../host-module/core/vg_internal.h"
+#include "fake_backend.h"
+
+#define CHUNK		VG_CHUNK_MIN
+#define PAGE		VGMEM_PAGE_SIZE
+#define VRAM_CHUNKS	16u
+#define NVMS		3
+#define WAIT_STEPS	4000	/* x 5 ms: a bound, not a timing assertion */
+
+struct fx {
+	struct fake_backend *fb;
+	struct vg_gpu *gpu;
+	struct vg_vm *vm[NVMS];
+	u64 warns;
+};
+
+static int fx_setup_cfg(void **state, bool worker, u32 interval_ms)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct vg_gpu_config gc = {
+		.name = "gpu0",
+		.chunk_size = CHUNK,
+		.no_return_worker = !worker,
+		.return_interval_ms = interval_ms,
+		.seed = 3,
+	};
+	static const char *const names[NVMS] = { "vmA", "vmB", "vmC" };
+	int i;
+
+	assert_non_null(f);
+	f->warns = os_warn_count();
+	f->fb = fake_create(VRAM_CHUNKS * CHUNK);
+	assert_non_null(f->fb);
+	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	for (i = 0; i < NVMS; i++) {
+		struct vg_vm_config vc = { .name = names[i] };
+
+		assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm[i]), 0);
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_setup(void **state)
+{
+	return fx_setup_cfg(state, false, 0);
+}
+
+/* A worker that would not run on its own during the test's setup. */
+static int fx_setup_worker(void **state)
+{
+	return fx_setup_cfg(state, true, 10000);
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	int i;
+
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	for (i = 0; i < NVMS; i++)
+		vg_vm_destroy(f->vm[i]);
+	vg_gpu_destroy(f->gpu);
+	assert_int_equal(fake_leaks(f->fb), 0);
+	assert_int_equal(fake_errors(f->fb), 0);
+	assert_int_equal(os_warn_count(), f->warns);
+	fake_destroy(f->fb);
+	free(f);
+	return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static u8 pat(u32 seed, u64 i)
+{
+	u64 x = (i + 1) * 0x9e3779b97f4a7c15ull ^ ((u64)seed << 32);
+
+	x ^= x >> 31;
+	return (u8)(x * 0x94d049bb133111ebull >> 56);
+}
+
+static void fill(struct fx *f, struct vg_bo *bo, u32 seed)
+{
+	u8 *buf = malloc(bo->size);
+	u64 i;
+
+	for (i = 0; i < bo->size; i++)
+		buf[i] = pat(seed, i);
+	assert_int_equal(fake_va_rw(f->fb, bo->vm->as, bo->va, buf, bo->size,
+				    true), 0);
+	free(buf);
+}
+
+static void check(struct fx *f, struct vg_bo *bo, u32 seed)
+{
+	u8 *buf = malloc(bo->size);
+	u64 i;
+
+	assert_int_equal(fake_va_rw(f->fb, bo->vm->as, bo->va, buf, bo->size,
+				    false), 0);
+	for (i = 0; i < bo->size; i++)
+		if (buf[i] != pat(seed, i))
+			fail_msg("byte %llu of bo 0x%llx differs",
+				 (unsigned long long)i,
+				 (unsigned long long)bo->va);
+	free(buf);
+}
+
+static struct vg_bo *mkbo(struct fx *f, struct vg_vm *vm, u64 size, u32 seed)
+{
+	struct vg_bo *bo;
+	u64 va = 0;
+
+	assert_int_equal(vg_bo_alloc(vm, size, 0, &va), 0);
+	mutex_lock(&f->gpu->lock);
+	bo = vg_bo_find(vm, va);
+	mutex_unlock(&f->gpu->lock);
+	assert_non_null(bo);
+	fill(f, bo, seed);
+	return bo;
+}
+
+/* Move the chunks in mask of bo to host RAM. */
+static void evict(struct fx *f, struct vg_bo *bo, u32 mask)
+{
+	u32 i;
+
+	mutex_lock(&f->gpu->lock);
+	for (i = 0; i < bo->nr_chunks; i++)
+		if (mask & (1u << i))
+			vg_chunk_mark(&bo->chunks[i]);
+	assert_int_equal(vg_relocate_vm(bo->vm, VG_LOC_HOST), 0);
+	mutex_unlock(&f->gpu->lock);
+}
+
+static u64 resident(struct fx *f, struct vg_vm *vm)
+{
+	u64 v;
+
+	mutex_lock(&f->gpu->lock);
+	v = vm->resident;
+	mutex_unlock(&f->gpu->lock);
+	return v;
+}
+
+static u64 relocated(struct fx *f, struct vg_vm *vm)
+{
+	u64 v;
+
+	mutex_lock(&f->gpu->lock);
+	v = vm->relocated;
+	mutex_unlock(&f->gpu->lock);
+	return v;
+}
+
+static enum vg_loc loc_of(struct fx *f, struct vg_chunk *c)
+{
+	enum vg_loc l;
+
+	mutex_lock(&f->gpu->lock);
+	l = c->loc;
+	/* The books and the page table agree. */
+	assert_ptr_equal(fake_va_mem(c->bo->vm->as, vg_chunk_va(c), NULL),
+			 c->mem);
+	assert_int_equal(fake_mem_loc(c->mem), l);
+	mutex_unlock(&f->gpu->lock);
+	return l;
+}
+
+/* ---- who gets VRAM back ------------------------------------------------- */
+
+static void test_nothing_to_return(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 1);
+
+	/* Nothing relocated. */
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	/* Relocated, but VRAM is full. */
+	evict(f, a, 0x3);
+	mkbo(f, f->vm[1], (VRAM_CHUNKS - 2) * CHUNK, 2);
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	check(f, a, 1);
+}
+
+/*
+ * A is 3 chunks below its entitlement, B at it, C above: the two free
+ * chunks go to A. Once C frees its memory everything comes back, B's
+ * chunks too although they take B past its entitlement: idle VRAM helps
+ * nobody.
+ */
+static void test_furthest_below_entitlement_first(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_bo *a, *b, *c;
+	struct vgmem_vm_stats st;
+
+	assert_int_equal(vg_vm_set_entitlement(A, 5 * CHUNK), 0);
+	assert_int_equal(vg_vm_set_entitlement(B, 5 * CHUNK), 0);
+	assert_int_equal(vg_vm_set_entitlement(C, 6 * CHUNK), 0);
+	a = mkbo(f, A, 5 * CHUNK, 11);
+	b = mkbo(f, B, 8 * CHUNK, 12);
+	evict(f, a, 0x1c);	/* A: 2 resident, 3 relocated */
+	evict(f, b, 0x07);	/* B: 5 resident, 3 relocated */
+	c = mkbo(f, C, 7 * CHUNK, 13);	/* 14 of 16 used */
+
+	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_int_equal(resident(f, A), 4 * CHUNK);
+	assert_int_equal(relocated(f, A), CHUNK);
+	assert_int_equal(relocated(f, B), 3 * CHUNK);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	check(f, a, 11);
+	/* One suspension for A's two chunks, none for the others. */
+	vg_vm_get_stats(A, &st);
+	assert_int_equal(st.reloc_in_chunks, 2);
+	assert_int_equal(st.suspends, 2);	/* the evict, the return */
+	vg_vm_get_stats(B, &st);
+	assert_int_equal(st.reloc_in_chunks, 0);
+	assert_int_equal(st.suspends, 1);
+
+	/* VRAM full now: nothing moves. */
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+
+	assert_int_equal(vg_bo_free(C, c->va), 0);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * CHUNK);
+	assert_int_equal(relocated(f, A), 0);
+	assert_int_equal(relocated(f, B), 0);
+	assert_int_equal(resident(f, B), 8 * CHUNK);
+	check(f, a, 11);
+	check(f, b, 12);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+}
+
+/* Fewer free chunks than claims: the deficits are evened out in turn. */
+static void test_fair_split(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_bo *a, *b;
+
+	assert_int_equal(vg_vm_set_entitlement(A, 6 * CHUNK), 0);
+	assert_int_equal(vg_vm_set_entitlement(B, 6 * CHUNK), 0);
+	assert_int_equal(vg_vm_set_entitlement(C, 4 * CHUNK), 0);
+	a = mkbo(f, A, 6 * CHUNK, 21);
+	b = mkbo(f, B, 6 * CHUNK, 22);
+	evict(f, a, 0x3f);	/* A: 0 resident, 6 relocated */
+	evict(f, b, 0x0f);	/* B: 2 resident, 4 relocated */
+	mkbo(f, C, 11 * CHUNK, 23);	/* 13 used, 3 free */
+
+	/* A (-6) twice to -4, then A and B tie at -4: A comes first. */
+	assert_int_equal(vg_gpu_return_once(f->gpu), 3 * CHUNK);
+	assert_int_equal(resident(f, A), 3 * CHUNK);
+	assert_int_equal(resident(f, B), 2 * CHUNK);
+	check(f, a, 21);
+	check(f, b, 22);
+}
+
+/* ---- which chunk comes back --------------------------------------------- */
+
+/* A has four chunks in host RAM and exactly one chunk of VRAM is free. */
+static struct vg_bo *one_slot_setup(struct fx *f)
+{
+	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 31);
+
+	evict(f, a, 0xf);
+	mkbo(f, f->vm[1], (VRAM_CHUNKS - 1) * CHUNK, 32);
+	return a;
+}
+
+static u32 returned_index(struct fx *f, struct vg_bo *a)
+{
+	u32 i, found = ~0u;
+
+	for (i = 0; i < a->nr_chunks; i++) {
+		if (loc_of(f, &a->chunks[i]) == VG_LOC_VRAM) {
+			assert_int_equal(found, ~0u);
+			found = i;
+		}
+	}
+	assert_int_not_equal(found, ~0u);
+	return found;
+}
+
+static void test_lra_most_recently_placed_first(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = one_slot_setup(f);
+	static const u64 seq[4] = { 10, 40, 20, 30 };
+	u32 i;
+
+	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_LRA), 0);
+	mutex_lock(&f->gpu->lock);
+	for (i = 0; i < 4; i++)
+		a->chunks[i].placed_seq = seq[i];
+	mutex_unlock(&f->gpu->lock);
+	assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
+	assert_int_equal(returned_index(f, a), 1);
+	check(f, a, 31);
+}
+
+static void test_cold_hottest_first(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = one_slot_setup(f);
+	static const u64 access[4] = { 5, 3, 90, 0 };
+	u32 i;
+
+	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_COLD), 0);
+	mutex_lock(&f->gpu->lock);
+	for (i = 0; i < 4; i++) {
+		a->chunks[i].heat = 0;
+		/* Accesses over PCIe since the last sample. */
+		fake_set_access(a->chunks[i].mem, access[i]);
+	}
+	mutex_unlock(&f->gpu->lock);
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
+	assert_true(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS) >= 4);
+	assert_int_equal(returned_index(f, a), 2);
+	check(f, a, 31);
+}
+
+static void test_random_spreads(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = one_slot_setup(f);
+	u32 seen = 0, i, k;
+
+	assert_int_equal(f->gpu->policy, VG_POLICY_RANDOM);
+	for (k = 0; k < 24; k++) {
+		assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
+		i = returned_index(f, a);
+		seen |= 1u << i;
+		evict(f, a, 1u << i);
+	}
+	/* 24 draws from 4 landing on one chunk: probability 4^-23. */
+	assert_int_not_equal(__builtin_popcount(seen), 1);
+	check(f, a, 31);
+}
+
+/* Free VRAM smaller than a chunk still takes a BO's short tail. */
+static void test_tail_fits_small_gap(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], CHUNK + 4 * PAGE, 41);
+
+	assert_int_equal(a->nr_chunks, 2);
+	evict(f, a, 0x3);
+	mkbo(f, f->vm[1], VRAM_CHUNKS * CHUNK - 4 * PAGE, 42);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * PAGE);
+	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_HOST);
+	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_VRAM);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	check(f, a, 41);
+}
+
+/* A failed return changes nothing, and the next pass succeeds. */
+static void test_failed_return_changes_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 51);
+	struct vg_bo *b = mkbo(f, f->vm[1], 4 * CHUNK, 52);
+	static const enum fake_op ops[] = {
+		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT,
+		FAKE_OP_MAP,
+	};
+	struct vg_gpu_stats gs;
+	u32 i;
+
+	evict(f, a, 0x6);
+	evict(f, b, 0x9);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		fake_fail(f->fb, ops[i], 1);
+		assert_true(vg_gpu_return_once(f->gpu) < 0);
+		fake_fail_clear(f->fb);
+		/* The first VM failed; the other was not touched either. */
+		assert_int_equal(relocated(f, f->vm[0]) + relocated(f, f->vm[1]),
+				 4 * CHUNK);
+		assert_int_equal(vg_gpu_check(f->gpu), 0);
+		check(f, a, 51);
+		check(f, b, 52);
+	}
+	vg_gpu_get_stats(f->gpu, &gs);
+	assert_int_equal(gs.reloc_failures, ARRAY_SIZE(ops));
+	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * CHUNK);
+	assert_int_equal(relocated(f, f->vm[0]), 0);
+	assert_int_equal(relocated(f, f->vm[1]), 0);
+	check(f, a, 51);
+	check(f, b, 52);
+}
+
+/* ---- the worker thread -------------------------------------------------- */
+
+static bool wait_back(struct fx *f, struct vg_vm *vm)
+{
+	int i;
+
+	for (i = 0; i < WAIT_STEPS; i++) {
+		if (!relocated(f, vm))
+			return true;
+		msleep(5);
+	}
+	return false;
+}
+
+static void test_worker_returns_after_free(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 8 * CHUNK, 61);
+	struct vg_bo *c;
+
+	assert_non_null(f->gpu->return_task);
+	evict(f, a, 0xf0);
+	/* VRAM full: even an eager worker finds nothing to do. */
+	c = mkbo(f, f->vm[2], 12 * CHUNK, 62);
+	assert_int_equal(vg_gpu_set_return_interval(f->gpu, 2), 0);
+	assert_int_equal(relocated(f, f->vm[0]), 4 * CHUNK);
+
+	assert_int_equal(vg_bo_free(f->vm[2], c->va), 0);
+	assert_true(wait_back(f, f->vm[0]));
+	assert_int_equal(resident(f, f->vm[0]), 8 * CHUNK);
+	check(f, a, 61);
+
+	/* Again, with the worker already running at its short interval. */
+	evict(f, a, 0x0f);
+	assert_true(wait_back(f, f->vm[0]));
+	check(f, a, 61);
+}
+
+static void test_worker_start_stop(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 71);
+	int i;
+
+	assert_int_equal(vg_return_start(f->gpu), -EBUSY);
+	for (i = 0; i < 3; i++) {
+		vg_return_stop(f->gpu);
+		assert_null(f->gpu->return_task);
+		vg_return_stop(f->gpu);		/* no worker: nothing to do */
+		/* No worker: chunks stay out. */
+		evict(f, a, 0x3);
+		assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+		assert_int_equal(vg_return_start(f->gpu), 0);
+		assert_int_equal(vg_gpu_set_return_interval(f->gpu, 1), 0);
+		assert_true(wait_back(f, f->vm[0]));
+	}
+	check(f, a, 71);
+	/* fx_teardown's vg_gpu_destroy stops the worker while it runs. */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_nothing_to_return, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_furthest_below_entitlement_first, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fair_split, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lra_most_recently_placed_first, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cold_hottest_first, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_random_spreads, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_tail_fits_small_gap, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_failed_return_changes_nothing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_worker_returns_after_free, fx_setup_worker, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_worker_start_stop, fx_setup_worker, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

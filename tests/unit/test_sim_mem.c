@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The software GPU's memory side: VRAM frames and host chunks, zeroing,
+ * page tables, batched copies, the cost model, access counters and fault
+ * injection.
+ */
+#include "test_sim_util.h"
+
+#define VA0	0x100000000ull
+#define VRAM	(4ull << 20)
+
+static const struct vg_backend_ops *ops;
+
+static void fill_va(struct vg_sim *sim, struct vg_as *as, struct tg *g,
+		    u64 va, u64 bytes, u32 value)
+{
+	struct tchan *t = t_chan(sim, as, g, 8);
+	u32 a[VGMEM_CP_NARGS] = { 0 };
+
+	t_bind(t);
+	t_args64(a, 0, va);
+	t_args64(a, 2, bytes);
+	a[4] = value;
+	t_kernel(t, VGMEM_K_MEMSET, a);
+	t_run(t);
+	t_chan_free(t);
+}
+
+static int all_zero(const u8 *p, u64 n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+static void test_vram_frames(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_mem *a, *b, *c;
+
+	(void)state;
+	assert_int_equal(ops->vram_size(sim), VRAM);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 5000, &a), 0);
+	/* ceil(5000 / 4 KiB) = 2 frames. */
+	assert_int_equal(vg_sim_vram_free(sim), VRAM - 8192);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, VRAM - 8192, &b), 0);
+	assert_int_equal(vg_sim_vram_free(sim), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 1, &c), -ENOSPC);
+	ops->mem_free(sim, a);
+	/* Any two free frames make 8 KiB. */
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 8192, &c), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 1, &a), -ENOSPC);
+	ops->mem_free(sim, b);
+	ops->mem_free(sim, c);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	/* Hostile sizes and locations. */
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 0, &a), -EINVAL);
+	assert_int_equal(ops->mem_alloc(sim, (enum vg_loc)7, 4096, &a), -EINVAL);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, ~0ull, &a), -ENOSPC);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	vg_sim_destroy(sim);
+}
+
+static void test_fragmented_vram_is_usable(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct tg *g = tg_new();
+	struct vg_mem *m[16], *big;
+	struct vg_as *as;
+	u8 *buf = malloc(8 * 65536);
+	int i;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 65536, &m[i]), 0);
+	for (i = 0; i < 16; i += 2)
+		ops->mem_free(sim, m[i]);
+	/* Half of the frames in holes: one 512 KiB mem over all of them. */
+	big = t_map_new(sim, as, VA0, 8 * 65536, VG_LOC_VRAM);
+	fill_va(sim, as, g, VA0, 8 * 65536, 0x5a5a5a5a);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, buf, 8 * 65536), 0);
+	for (i = 0; i < 8 * 65536; i++)
+		assert_int_equal(buf[i], 0x5a);
+	ops->unmap(sim, as, VA0, 8 * 65536);
+	ops->mem_free(sim, big);
+	for (i = 1; i < 16; i += 2)
+		ops->mem_free(sim, m[i]);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+	free(buf);
+}
+
+/* A freed frame's contents are never seen by the next owner. */
+static void test_zero_on_alloc(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *m;
+	u8 *buf = malloc(VRAM);
+	enum vg_loc loc;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	for (loc = VG_LOC_VRAM; loc <= VG_LOC_HOST; loc++) {
+		m = t_map_new(sim, as, VA0, VRAM, loc);
+		fill_va(sim, as, g, VA0, VRAM, 0xdeadbeef);
+		ops->unmap(sim, as, VA0, VRAM);
+		ops->mem_free(sim, m);
+		m = t_map_new(sim, as, VA0, VRAM, loc);
+		assert_int_equal(vg_sim_read_va(sim, as, VA0, buf, VRAM), 0);
+		assert_true(all_zero(buf, VRAM));
+		ops->unmap(sim, as, VA0, VRAM);
+		ops->mem_free(sim, m);
+	}
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+	free(buf);
+}
+
+static void test_host_limit(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 1ull << 20);
+	struct vg_mem *a, *b;
+
+	(void)state;
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 768 << 10, &a), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 512 << 10, &b), -ENOMEM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 256 << 10, &b), 0);
+	ops->mem_free(sim, a);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 768 << 10, &a), 0);
+	ops->mem_free(sim, a);
+	ops->mem_free(sim, b);
+	/* Host memory does not use VRAM. */
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	vg_sim_destroy(sim);
+}
+
+static void test_map_hostile(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_as *as;
+	struct vg_mem *m;
+	u32 v = 1;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 65536, &m), 0);
+	assert_int_equal(ops->map(sim, as, VA0 + 1, 4096, m, 0), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 100, m, 0), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 4096, m, 12), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 0, m, 0), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 65536, m, 4096), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 4096, m, 1ull << 62), -EINVAL);
+	assert_int_equal(ops->map(sim, as, (1ull << 40) - 4096, 8192, m, 0),
+			 -EINVAL);
+	assert_int_equal(ops->map(sim, as, ~0ull - 4095, 8192, m, 0), -EINVAL);
+	assert_int_equal(ops->map(sim, as, VA0, 4096, NULL, 0), -EINVAL);
+	/* Nothing got mapped. */
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, &v, 4), -EFAULT);
+	assert_int_equal(ops->map(sim, as, VA0, 65536, m, 0), 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 65532, &v, 4), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 65534, &v, 4), -EFAULT);
+	ops->unmap(sim, as, VA0, 4096);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, &v, 4), -EFAULT);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 4096, &v, 4), 0);
+	/* Unmapping what is not mapped is harmless. */
+	ops->unmap(sim, as, 0x5000000000ull, 1ull << 30);
+	ops->unmap(sim, as, VA0, 65536);
+	ops->mem_free(sim, m);
+	ops->as_destroy(sim, as);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	vg_sim_destroy(sim);
+}
+
+/*
+ * Remapping a VA to another mem (what relocation does) redirects the GPU's
+ * next access, even through a warm TLB; freeing a still-mapped mem keeps
+ * its frames until the PTEs go.
+ */
+static void test_remap_and_tlb(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct tg *g = tg_new();
+	struct tchan *t;
+	struct vg_as *as;
+	struct vg_mem *a, *b;
+	u32 v;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	a = t_map_new(sim, as, VA0, 8192, VG_LOC_VRAM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 8192, &b), 0);
+	t = t_chan(sim, as, g, 8);
+	t_bind(t);
+	t_sem(t, VA0 + 4, 11, VGMEM_SEM_OP_RELEASE);
+	t_run(t);
+	/* Relocation: copy a to b, point the PTEs at b, flush, free a. */
+	{
+		struct vg_copy c = { a, 0, b, 0, 8192 };
+		u64 fence;
+
+		assert_int_equal(ops->copy_submit(sim, &c, 1, &fence), 0);
+		assert_int_equal(ops->copy_wait(sim, fence, NULL), 0);
+	}
+	assert_int_equal(ops->map(sim, as, VA0, 8192, b, 0), 0);
+	ops->tlb_flush(sim, as);
+	ops->mem_free(sim, a);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 4, &v, 4), 0);
+	assert_int_equal(v, 11);
+	/* The channel's next semaphore lands in b, in host memory. */
+	t_sem(t, VA0 + 8, 12, VGMEM_SEM_OP_RELEASE);
+	t_run(t);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 8, &v, 4), 0);
+	assert_int_equal(v, 12);
+	/* Free b while mapped: the mapping keeps it alive. */
+	ops->mem_free(sim, b);
+	t_sem(t, VA0 + 12, 13, VGMEM_SEM_OP_RELEASE);
+	t_run(t);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 12, &v, 4), 0);
+	assert_int_equal(v, 13);
+	ops->unmap(sim, as, VA0, 8192);
+	t_chan_free(t);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+}
+
+static void test_copy_batch(void **state)
+{
+	struct vg_sim_config cfg = { .vram_size = VRAM, .vram_bw = 8000000000ull,
+				     .pcie_bw = 1000000000ull };
+	struct vg_sim *sim;
+	struct vg_as *as;
+	struct vg_mem *v1, *v2, *h1;
+	struct vg_copy c[3];
+	u64 f1, f2, ns;
+	u8 *buf = malloc(3 * 65536);
+	u32 i;
+
+	(void)state;
+	assert_int_equal(vg_sim_create(&cfg, &sim), 0);
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	v1 = t_map_new(sim, as, VA0, 65536, VG_LOC_VRAM);
+	h1 = t_map_new(sim, as, VA0 + 65536, 65536, VG_LOC_HOST);
+	v2 = t_map_new(sim, as, VA0 + 131072, 65536, VG_LOC_VRAM);
+	{
+		struct tg *g = tg_new();
+
+		fill_va(sim, as, g, VA0, 65536, 0x01020304);
+		tg_free(g);
+	}
+	/* VRAM -> host (unaligned offsets across pages), host -> VRAM, VRAM -> VRAM. */
+	c[0] = (struct vg_copy){ v1, 1, h1, 4097, 30000 };
+	c[1] = (struct vg_copy){ h1, 4097, v2, 0, 30000 };
+	assert_int_equal(ops->copy_submit(sim, c, 2, &f1), 0);
+	c[2] = (struct vg_copy){ v2, 0, v1, 32768, 30000 };
+	assert_int_equal(ops->copy_submit(sim, &c[2], 1, &f2), 0);
+	assert_true(f2 > f1);
+	assert_int_equal(ops->copy_wait(sim, f2, &ns), 0);
+	/* 30000 at 1 ns/byte over PCIe; VRAM to VRAM 2 x 30000 at 1/8 ns. */
+	assert_int_equal(ns, 7500);
+	assert_int_equal(ops->copy_wait(sim, f1, &ns), 0);
+	assert_int_equal(ns, 60000);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, buf, 3 * 65536), 0);
+	for (i = 0; i < 30000; i++) {
+		u8 want = (u8)(0x01020304u >> (8 * ((i + 1) & 3)));
+
+		assert_int_equal(buf[65536 + 4097 + i], want);
+		assert_int_equal(buf[131072 + i], want);
+		assert_int_equal(buf[32768 + i], want);
+	}
+	assert_int_equal(buf[65536 + 4096], 0);
+	assert_int_equal(buf[131072 + 30000], 0);
+
+	/* Hostile batches queue nothing. */
+	c[0] = (struct vg_copy){ v1, 65000, h1, 0, 1000 };
+	assert_int_equal(ops->copy_submit(sim, c, 1, &f1), -EINVAL);
+	c[0] = (struct vg_copy){ v1, 0, v1, 100, 1000 };
+	assert_int_equal(ops->copy_submit(sim, c, 1, &f1), -EINVAL);
+	c[0] = (struct vg_copy){ v1, ~0ull, h1, 0, 2 };
+	assert_int_equal(ops->copy_submit(sim, c, 1, &f1), -EINVAL);
+	c[0] = (struct vg_copy){ NULL, 0, h1, 0, 2 };
+	assert_int_equal(ops->copy_submit(sim, c, 1, &f1), -EINVAL);
+	assert_int_equal(ops->copy_wait(sim, f2 + 1, NULL), -EINVAL);
+	assert_int_equal(ops->copy_wait(sim, 0, NULL), -EINVAL);
+	/* An empty batch completes. */
+	assert_int_equal(ops->copy_submit(sim, NULL, 0, &f1), 0);
+	assert_int_equal(f1, f2 + 1);
+	assert_int_equal(ops->copy_wait(sim, f1, &ns), 0);
+	assert_int_equal(ns, 0);
+
+	ops->unmap(sim, as, VA0, 3 * 65536);
+	ops->mem_free(sim, v1);
+	ops->mem_free(sim, v2);
+	ops->mem_free(sim, h1);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	free(buf);
+}
+
+/* A mem freed while its copy is queued stays alive until the copy ran. */
+static void test_copy_keeps_mem_alive(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_mem *a, *b;
+	struct vg_copy c;
+	u64 f;
+
+	(void)state;
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 1 << 20, &a), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 1 << 20, &b), 0);
+	c = (struct vg_copy){ a, 0, b, 0, 1 << 20 };
+	assert_int_equal(ops->copy_submit(sim, &c, 1, &f), 0);
+	ops->mem_free(sim, a);
+	ops->mem_free(sim, b);
+	assert_int_equal(ops->copy_wait(sim, f, NULL), 0);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	vg_sim_destroy(sim);
+}
+
+/* The same workload over VRAM and over host memory: ratio vram_bw / pcie_bw. */
+static u64 workload_ns(enum vg_loc loc, struct vg_sim_cost *out)
+{
+	struct vg_sim_config cfg = { .vram_size = VRAM, .vram_bw = 8000000000ull,
+				     .pcie_bw = 1000000000ull };
+	struct vg_sim *sim;
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *m;
+	struct tchan *t;
+	u32 a[VGMEM_CP_NARGS] = { 0 };
+
+	assert_int_equal(vg_sim_create(&cfg, &sim), 0);
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	m = t_map_new(sim, as, VA0, 1 << 20, loc);
+	t = t_chan(sim, as, g, 8);
+	t_bind(t);
+	t_args64(a, 0, VA0);
+	t_args64(a, 2, 512 << 10);
+	a[4] = 7;
+	t_kernel(t, VGMEM_K_FILL_PATTERN, a);
+	t_args64(a, 4, VA0 + (512 << 10));
+	t_kernel(t, VGMEM_K_CHECKSUM, a);
+	memset(a, 0, sizeof(a));
+	t_args64(a, 0, VA0);
+	t_args64(a, 2, VA0 + 4096);
+	t_args64(a, 4, VA0 + (600 << 10));
+	a[6] = 10000;
+	t_kernel(t, VGMEM_K_VECADD, a);
+	t_run(t);
+	vg_sim_as_cost(sim, as, out);
+	t_chan_free(t);
+	ops->unmap(sim, as, VA0, 1 << 20);
+	ops->mem_free(sim, m);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+	return out->device_ns;
+}
+
+static void test_cost_ratio(void **state)
+{
+	struct vg_sim_cost v, h, v2;
+	u64 bytes = (512 << 10) * 2 + 8 + 3 * 40000;
+
+	(void)state;
+	workload_ns(VG_LOC_VRAM, &v);
+	workload_ns(VG_LOC_HOST, &h);
+	workload_ns(VG_LOC_VRAM, &v2);
+	assert_int_equal(v.bytes_vram, bytes);
+	assert_int_equal(v.bytes_host, 0);
+	assert_int_equal(h.bytes_host, bytes);
+	assert_int_equal(h.bytes_vram, 0);
+	assert_int_equal(v.launches, 3);
+	assert_int_equal(v.entries, 1);
+	assert_int_equal(h.device_ns, bytes);	/* 1 ns per byte */
+	assert_int_equal(h.device_ns, 8 * v.device_ns);
+	assert_memory_equal(&v, &v2, sizeof(v));	/* deterministic */
+}
+
+static void test_cost_ns_helper(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+
+	(void)state;
+	/* Defaults: 320 GiB/s and 12 GiB/s. */
+	assert_int_equal(vg_sim_cost_ns(sim, VG_LOC_VRAM, 320ull << 30),
+			 NSEC_PER_SEC);
+	assert_int_equal(vg_sim_cost_ns(sim, VG_LOC_HOST, 12ull << 30),
+			 NSEC_PER_SEC);
+	assert_int_equal(vg_sim_cost_ns(sim, VG_LOC_HOST, 6ull << 30),
+			 NSEC_PER_SEC / 2);
+	/* No overflow for huge byte counts (1 EiB over PCIe). */
+	assert_int_equal(vg_sim_cost_ns(sim, VG_LOC_HOST, 1ull << 60),
+			 (u64)((1ull << 30) / 12) * NSEC_PER_SEC +
+			 (u64)(((1ull << 30) % 12) * NSEC_PER_SEC / 12));
+	assert_int_equal(vg_sim_cost_ns(sim, VG_LOC_VRAM, 0), 0);
+	vg_sim_destroy(sim);
+}
+
+/* CE traffic to guest memory counts in bytes_guest at PCIe speed. */
+static void test_cost_guest(void **state)
+{
+	struct vg_sim_config cfg = { .vram_size = VRAM, .vram_bw = 4000000000ull,
+				     .pcie_bw = 1000000000ull };
+	struct vg_sim *sim;
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *m;
+	struct tchan *t;
+	struct vg_sim_cost c;
+	u64 src = tg_alloc(g, 40000);
+
+	(void)state;
+	assert_int_equal(vg_sim_create(&cfg, &sim), 0);
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	m = t_map_new(sim, as, VA0, 65536, VG_LOC_VRAM);
+	t = t_chan(sim, as, g, 8);
+	t_bind(t);
+	t_ce(t, src, VA0, 0, 0, 40000, 1, VGMEM_CE_LAUNCH_SRC_PHYS);
+	t_run(t);
+	vg_sim_as_cost(sim, as, &c);
+	assert_int_equal(c.bytes_guest, 40000);
+	assert_int_equal(c.bytes_vram, 40000);
+	assert_int_equal(c.launches, 1);
+	assert_int_equal(c.device_ns, 40000 + 10000);
+	t_chan_free(t);
+	ops->unmap(sim, as, VA0, 65536);
+	ops->mem_free(sim, m);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+}
+
+/* One count per page span touched per access; sampling resets. */
+static void test_access_counters(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *hot, *cold;
+	struct tchan *t;
+	u32 a[VGMEM_CP_NARGS] = { 0 };
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	hot = t_map_new(sim, as, VA0, 65536, VG_LOC_VRAM);
+	cold = t_map_new(sim, as, VA0 + 65536, 65536, VG_LOC_HOST);
+	assert_int_equal(ops->sample_access(sim, hot), 0);
+	t = t_chan(sim, as, g, 8);
+	t_bind(t);
+	/* memset of 4 pages of hot, starting mid-page: 5 spans. */
+	t_args64(a, 0, VA0 + 2048);
+	t_args64(a, 2, 4 * 4096);
+	t_kernel(t, VGMEM_K_MEMSET, a);
+	t_run(t);
+	assert_int_equal(ops->sample_access(sim, hot), 5);
+	assert_int_equal(ops->sample_access(sim, hot), 0);
+	assert_int_equal(ops->sample_access(sim, cold), 0);
+	/* A semaphore release into cold: one touch. */
+	t_sem(t, VA0 + 65536 + 8, 1, VGMEM_SEM_OP_RELEASE);
+	t_run(t);
+	assert_int_equal(ops->sample_access(sim, cold), 1);
+	assert_int_equal(ops->sample_access(sim, hot), 0);
+	/* Relocation copies are not accesses. */
+	{
+		struct vg_copy c = { hot, 0, cold, 0, 65536 };
+		u64 f;
+
+		assert_int_equal(ops->copy_submit(sim, &c, 1, &f), 0);
+		assert_int_equal(ops->copy_wait(sim, f, NULL), 0);
+	}
+	assert_int_equal(ops->sample_access(sim, hot), 0);
+	assert_int_equal(ops->sample_access(sim, cold), 0);
+	t_chan_free(t);
+	ops->unmap(sim, as, VA0, 2 * 65536);
+	ops->mem_free(sim, hot);
+	ops->mem_free(sim, cold);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+}
+
+static void test_inject(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_as *as;
+	struct vg_mem *m[4];
+	struct vg_copy c;
+	u64 f, ns = 123;
+	u32 v;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	/* The 2nd next VRAM allocation fails, once. */
+	vg_sim_inject(sim, VG_SIM_INJ_VRAM_ALLOC, 2);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 4096, &m[0]), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4096, &m[1]), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4096, &m[2]), -ENOSPC);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4096, &m[2]), 0);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM - 8192);
+	vg_sim_inject(sim, VG_SIM_INJ_HOST_ALLOC, 1);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 4096, &m[3]), -ENOMEM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 4096, &m[3]), 0);
+	/* Turned off before it fires. */
+	vg_sim_inject(sim, VG_SIM_INJ_HOST_ALLOC, 1);
+	vg_sim_inject(sim, VG_SIM_INJ_HOST_ALLOC, -1);
+	ops->mem_free(sim, m[3]);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 4096, &m[3]), 0);
+
+	/* A failed copy copies nothing. */
+	{
+		struct tg *g = tg_new();
+
+		assert_int_equal(ops->map(sim, as, VA0, 4096, m[1], 0), 0);
+		assert_int_equal(ops->map(sim, as, VA0 + 4096, 4096, m[2], 0), 0);
+		fill_va(sim, as, g, VA0, 4096, 0x99999999);
+		tg_free(g);
+	}
+	vg_sim_inject(sim, VG_SIM_INJ_COPY, 1);
+	c = (struct vg_copy){ m[1], 0, m[2], 0, 4096 };
+	assert_int_equal(ops->copy_submit(sim, &c, 1, &f), 0);
+	assert_int_equal(ops->copy_wait(sim, f, &ns), -EIO);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 4096, &v, 4), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(ops->copy_submit(sim, &c, 1, &f), 0);
+	assert_int_equal(ops->copy_wait(sim, f, &ns), 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 4096, &v, 4), 0);
+	assert_int_equal(v, 0x99999999);
+
+	/* A failed map maps nothing. */
+	vg_sim_inject(sim, VG_SIM_INJ_MAP, 1);
+	assert_int_equal(ops->map(sim, as, VA0 + 8192, 4096, m[0], 0), -ENOMEM);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 8192, &v, 4), -EFAULT);
+	assert_int_equal(ops->map(sim, as, VA0 + 8192, 4096, m[0], 0), 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 8192, &v, 4), 0);
+
+	ops->as_destroy(sim, as);	/* drops the mappings */
+	for (v = 0; v < 4; v++)
+		ops->mem_free(sim, m[v]);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	vg_sim_destroy(sim);
+}
+
+static void test_create_hostile(void **state)
+{
+	struct vg_sim_config cfg = { .vram_size = 4095 };
+	struct vg_sim *sim = NULL;
+
+	(void)state;
+	assert_int_equal(vg_sim_create(&cfg, &sim), -EINVAL);
+	cfg.vram_size = 0;
+	assert_int_equal(vg_sim_create(&cfg, &sim), -EINVAL);
+	assert_int_equal(vg_sim_create(NULL, &sim), -EINVAL);
+	assert_null(sim);
+	assert_string_equal(ops->name, "sim");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vram_frames),
+		cmocka_unit_test(test_fragmented_vram_is_usable),
+		cmocka_unit_test(test_zero_on_alloc),
+		cmocka_unit_test(test_host_limit),
+		cmocka_unit_test(test_map_hostile),
+		cmocka_unit_test(test_remap_and_tlb),
+		cmocka_unit_test(test_copy_batch),
+		cmocka_unit_test(test_copy_keeps_mem_alive),
+		cmocka_unit_test(test_cost_ratio),
+		cmocka_unit_test(test_cost_ns_helper),
+		cmocka_unit_test(test_cost_guest),
+		cmocka_unit_test(test_access_counters),
+		cmocka_unit_test(test_inject),
+		cmocka_unit_test(test_create_hostile),
+	};
+
+	ops = vg_sim_backend_ops();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
