@@ -18,24 +18,13 @@
 #ifndef _UAPI_VGMEM_H
 #define _UAPI_VGMEM_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
-#else
-#include <stdint.h>
 /*
- * As <linux/types.h> defines them (asm-generic/int-ll64.h): __u64 is
- * unsigned long long, the type the kernel and os_user.h give u64, so core
- * code can take a __u64's address as a u64 * and print it with %llu in both
- * builds. It has uint64_t's width; cast when passing its address as a
- * uint64_t *.
+ * <linux/types.h> in both worlds, as every UAPI header: __u64 is unsigned
+ * long long there, the type the kernel and os_user.h give u64, so host code
+ * can take a __u64's address as a u64 * and print it with %llu. Guests and
+ * tools cast when they pass its address as a uint64_t *.
  */
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef unsigned long long __u64;
-typedef int32_t __s32;
-typedef long long __s64;
-#endif
+#include <linux/types.h>
 
 #define VGMEM_ABI_VERSION		1
 
