@@ -32,14 +32,42 @@ CORE_SRCS := $(filter-out host-module/os/os_kernel.c, \
 GUEST_SRCS := $(wildcard guest-driver/lib/*.c)
 HOST_SRCS := $(wildcard host-module/user/*.c)
 SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
+# vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
+GUEST_TOOL_SRCS := $(wildcard guest-driver/tools/*.c)
+GUEST_TOOL_SUPPORT := $(filter-out guest-driver/tools/vgmem-guest.c,$(GUEST_TOOL_SRCS))
+POLICY_SRCS := $(wildcard policy/*.c)
+# mgmtd: main() alone in main.c. The REST side (rest*, metrics*, openapi*,
+# sse*) is its own library so REST tests can link it over a fake model;
+# the model side (everything else, with libvgnl for the netlink backend)
+# is libmgmtd. Tests named test_mgmtd_* link both, test_rest_* the REST
+# library alone (they bring their own model).
+MGMTD_REST_SRCS := $(wildcard mgmtd/rest*.c mgmtd/metrics*.c mgmtd/openapi*.c mgmtd/sse*.c)
+MGMTD_SRCS := $(filter-out mgmtd/main.c $(MGMTD_REST_SRCS),$(wildcard mgmtd/*.c)) \
+	$(wildcard tools/vgmem-nl/nl.c)
+MGMTD_MAIN := $(wildcard mgmtd/main.c)
+MGMTD_PKGS := libvirt sqlite3 libxml-2.0 libmicrohttpd jansson libcurl libnl-genl-3.0 zlib
+MGMTD_CFLAGS := $(shell pkg-config --cflags $(MGMTD_PKGS) 2>/dev/null)
+MGMTD_LDLIBS := $(shell pkg-config --libs $(MGMTD_PKGS) 2>/dev/null)
 UNIT_MAINS := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(filter-out $(UNIT_MAINS),$(wildcard tests/unit/*.c))
 INTEG_MAINS := $(wildcard tests/integration/test_*.c)
-INTEG_SUPPORT := $(filter-out $(INTEG_MAINS),$(wildcard tests/integration/*.c))
+INTEG_SUPPORT := $(filter-out $(INTEG_MAINS),$(wildcard tests/integration/*.c)) \
+	$(GUEST_TOOL_SUPPORT)
 BENCH_MAINS := $(wildcard tests/bench/bench_*.c)
 BENCH_SUPPORT := $(filter-out $(BENCH_MAINS),$(wildcard tests/bench/*.c))
 
+# tools/vgmem-nl: the netlink family's library and tool, on libnl-genl-3.
+# Built by their own rules (libnl flags); the library's unit test lives in
+# tests/unit/vgnl/, out of the reach of the tests/unit/test_*.c wildcard.
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
+NL_LIB_SRCS := tools/vgmem-nl/nl.c
+NL_TOOL_SRCS := tools/vgmem-nl/vgmem-nl.c
+NL_TEST_SRCS := tests/unit/vgnl/test_vgnl.c
+NL_VM_CHECK_SRCS := tests/vm/progs/vgnl-check.c
+
 LIB_NAMES := vghost vgmem vgcore	# link order: host needs guest and core
+LIB_NAMES += vgpolicy			# policy/: pure C, used by mgmtd
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 # $(1): variant directory (build or build/asan)
@@ -47,16 +75,53 @@ define variant
 $(1)/lib/libvgcore.a: $(call obj,$(1),$(CORE_SRCS))
 $(1)/lib/libvgmem.a: $(call obj,$(1),$(GUEST_SRCS))
 $(1)/lib/libvghost.a: $(call obj,$(1),$(HOST_SRCS))
+$(1)/lib/libvgpolicy.a: $(call obj,$(1),$(POLICY_SRCS))
+$(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS))
+$(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS))
 $(1)_LIBS := $(foreach l,$(LIB_NAMES),$(1)/lib/lib$(l).a)
-$(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim)
+$(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim) \
+	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest) $(1)/bin/vgmem-nl \
+	$(if $(MGMTD_MAIN),$(1)/bin/mgmtd)
+$(1)_MGMTD_LIBS := $(1)/lib/libmgmtd.a $(1)/lib/libmgrest.a
 $(1)_UNIT := $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_MAINS))
 $(1)_INTEG := $(patsubst tests/integration/%.c,$(1)/tests/integration/%,$(INTEG_MAINS))
-$(1)_TESTS := $$($(1)_UNIT) $$($(1)_INTEG)
+$(1)_TESTS := $$($(1)_UNIT) $$($(1)_INTEG) $(1)/tests/unit/vgnl/test_vgnl
 
 $(1)/bin/vgmem-sim: $(call obj,$(1),$(SIM_SRCS)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(SIM_SRCS)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(LDLIBS)
+
+$(1)/bin/vgmem-guest: $(call obj,$(1),$(GUEST_TOOL_SRCS)) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(GUEST_TOOL_SRCS)) \
+		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(LDLIBS)
+
+$(1)/bin/mgmtd: $(call obj,$(1),$(MGMTD_MAIN)) $$($(1)_MGMTD_LIBS) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(MGMTD_MAIN)) \
+		-Wl,--start-group $$($(1)_MGMTD_LIBS) $$($(1)_LIBS) -Wl,--end-group \
+		$$(MGMTD_LDLIBS) $$(LDLIBS)
+
+# mgmtd tests: the model and the REST server with their libraries.
+$(1)/tests/unit/test_mgmtd_%: $(1)/obj/tests/unit/test_mgmtd_%.o $(call obj,$(1),$(UNIT_SUPPORT)) $$($(1)_MGMTD_LIBS) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(UNIT_SUPPORT)) \
+		-Wl,--start-group $$($(1)_MGMTD_LIBS) $$($(1)_LIBS) -Wl,--end-group \
+		$$(MGMTD_LDLIBS) $$(TEST_LDLIBS)
+
+$(1)/tests/integration/test_mgmtd_%: $(1)/obj/tests/integration/test_mgmtd_%.o $(call obj,$(1),$(INTEG_SUPPORT)) $$($(1)_MGMTD_LIBS) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(INTEG_SUPPORT)) \
+		-Wl,--start-group $$($(1)_MGMTD_LIBS) $$($(1)_LIBS) -Wl,--end-group \
+		$$(MGMTD_LDLIBS) $$(TEST_LDLIBS)
+
+# REST tests: the REST server over the test's own (fake) model.
+$(1)/tests/unit/test_rest_%: $(1)/obj/tests/unit/test_rest_%.o $(call obj,$(1),$(UNIT_SUPPORT)) $(1)/lib/libmgrest.a $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(UNIT_SUPPORT)) \
+		-Wl,--start-group $(1)/lib/libmgrest.a $$($(1)_LIBS) -Wl,--end-group \
+		$$(MGMTD_LDLIBS) $$(TEST_LDLIBS)
 
 $(1)/tests/unit/%: $(1)/obj/tests/unit/%.o $(call obj,$(1),$(UNIT_SUPPORT)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)
@@ -67,6 +132,22 @@ $(1)/tests/integration/%: $(1)/obj/tests/integration/%.o $(call obj,$(1),$(INTEG
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(INTEG_SUPPORT)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
+
+$(1)/bin/vgmem-nl: $(call obj,$(1),$(NL_TOOL_SRCS) $(NL_LIB_SRCS))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(NL_LIBS)
+
+$(1)/tests/unit/vgnl/test_vgnl: $(call obj,$(1),$(NL_TEST_SRCS) $(NL_LIB_SRCS))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(NL_LIBS) -lcmocka
+
+$(1)/obj/tools/vgmem-nl/%.o: tools/vgmem-nl/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(NL_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
+
+$(1)/obj/tests/unit/vgnl/%.o: tests/unit/vgnl/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(NL_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
 
 # Portable code gets the module's extra warnings.
 $(1)/obj/host-module/os/%.o: host-module/os/%.c
@@ -83,7 +164,7 @@ $(1)/obj/host-module/sim/%.o: host-module/sim/%.c
 
 $(1)/obj/%.o: %.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(BASE_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
+	$$(CC) $$(BASE_CFLAGS) $$(MGMTD_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
 endef
 
 OPT_$(BUILD) := $(PLAIN_OPT)
@@ -105,8 +186,9 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(call obj,$(BUILD),$(BENCH_SUPPO
 	$(CC) -o $@ $< $(call obj,$(BUILD),$(BENCH_SUPPORT)) \
 		-Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
 
-ALL_SRCS := $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(UNIT_MAINS) \
-	$(UNIT_SUPPORT) $(INTEG_MAINS) $(INTEG_SUPPORT) $(BENCH_MAINS) $(BENCH_SUPPORT)
+ALL_SRCS := $(MGMTD_SRCS) $(MGMTD_REST_SRCS) $(MGMTD_MAIN) $(POLICY_SRCS) $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(GUEST_TOOL_SRCS) $(UNIT_MAINS) \
+	$(UNIT_SUPPORT) $(INTEG_MAINS) $(INTEG_SUPPORT) $(BENCH_MAINS) $(BENCH_SUPPORT) \
+	$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_TEST_SRCS)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(ALL_SRCS)) $(call obj,$(BUILD)/asan,$(ALL_SRCS)))
 
 # Keep objects that only pattern rules mention.
@@ -165,7 +247,8 @@ check:
 	@$(MAKE) --no-print-directory all asan
 	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory module
-	@echo "check: OK: every test passed plain and under ASan/UBSan; the module built at W=1 without warnings"
+	@VMSTRICT=1 $(MAKE) --no-print-directory vm-check
+	@echo "check: OK: every test passed plain and under ASan/UBSan; the modules built at W=1 without warnings; the VM suite passed"
 	@cat $(BUILD)/test-summary
 
 run:
@@ -175,6 +258,7 @@ run:
 
 bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
+	@$(MAKE) --no-print-directory vm-bench
 
 # Fails on any compiler or modpost warning: the module must build clean.
 module:
@@ -195,13 +279,103 @@ module-clean:
 clean: module-clean
 	rm -rf $(BUILD)
 
+# ---- VM tests (tests/vm/, docs/testing.md) -------------------------------------
+# Programs that run inside the test VM: static (the initramfs has no libc).
+# vgmem-guest is every guest-driver/tools/*.c linked with all the libraries
+# (its --inproc mode uses the userspace host); a static link takes only the
+# archive members it needs.
+VM_GUEST_SRCS := $(wildcard guest-driver/tools/*.c)
+VM_BINS := $(if $(VM_GUEST_SRCS),$(BUILD)/vm/bin/vgmem-guest)
+VM_CFLAGS := $(BASE_CFLAGS) $(PLAIN_OPT)
+VMCASE ?=
+
+$(BUILD)/vm/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) -c $< -o $@
+
+$(BUILD)/vm/bin/vgmem-guest: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) $($(BUILD)_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) \
+		-Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
+
+-include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(VM_GUEST_SRCS))
+
+# vgmem-nl and vgnl-check (the netlink case's helper), static against
+# Debian's libnl-3.a and libnl-genl-3.a.
+VM_NL_OBJS := $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_LIB_SRCS))
+VM_BINS += $(BUILD)/vm/bin/vgmem-nl $(BUILD)/vm/bin/vgnl-check
+
+$(BUILD)/vm/obj/tools/vgmem-nl/%.o: tools/vgmem-nl/%.c
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) $(NL_CFLAGS) -c $< -o $@
+
+$(BUILD)/vm/obj/tests/vm/progs/%.o: tests/vm/progs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) $(NL_CFLAGS) -c $< -o $@
+
+$(BUILD)/vm/bin/vgmem-nl: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_TOOL_SRCS)) $(VM_NL_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^ $(NL_LIBS) -lpthread -lm
+
+$(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRCS)) $(VM_NL_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^ $(NL_LIBS) -lpthread -lm
+
+-include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_VM_CHECK_SRCS))
+
+.PHONY: vm-bins vm-check vm-shell vm-bench
+vm-bins: $(VM_BINS)
+
+# Boots Debian's kernel under QEMU TCG with our modules and runs
+# tests/vm/cases/*.sh (VMCASE=10-load,20-mdev-types runs only those).
+vm-check:
+	@tests/vm/run.sh $(if $(VMCASE),--case $(VMCASE))
+
+# The same VM running tests/vm/bench/*.sh instead (VMCASE= picks some);
+# prints their VMBENCH lines. Benchmarks report, they never fail on timing.
+vm-bench:
+	@tests/vm/run.sh --bench $(if $(VMCASE),--case $(VMCASE))
+
+# The same VM with the modules loaded and a shell on the console.
+vm-shell:
+	@tests/vm/run.sh --shell
+
 help:
 	@echo "make            libraries, build/bin/vgmem-sim and the tests (plain)"
 	@echo "make asan       the same under ASan/UBSan, in build/asan/"
 	@echo "make check      install deps (as root), build all, run every test plain"
 	@echo "                and under ASan/UBSan, then build the module warning-free"
 	@echo "make run        build, then vgmem-sim demo --out build/run"
-	@echo "make bench      build and run tests/bench/bench_*.c"
+	@echo "make bench      build and run tests/bench/bench_*.c, then make vm-bench"
+	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
 	@echo "make module     build host-module/vgmem.ko (KDIR=... overrides headers)"
+	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...)"
+	@echo "make vm-shell   boot the test VM to a shell with the modules loaded"
 	@echo "make clean      remove build/ and the module's products"
 	@echo "make build/tests/unit/test_foo    build one test"
+
+# ---- vgmemctl (tools/vgmemctl/) and the REST benchmark -------------------------
+VGMEMCTL_SRCS := $(wildcard tools/vgmemctl/*.c)
+define vgmemctl_rules
+$(1)/bin/vgmemctl: $(call obj,$(1),$(VGMEMCTL_SRCS))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ -lcurl -ljansson
+# openapi.o embeds mgmtd/openapi.json with .incbin, which -MMD cannot see.
+$(1)/obj/mgmtd/openapi.o: mgmtd/openapi.json
+# test_rest_vgmemctl runs the binary of its own variant.
+$(1)/tests/unit/test_rest_vgmemctl: $(1)/bin/vgmemctl
+# test_mgmtd_libvirtd runs the daemon and the CLI of its own variant.
+$(1)/tests/integration/test_mgmtd_libvirtd: $(1)/bin/mgmtd $(1)/bin/vgmemctl
+endef
+$(eval $(call vgmemctl_rules,$(BUILD)))
+$(eval $(call vgmemctl_rules,$(BUILD)/asan))
+all: $(BUILD)/bin/vgmemctl
+asan: $(BUILD)/asan/bin/vgmemctl
+-include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(VGMEMCTL_SRCS)) $(call obj,$(BUILD)/asan,$(VGMEMCTL_SRCS)))
+
+# bench_rest: the REST server over the fake model, driven by wrk (or libcurl).
+$(BUILD)/bench/bench_rest: $(BUILD)/obj/tests/bench/bench_rest.o $(call obj,$(BUILD),$(BENCH_SUPPORT)) $(BUILD)/lib/libmgrest.a $($(BUILD)_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(call obj,$(BUILD),$(BENCH_SUPPORT)) \
+		-Wl,--start-group $(BUILD)/lib/libmgrest.a $($(BUILD)_LIBS) -Wl,--end-group \
+		$(MGMTD_LDLIBS) -lcurl $(LDLIBS)

@@ -15,6 +15,19 @@ PKGS=(
 	linux-headers-amd64	# make module (pulls the matching linux-kbuild)
 	kmod			# modinfo/insmod for the module
 	coreutils		# timeout(1) for the per-test limit
+	qemu-system-x86		# tests/vm: boots Debian's kernel under TCG
+	busybox-static		# tests/vm: the test VM's userspace
+	cpio			# tests/vm: initramfs
+	binutils		# tests/vm: strip/readelf for the initramfs
+	libvirt-dev		# mgmtd: libvirt domains, events, migration
+	libsqlite3-dev		# mgmtd: durable state (policy, events)
+	libxml2-dev		# mgmtd: domain XML (hostdev mdev, metadata)
+	libmicrohttpd-dev	# mgmtd REST server
+	libcurl4-openssl-dev	# vgmemctl and the REST tests
+	zlib1g-dev		# mgmtd: gzip of cached REST answers
+	wrk			# make bench: REST load generator
+	libvirt-daemon-system	# test_mgmtd_libvirtd: a private libvirtd (qemu driver)
+	libvirt-clients		# test_mgmtd_libvirtd: virsh define/metadata
 )
 
 missing=()

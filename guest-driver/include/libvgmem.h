@@ -3,8 +3,8 @@
  * libvgmem: what a guest uses to drive its vGPU. Channels, buffer objects,
  * pushbuffer building, submission and completion, and the built-in
  * workloads. It speaks the ABI of include/uapi/vgmem.h over a transport:
- * the userspace host's in-process transport today, a VFIO mdev (what QEMU
- * does) or a guest kernel driver later.
+ * the userspace host's in-process transport, a VFIO mdev (what QEMU does;
+ * vgmem_open_vfio below) or a guest kernel driver later.
  *
  * All functions return 0 or a negative errno. A channel in an error state
  * (see vgmem_chan_error) fails every later call on it with -EIO.
@@ -126,6 +126,67 @@ const char *vgmem_workload_name(enum vgmem_workload w);
 int vgmem_workload_run(struct vgmem_dev *dev, struct vgmem_chan *ch,
 		       enum vgmem_workload w, uint64_t ws_bytes,
 		       uint64_t bo_bytes, uint32_t iters, uint64_t seed);
+
+/*
+ * ---- VFIO transport (guest-driver/lib/vfio.c) ------------------------------
+ * Opens a vGPU mediated device the way QEMU does: the mdev's IOMMU group,
+ * a type1 container, guest_ram bytes of anonymous memory DMA-mapped at
+ * guest-physical VGMEM_VFIO_GPA_BASE (0: VGMEM_VFIO_RAM_DEFAULT), the
+ * device fd, BAR0 registers through read/write on it, the USERD pages of
+ * BAR2 mapped (or read and written through the fd if the region cannot be
+ * mapped), the control queue in guest memory and, if the device offers
+ * one, the MSI interrupt on an eventfd (otherwise CONSUMER is polled).
+ *
+ * On failure vgmem_open_vfio returns a negative errno and
+ * vgmem_vfio_error() names the step that failed and why. The same message
+ * is set when a control command of a VFIO device fails in the transport
+ * (timeout, queue error). Messages are per thread.
+ */
+#define VGMEM_VFIO_GPA_BASE	0x100000ull	/* guest RAM starts at 1 MiB */
+#define VGMEM_VFIO_RAM_DEFAULT	(16ull << 20)
+#define VGMEM_VFIO_RAM_MAX	(64ull << 30)
+#define VGMEM_VFIO_CTRLQ_ENTRIES 64
+
+int vgmem_open_vfio(const char *mdev_uuid, size_t guest_ram,
+		    struct vgmem_dev **out);
+/* vgmem_close plus the transport: IRQ, mappings, DMA map, fds. */
+void vgmem_close_vfio(struct vgmem_dev *dev);
+const char *vgmem_vfio_error(void);
+
+struct vgmem_vfio_info {
+	uint32_t vendor, device;	/* PCI ids from config space */
+	uint32_t max_channels;		/* REG_MAX_CHANNELS */
+	uint32_t ctrlq_entries;
+	uint64_t ram_gpa, ram_size;	/* the DMA-mapped guest RAM */
+	uint64_t ram_free;		/* bytes of it not allocated */
+	int userd_mmap;			/* 1: BAR2 mapped, 0: read/write on the fd */
+	int irq;			/* 1: MSI eventfd, 0: polling */
+	int iommu_type;			/* VFIO_TYPE1v2_IOMMU or VFIO_TYPE1_IOMMU */
+};
+
+/* -ENODEV for a device that is not VFIO-backed (e.g. the in-process host). */
+int vgmem_vfio_get_info(struct vgmem_dev *dev, struct vgmem_vfio_info *info);
+/* BAR0 register access (32-bit, aligned, below VGMEM_BAR0_SIZE), for tools. */
+int vgmem_vfio_reg_read(struct vgmem_dev *dev, uint32_t reg, uint32_t *val);
+int vgmem_vfio_reg_write(struct vgmem_dev *dev, uint32_t reg, uint32_t val);
+/*
+ * Up to any number of commands through the control queue, a ring's worth
+ * per doorbell; each cmds[i].status tells its outcome. 0, or the
+ * transport's error (then the statuses of commands not yet run are
+ * untouched).
+ */
+int vgmem_vfio_ctrl_batch(struct vgmem_dev *dev, struct vgmem_ctrl *cmds,
+			  uint32_t n);
+/*
+ * Hostile-guest checks of the queue itself: point the ring at gpa (e.g.
+ * outside the DMA map) and ring once, or ring PRODUCER `ahead` slots past
+ * CONSUMER. Reports STATUS and CTRLQ_ERROR as the device left them, then
+ * re-arms the queue at its real ring; returns 0 if that worked.
+ */
+int vgmem_vfio_ctrlq_bad_base(struct vgmem_dev *dev, uint64_t gpa,
+			      uint32_t *status, int32_t *qerr);
+int vgmem_vfio_ctrlq_bad_producer(struct vgmem_dev *dev, uint32_t ahead,
+				  uint32_t *status, int32_t *qerr);
 
 #ifdef __cplusplus
 }

@@ -13,12 +13,26 @@
  *    resident chunk is one index away and removal is an O(1) swap with the
  *    last element.
  * res_vec is sized for every chunk the VM owns (vg_vm_reserve_chunks), so
- * moving a chunk into VRAM never allocates and never fails.
+ * moving a chunk into VRAM never allocates and never fails. bo.c reserves
+ * only once a new BO is placed and nothing else can fail, so a refused or
+ * failed allocation never grows it.
  */
 #include "vg_internal.h"
 
 /* res_vec slots are u32; also the "no slot" value. */
 #define VG_VM_MAX_CHUNKS	(1u << 30)
+
+u64 vg_gpu_equal_share(const struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	/*
+	 * GPUswap's equal share, refined by explicit entitlements: the VMs
+	 * without one split what the others leave.
+	 */
+	if (!gpu->nr_ent_equal || gpu->ent_explicit >= gpu->vram_size)
+		return 0;
+	return div64_u64(gpu->vram_size - gpu->ent_explicit, gpu->nr_ent_equal);
+}
 
 u64 vg_vm_entitlement(const struct vg_vm *vm)
 {
@@ -27,15 +41,10 @@ u64 vg_vm_entitlement(const struct vg_vm *vm)
 	lockdep_assert_held(&gpu->lock);
 	if (vm->entitlement)
 		return vm->entitlement;
-	/*
-	 * GPUswap's equal share, refined by explicit entitlements: the VMs
-	 * without one split what the others leave. This VM counts among
-	 * them, so nr_ent_equal >= 1 here.
-	 */
-	if (WARN_ON_ONCE(!gpu->nr_ent_equal) ||
-	    gpu->ent_explicit >= gpu->vram_size)
+	/* This VM counts among the equal ones, so nr_ent_equal >= 1 here. */
+	if (WARN_ON_ONCE(!gpu->nr_ent_equal))
 		return 0;
-	return div64_u64(gpu->vram_size - gpu->ent_explicit, gpu->nr_ent_equal);
+	return vg_gpu_equal_share(gpu);
 }
 
 int vg_vm_reserve_chunks(struct vg_vm *vm, u32 more)

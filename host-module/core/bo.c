@@ -5,80 +5,76 @@
  * relocation engine moves them to host RAM, and the new BO is placed; the
  * time this takes is the allocation stall.
  *
- * Errors of vg_bo_alloc (nothing changes on any of them):
+ * Errors of vg_bo_alloc, in the order they are checked (nothing changes
+ * on any of them):
  *  -EINVAL  size zero, not a multiple of VGMEM_PAGE_SIZE or larger than the
  *           VA range; unknown flags; a FIXED_VA address unaligned, outside
  *           [VGMEM_VA_START, VGMEM_VA_END) or overlapping a BO;
+ *  -E2BIG   size above VGMEM_BO_MAX_SIZE;
  *  -ENOSPC  the VM's quota would be exceeded, or no VA hole is large enough;
- *  -ENOMEM  no VRAM can be freed for it, the host budget for relocated
- *           chunks is exhausted, or the backend ran out of memory.
+ *  -ENOMEM  the BO cannot fit in free VRAM plus what is left of the host
+ *           budget (when one is set), no VRAM can be freed for it, the host
+ *           budget for relocated chunks is exhausted, or the backend or the
+ *           host kernel ran out of memory.
+ * Every check that needs no allocation comes before the first allocation:
+ * the chunk array costs about 112 bytes per chunk, so a hostile size must
+ * not make the host allocate anything before it is refused.
  */
 #include "vg_internal.h"
+
+/*
+ * VGMEM_BO_MAX_SIZE (uapi) bounds the chunk array: at the smallest chunk
+ * size, 1 Mi chunks, about 112 MiB, when no host budget bounds it more
+ * tightly.
+ */
 
 static u64 vg_chunk_off(const struct vg_gpu *gpu, u32 index)
 {
 	return (u64)index << gpu->chunk_shift;
 }
 
+static struct vg_bo *vg_bo_of(struct vg_va_node *n)
+{
+	return n ? container_of(n, struct vg_bo, va_node) : NULL;
+}
+
 struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va)
 {
-	struct vg_bo *bo;
-
 	lockdep_assert_held(&vm->gpu->lock);
-	list_for_each_entry(bo, &vm->bos, node) {
-		if (bo->va == va)
-			return bo;
-		if (bo->va > va)
-			break;
-	}
-	return NULL;
+	return vg_bo_of(vg_va_lookup(&vm->va, va));
 }
 
 /*
  * The BO before which [va, va + size) goes in the sorted list, or NULL for
- * the tail; *overlap tells whether it would overlap that BO.
+ * the tail; *overlap tells whether it would overlap that BO. It is the
+ * first BO that ends after va: every BO before it ends at or below va.
  */
 static struct vg_bo *vg_bo_fixed_slot(struct vg_vm *vm, u64 va, u64 size,
 				      bool *overlap)
 {
-	struct vg_bo *bo;
+	struct vg_bo *bo = vg_bo_of(vg_va_end_after(&vm->va, va));
 
-	*overlap = false;
-	list_for_each_entry(bo, &vm->bos, node) {
-		if (bo->va + bo->size <= va)
-			continue;
-		if (bo->va < va + size)
-			*overlap = true;
-		return bo;
-	}
-	return NULL;
+	*overlap = bo && bo->va < va + size;
+	return bo;
 }
 
 /*
  * First fit over the holes between BOs (sorted by va), chunk aligned so a
  * chunk never straddles two PTE blocks of different BOs. Returns the BO to
  * insert before (NULL: the tail) through *next; -ENOSPC if no hole fits.
+ * vm->va was set up with the chunk size as alignment (vm.c), and its
+ * holes index makes this O(log BOs) rather than a walk over the list.
  */
 static int vg_bo_find_va(struct vg_vm *vm, u64 size, u64 *va,
 			 struct vg_bo **next)
 {
-	u64 align = vm->gpu->chunk_size;
-	u64 cand = ALIGN(VGMEM_VA_START, align);
-	struct vg_bo *bo;
+	struct vg_va_node *n;
+	int err;
 
-	list_for_each_entry(bo, &vm->bos, node) {
-		if (cand + size <= bo->va) {
-			*va = cand;
-			*next = bo;
-			return 0;
-		}
-		cand = max_t(u64, cand, ALIGN(bo->va + bo->size, align));
-	}
-	/* size <= VA range was checked, so this cannot wrap. */
-	if (cand + size > VGMEM_VA_END)
-		return -ENOSPC;
-	*va = cand;
-	*next = NULL;
+	err = vg_va_first_fit(&vm->va, size, va, &n);
+	if (err)
+		return err;
+	*next = vg_bo_of(n);
 	return 0;
 }
 
@@ -98,6 +94,73 @@ static int vg_bo_check_args(u64 size, u32 flags, u64 va)
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * Checks against the VM's and the GPU's state that allocate nothing: the
+ * address (*start in: the FIXED_VA address; out: where the BO goes, before
+ * *next), the quota, and whether the BO could be placed at all: with a
+ * host budget, VRAM and host RAM together must have room for it even if
+ * every other chunk could be moved. gpu->lock held.
+ */
+static int vg_bo_admit(struct vg_vm *vm, u64 size, u32 flags, u64 *start,
+		       struct vg_bo **next)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	u64 room;
+	bool overlap;
+	int err;
+
+	lockdep_assert_held(&gpu->lock);
+	/* Bad arguments first: -EINVAL wins over a full quota. */
+	if (flags & VGMEM_BO_FIXED_VA) {
+		*next = vg_bo_fixed_slot(vm, *start, size, &overlap);
+		if (overlap)
+			return -EINVAL;
+	} else {
+		err = vg_bo_find_va(vm, size, start, next);
+		if (err)
+			return err;
+	}
+	if (vm->quota && (size > vm->quota || vm->allocated > vm->quota - size))
+		return -ENOSPC;
+	if (gpu->host_budget) {
+		/* Both terms are at most their sizes, so no overflow. */
+		room = gpu->vram_size - min(gpu->vram_used, gpu->vram_size) +
+		       gpu->host_budget - min(gpu->host_used, gpu->host_budget);
+		/* Not logged: like the quota, a guest can ask for it cheaply. */
+		if (size > room)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A new BO of size bytes, its chunks set up for VRAM, on no list. */
+static struct vg_bo *vg_bo_new(struct vg_vm *vm, u64 size)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	struct vg_bo *bo;
+	u32 i, nr = (u32)DIV_ROUND_UP(size, gpu->chunk_size);
+
+	/* size <= VGMEM_BO_MAX_SIZE: neither the count nor the bytes overflow. */
+	bo = kvzalloc(sizeof(*bo) + (size_t)nr * sizeof(bo->chunks[0]),
+		      GFP_KERNEL);
+	if (!bo)
+		return NULL;
+	bo->vm = vm;
+	bo->size = size;
+	bo->nr_chunks = nr;
+	for (i = 0; i < nr; i++) {
+		struct vg_chunk *c = &bo->chunks[i];
+
+		c->bo = bo;
+		c->index = i;
+		c->size = min_t(u64, gpu->chunk_size, size - vg_chunk_off(gpu, i));
+		c->loc = VG_LOC_VRAM;
+		INIT_LIST_HEAD(&c->node);
+		INIT_LIST_HEAD(&c->mark_node);
+	}
+	return bo;
 }
 
 /* Host bytes the pending relocation plus the new BO's host chunks take. */
@@ -138,6 +201,7 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 	lockdep_assert_held(&gpu->lock);
 	if (bo->size <= avail)
 		return 0;
+	vg_event_pressure(vm, bo->size - avail);
 	err = vg_reduce(gpu, vm, bo, bo->size - avail);
 	if (err) {
 		pr_warn("vgmem: %s: %s: choosing chunks to free %llu bytes of VRAM for a %llu-byte BO failed: %d\n",
@@ -146,9 +210,10 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 			(unsigned long long)bo->size, err);
 		return -ENOMEM;
 	}
-	host = vg_bo_host_need(gpu, bo);
-	if (gpu->host_budget && host > gpu->host_budget - min(gpu->host_used,
-							      gpu->host_budget)) {
+	/* O(VMs): only when there is a budget to check it against. */
+	if (gpu->host_budget &&
+	    (host = vg_bo_host_need(gpu, bo)) >
+	    gpu->host_budget - min(gpu->host_used, gpu->host_budget)) {
 		struct vg_vm *v;
 
 		list_for_each_entry(v, &gpu->vms, node)
@@ -174,7 +239,10 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 
 /*
  * Undo a partial placement of a BO that was never accounted: unmap the
- * first mapped chunks, then free the memory of the first n.
+ * first mapped chunks, then free the memory of the first n. The range was
+ * unmapped before the BO was placed, so unmapping a page a failed map did
+ * not reach only repeats what is already true (vg_backend.h: unmapping an
+ * unmapped page is harmless).
  */
 static void vg_bo_unplace(struct vg_vm *vm, struct vg_bo *bo, u32 n,
 			  u32 mapped)
@@ -233,7 +301,11 @@ static int vg_bo_place(struct vg_vm *vm, struct vg_bo *bo)
 	return 0;
 
 err_unmap:
-	vg_bo_unplace(vm, bo, bo->nr_chunks, i);
+	/*
+	 * Chunk i too: a backend whose map is not all or nothing may have
+	 * mapped part of it, and its memory is about to be freed.
+	 */
+	vg_bo_unplace(vm, bo, bo->nr_chunks, i + 1);
 	return err;
 err_free_mems:
 	vg_bo_unplace(vm, bo, i, 0);
@@ -253,8 +325,7 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 {
 	struct vg_gpu *gpu;
 	struct vg_bo *bo, *next;
-	u64 nr, start, t0, bytes;
-	bool overlap;
+	u64 start, t0;
 	u32 i;
 	int err;
 
@@ -264,50 +335,30 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 	err = vg_bo_check_args(size, flags, *va);
 	if (err)
 		return err;
-	nr = DIV_ROUND_UP(size, gpu->chunk_size);
-	if (check_mul_overflow(nr, (u64)sizeof(struct vg_chunk), &bytes) ||
-	    check_add_overflow(bytes, (u64)sizeof(*bo), &bytes))
-		return -EINVAL;
-	bo = kvzalloc(bytes, GFP_KERNEL);
+	if (size > VGMEM_BO_MAX_SIZE)
+		return -E2BIG;
+	/*
+	 * Refuse what cannot succeed before allocating the chunk array, which
+	 * is allocated without the lock so that other VMs are not held up.
+	 */
+	mutex_lock(&gpu->lock);
+	start = *va;
+	err = vg_bo_admit(vm, size, flags, &start, &next);
+	mutex_unlock(&gpu->lock);
+	if (err)
+		return err;
+	bo = vg_bo_new(vm, size);
 	if (!bo)
 		return -ENOMEM;
-	bo->vm = vm;
-	bo->size = size;
-	bo->nr_chunks = (u32)nr;
-	for (i = 0; i < bo->nr_chunks; i++) {
-		struct vg_chunk *c = &bo->chunks[i];
-
-		c->bo = bo;
-		c->index = i;
-		c->size = min_t(u64, gpu->chunk_size, size - vg_chunk_off(gpu, i));
-		c->loc = VG_LOC_VRAM;
-		INIT_LIST_HEAD(&c->node);
-		INIT_LIST_HEAD(&c->mark_node);
-	}
 
 	mutex_lock(&gpu->lock);
 	t0 = ktime_get_ns();
-	/* Bad arguments first: -EINVAL wins over a full quota. */
-	if (flags & VGMEM_BO_FIXED_VA) {
-		start = *va;
-		next = vg_bo_fixed_slot(vm, start, size, &overlap);
-		if (overlap) {
-			err = -EINVAL;
-			goto err_unlock;
-		}
-	} else {
-		err = vg_bo_find_va(vm, size, &start, &next);
-		if (err)
-			goto err_unlock;
-	}
-	if (vm->quota && (size > vm->quota || vm->allocated > vm->quota - size)) {
-		err = -ENOSPC;
-		goto err_unlock;
-	}
-	bo->va = start;
-	err = vg_vm_reserve_chunks(vm, bo->nr_chunks);
+	/* Again: the VM or the GPU may have changed while it was unlocked. */
+	start = *va;
+	err = vg_bo_admit(vm, size, flags, &start, &next);
 	if (err)
 		goto err_unlock;
+	bo->va = start;
 	err = vg_bo_make_room(vm, bo);
 	if (err)
 		goto err_wake;
@@ -316,6 +367,13 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 		err = -ENOMEM;
 		goto err_wake;
 	}
+	/*
+	 * Last, so that res_vec only ever grows for a BO that is there to
+	 * stay: a failure before this point leaves it as it was.
+	 */
+	err = vg_vm_reserve_chunks(vm, bo->nr_chunks);
+	if (err)
+		goto err_unplace;
 
 	for (i = 0; i < bo->nr_chunks; i++) {
 		struct vg_chunk *c = &bo->chunks[i];
@@ -330,11 +388,16 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 		list_add_tail(&bo->node, &next->node);
 	else
 		list_add_tail(&bo->node, &vm->bos);
+	bo->va_node.start = start;
+	bo->va_node.end = start + size;
+	vg_va_insert(&vm->va, &bo->va_node);
 	vg_bo_record_stall(vm, ktime_get_ns() - t0);
 	mutex_unlock(&gpu->lock);
 	*va = start;
 	return 0;
 
+err_unplace:
+	vg_bo_unplace(vm, bo, bo->nr_chunks, bo->nr_chunks);
 err_wake:
 	/*
 	 * Chunks of other VMs may have gone to host RAM before we failed;
@@ -369,6 +432,7 @@ void vg_bo_free_locked(struct vg_bo *bo)
 	}
 	vg_vm_account_bo(vm, bo, false);
 	list_del(&bo->node);
+	vg_va_remove(&vm->va, &bo->va_node);
 	kvfree(bo);
 }
 

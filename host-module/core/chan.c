@@ -59,16 +59,30 @@ static void vg_chan_fault(void *priv, u32 error, u64 addr)
 	atomic64_inc(&ch->vm->faults);
 	pr_debug("vgmem: %s: channel %u error %u at 0x%llx\n", ch->vm->name,
 		 ch->id, error, (unsigned long long)addr);
+	if (ch->vm->platform.chan_fault)
+		ch->vm->platform.chan_fault(ch->vm->platform.priv, ch, error);
 }
 
 struct vg_chan *vg_chan_find(struct vg_vm *vm, u32 id)
 {
 	struct vg_chan *ch;
 
+	/* vm->chans changes only under it (create, destroy). */
+	lockdep_assert_held(&vm->gpu->lock);
 	list_for_each_entry(ch, &vm->chans, node)
 		if (ch->id == id)
 			return ch;
 	return NULL;
+}
+
+struct vg_chan *vg_chan_lookup(struct vg_vm *vm, u32 id)
+{
+	struct vg_chan *ch;
+
+	mutex_lock(&vm->gpu->lock);
+	ch = vg_chan_find(vm, id);
+	mutex_unlock(&vm->gpu->lock);
+	return ch;
 }
 
 u32 vg_chan_id(const struct vg_chan *ch)
@@ -77,13 +91,17 @@ u32 vg_chan_id(const struct vg_chan *ch)
 }
 
 /* Ids start at 1 so a zeroed command never names a channel. */
+/*
+ * The lowest free id: a channel's id is also its USERD page's index in the
+ * vGPU's BAR2 (VGMEM_USERD_BAR_SIZE has VG_VM_MAX_CHANS pages), so ids are
+ * reused and never reach VG_VM_MAX_CHANS. The caller checked nr_chans.
+ */
 static u32 vg_chan_next_id(struct vg_vm *vm)
 {
-	u32 id;
+	u32 id = 0;
 
-	do {
-		id = ++vm->next_chan_id;
-	} while (id == 0 || vg_chan_find(vm, id));
+	while (vg_chan_find(vm, id))
+		id++;
 	return id;
 }
 
@@ -188,11 +206,17 @@ void vg_chan_destroy_locked(struct vg_chan *ch)
 	struct vg_gpu *gpu = vm->gpu;
 
 	lockdep_assert_held(&gpu->lock);
+	/*
+	 * Off the list first: a fault handler racing with us looks the id up
+	 * (vg_chan_find, under its mapping lock, which the zap below takes)
+	 * and must find nothing from here on.
+	 */
 	list_del(&ch->node);
 	vm->nr_chans--;
-	/* No guest mapping may outlive the pages it points at. */
+	/* Then no guest mapping may outlive the pages it points at. */
 	if (vm->platform.userd_zap)
 		vm->platform.userd_zap(vm->platform.priv, ch);
+	/* A stopped channel is destroyed as it is: nothing runs it again. */
 	gpu->ops->channel_destroy(gpu->backend, ch->bchan);
 	kfree(ch->shadow);
 	kfree(ch);
@@ -327,29 +351,80 @@ static void vg_chan_refresh_shadow(struct vg_chan *ch)
 	spin_unlock(&ch->map_lock);
 }
 
+/* Start again every channel of vm that a drain stopped. */
+static void vg_vm_start_chans(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	struct vg_chan *ch;
+
+	list_for_each_entry(ch, &vm->chans, node) {
+		if (!ch->stopped)
+			continue;
+		gpu->ops->channel_start(gpu->backend, ch->bchan);
+		ch->stopped = false;
+	}
+}
+
+static u64 vg_time_left(u64 deadline)
+{
+	u64 now = ktime_get_ns();
+
+	return now < deadline ? deadline - now : 0;
+}
+
+/*
+ * Two phases. First every real ring runs dry (channel_idle_wait), which
+ * also accepts a channel parked on a semaphore acquire. Then every channel
+ * is stopped (channel_stop): a parked channel counts as idle, but another
+ * channel of the VM draining after it may release its semaphore and
+ * un-park it; stopped, it cannot run until vg_vm_resume() starts it,
+ * after the copy and the new mappings. Stopping only after all rings ran
+ * dry lets such a release happen in the first phase, where it is harmless
+ * (the copy has not started), rather than stopping a channel in front of
+ * work another one waits for. A channel already stopped (a second drain
+ * in the same suspension) stays stopped.
+ */
 int vg_vm_drain(struct vg_vm *vm)
 {
 	struct vg_gpu *gpu = vm->gpu;
+	/* One budget for the whole VM, not one per channel. */
 	u64 deadline = ktime_get_ns() + VG_IDLE_TIMEOUT_NS;
 	struct vg_chan *ch;
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
 	list_for_each_entry(ch, &vm->chans, node) {
-		u64 now = ktime_get_ns();
-		/* One budget for the whole VM, not one per channel. */
-		u64 left = now < deadline ? deadline - now : 0;
-
-		err = gpu->ops->channel_idle_wait(gpu->backend, ch->bchan, left);
+		if (ch->stopped)
+			continue;
+		err = gpu->ops->channel_idle_wait(gpu->backend, ch->bchan,
+						  vg_time_left(deadline));
 		if (err) {
 			pr_warn("vgmem: %s: channel %u did not drain: %d\n",
 				vm->name, ch->id, err);
-			return err;
+			goto err_start;
 		}
-		if (vm->suspended)
-			vg_chan_refresh_shadow(ch);
 	}
+	list_for_each_entry(ch, &vm->chans, node) {
+		if (ch->stopped)
+			continue;
+		err = gpu->ops->channel_stop(gpu->backend, ch->bchan,
+					     vg_time_left(deadline));
+		if (err) {
+			pr_warn("vgmem: %s: channel %u did not stop: %d\n",
+				vm->name, ch->id, err);
+			goto err_start;
+		}
+		ch->stopped = true;
+	}
+	/* The GPU's last word, after the stop: GP_GET may have moved. */
+	if (vm->suspended)
+		list_for_each_entry(ch, &vm->chans, node)
+			vg_chan_refresh_shadow(ch);
 	return 0;
+
+err_start:
+	vg_vm_start_chans(vm);
+	return err;
 }
 
 void vg_vm_resume(struct vg_vm *vm)
@@ -362,6 +437,14 @@ void vg_vm_resume(struct vg_vm *vm)
 	list_for_each_entry(ch, &vm->chans, node) {
 		u32 put;
 
+		/*
+		 * Runnable again first, so the GP_PUT below is what it picks
+		 * up (a backend may sample GP_PUT when a channel starts).
+		 */
+		if (ch->stopped) {
+			vm->gpu->ops->channel_start(vm->gpu->backend, ch->bchan);
+			ch->stopped = false;
+		}
 		spin_lock(&ch->map_lock);
 		/*
 		 * Only the latest GP_PUT matters: every entry up to it is in

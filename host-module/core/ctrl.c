@@ -17,6 +17,9 @@
  */
 #include "vg_internal.h"
 
+_Static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE,
+	       "a command is one control-queue slot");
+
 static bool vg_ctrl_tail_zero(const struct vgmem_ctrl *cmd, size_t used)
 {
 	size_t i;

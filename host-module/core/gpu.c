@@ -40,7 +40,8 @@ static bool vg_ops_complete(const struct vg_backend_ops *ops)
 	       ops->copy_submit && ops->copy_wait && ops->as_create &&
 	       ops->as_destroy && ops->map && ops->unmap && ops->tlb_flush &&
 	       ops->channel_create && ops->channel_destroy &&
-	       ops->channel_idle_wait;
+	       ops->channel_idle_wait && ops->channel_stop &&
+	       ops->channel_start;
 }
 
 #define VG_RETURN_MS_MAX	10000
@@ -79,6 +80,8 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	gpu->chunk_shift = ilog2(chunk);
 	gpu->policy = cfg->policy;
 	gpu->host_budget = cfg->host_budget;
+	gpu->events = cfg->events;
+	gpu->events_priv = cfg->events_priv;
 	INIT_LIST_HEAD(&gpu->vms);
 	vg_rand_seed(&gpu->rand, cfg->seed);
 	init_waitqueue_head(&gpu->return_wq);
@@ -211,15 +214,25 @@ static int vg_check_vm(struct vg_gpu *gpu, struct vg_vm *vm)
 {
 	u64 alloc = 0, res = 0, rel = 0, end = VGMEM_VA_START, seq = 0;
 	u32 chunks = 0, nres = 0, nrel = 0;
+	struct vg_va_node *n;
 	struct vg_chunk *c;
 	struct vg_bo *bo;
 	int err;
 
+	/* The VA index (its own invariants), then that it holds the BOs. */
+	VG_CHECK(!vg_va_check(&vm->va), "%s: VA index corrupt", vm->name);
+	n = vg_va_first(&vm->va);
 	list_for_each_entry(bo, &vm->bos, node) {
 		VG_CHECK(bo->va >= end && bo->size &&
 			 bo->va + bo->size <= VGMEM_VA_END,
 			 "%s: bo 0x%llx unsorted, overlapping or out of range",
 			 vm->name, (unsigned long long)bo->va);
+		/* Both in address order: the i-th node is the i-th BO's. */
+		VG_CHECK(n == &bo->va_node && n->start == bo->va &&
+			 n->end == bo->va + bo->size,
+			 "%s: bo 0x%llx missing from the VA index or out of step",
+			 vm->name, (unsigned long long)bo->va);
+		n = vg_va_next(n);
 		end = bo->va + bo->size;
 		err = vg_check_bo(gpu, vm, bo);
 		if (err)
@@ -227,6 +240,8 @@ static int vg_check_vm(struct vg_gpu *gpu, struct vg_vm *vm)
 		alloc += bo->size;
 		chunks += bo->nr_chunks;
 	}
+	VG_CHECK(!n, "%s: VA index holds 0x%llx, which is no BO", vm->name,
+		 (unsigned long long)n->start);
 	list_for_each_entry(c, &vm->resident_list, node) {
 		VG_CHECK(c->bo->vm == vm && c->loc == VG_LOC_VRAM,
 			 "%s: resident list holds a chunk of loc %d or of another vm",

@@ -11,11 +11,33 @@
  *  2. chunk of the victim, by gpu->policy: RANDOM (the paper), LRA (least
  *     recently placed in VRAM) or COLD (fewest sampled accesses, then LRA).
  *
- * Victims come from a binary max-heap of VMs rebuilt per call (O(V)), so a
- * chosen chunk costs O(log V) plus O(1) for RANDOM and LRA; COLD sorts a
- * victim's candidates once, the first time it becomes a victim. Ties go to
- * the VM created first, so a seed and an operation sequence give one
- * outcome.
+ * Victims come from a binary max-heap of VMs, so a chosen chunk costs
+ * O(log V) plus O(1) for RANDOM and LRA; COLD sorts a victim's candidates
+ * once, the first time it becomes a victim. Ties go to the VM created
+ * first, so a seed and an operation sequence give one outcome.
+ *
+ * The keys change with every placement, so the heap is rebuilt per call:
+ * one O(V) pass per allocation that needs room, which with 1000 VMs
+ * dominates small BOs. So the pass reads only the fields the key needs
+ * (together in struct vg_vm), computes the equal share once, and fills
+ * per-GPU scratch arrays kept between calls (gpu->red_st/red_heap, grown
+ * here, freed with the last VM) instead of allocating two V-sized arrays
+ * per call. And it does not heapify every VM: a call that needs k chunks
+ * takes k picks when chunks are whole, and every VM picked at step j
+ * ranks, by its key before the call, among the first j (each VM above it
+ * must have been picked at least once to fall below it). So the pass
+ * keeps only the k + 1 best VMs (a min-heap, one comparison for most
+ * VMs); the k best are the victim heap, and picking goes on from it as
+ * long as its top still ranks above the (k + 1)-th. In the rare case it
+ * does not (smaller tail chunks, victims that run out of candidates) the
+ * heap is rebuilt from every VM's scratch entry as it stands. Each pick is
+ * the same as with one heap of every VM. The heap compares keys and
+ * creation order copied into the scratch entries, never chasing a VM
+ * pointer. The VM list is a chain of pointers, one cache miss after the
+ * other when VMs are many and cold; the scratch still holds the list as
+ * the last call walked it, which is the list now unless VMs came or went,
+ * so the pass prefetches a few VMs ahead from it (a hint: a stale pointer
+ * costs a wasted prefetch, never a fault).
  *
  * Precondition: no chunk is marked (marks live only inside one relocation,
  * under gpu->lock). Existing chunks picked are marked; the caller relocates
@@ -23,11 +45,20 @@
  */
 #include "vg_internal.h"
 
+/* VMs the pass prefetches ahead: enough to overlap a few misses. */
+#define VG_RED_AHEAD	4u
+
+/*
+ * One per VM per call. The pass writes only the first fields; the policy
+ * state is set by vg_red_prepare() when the VM first becomes a victim.
+ */
 struct vg_red_vm {
-	struct vg_vm *vm;
 	s64 key;			/* usage - entitlement */
+	u64 order;			/* vm->order: the tie-break */
+	struct vg_vm *vm;
 	u32 left;			/* existing candidates not yet picked */
 	bool ready;			/* policy state built */
+	struct vg_red_vm *next_ready;	/* chain of ready ones, to free sorted */
 	/* RANDOM: unpicked resident chunks are vm->res_vec[0, left). */
 	/* LRA: next resident chunk in placement order. */
 	struct list_head *cursor;
@@ -41,9 +72,16 @@ struct vg_reducer {
 	struct vg_vm *req;
 	struct vg_bo *newbo;
 	u32 new_left;			/* new-BO chunks [0, new_left) VRAM-bound */
-	struct vg_red_vm *st;
 	struct vg_red_vm **heap;
 	u32 nheap;
+	u32 nst;			/* scratch entries: every VM */
+	/*
+	 * A candidate VM not in the heap that ranks above all others left
+	 * out (NULL: the heap has them all). Nothing left out is picked, so
+	 * its key stays as the pass computed it.
+	 */
+	struct vg_red_vm *out;
+	struct vg_red_vm *ready;	/* chain through next_ready */
 };
 
 /* ---- heat (COLD) ------------------------------------------------------- */
@@ -119,7 +157,7 @@ static bool vg_red_above(const struct vg_red_vm *a, const struct vg_red_vm *b)
 {
 	if (a->key != b->key)
 		return a->key > b->key;
-	return a->vm->order < b->vm->order;
+	return a->order < b->order;
 }
 
 static void vg_heap_down(struct vg_reducer *r, u32 i)
@@ -149,9 +187,131 @@ static void vg_heap_pop(struct vg_reducer *r)
 	vg_heap_down(r, 0);
 }
 
+/* Floyd's O(n) heap construction over heap[0, nheap). */
+static void vg_heap_build(struct vg_reducer *r)
+{
+	u32 i;
+
+	for (i = r->nheap / 2; i-- > 0;)
+		vg_heap_down(r, i);
+}
+
 static u32 vg_red_new_left(const struct vg_reducer *r, const struct vg_red_vm *s)
 {
 	return s->vm == r->req ? r->new_left : 0;
+}
+
+/*
+ * The pass's selection of the k + 1 best VMs: a min-heap in r->heap,
+ * heap[0] the one ranked lowest, so a VM that does not beat it (most of
+ * them) costs one comparison.
+ */
+static void vg_sel_up(struct vg_red_vm **h, u32 i)
+{
+	while (i) {
+		u32 parent = (i - 1) / 2;
+		struct vg_red_vm *t;
+
+		if (!vg_red_above(h[parent], h[i]))
+			return;
+		t = h[i];
+		h[i] = h[parent];
+		h[parent] = t;
+		i = parent;
+	}
+}
+
+static void vg_sel_down(struct vg_red_vm **h, u32 n)
+{
+	u32 i = 0;
+
+	for (;;) {
+		u32 l = 2 * i + 1, low = i;
+		struct vg_red_vm *t;
+
+		if (l < n && vg_red_above(h[low], h[l]))
+			low = l;
+		if (l + 1 < n && vg_red_above(h[low], h[l + 1]))
+			low = l + 1;
+		if (low == i)
+			return;
+		t = h[i];
+		h[i] = h[low];
+		h[low] = t;
+		i = low;
+	}
+}
+
+/*
+ * The pass offers each VM with candidates to the selection (cap 0: no
+ * selection, every VM goes into the heap, as when there are only a few).
+ * The one ranked lowest of a full selection is copied (low_key/low_order)
+ * so that most VMs cost one comparison in registers.
+ */
+struct vg_sel {
+	u32 n, cap;
+	s64 low_key;
+	u64 low_order;
+};
+
+static inline void vg_sel_offer(struct vg_reducer *r, struct vg_sel *sel,
+				struct vg_red_vm *s)
+{
+	struct vg_red_vm **h = r->heap;
+
+	if (!sel->cap) {
+		h[sel->n++] = s;
+		return;
+	}
+	if (sel->n == sel->cap) {
+		if (s->key < sel->low_key ||
+		    (s->key == sel->low_key && s->order > sel->low_order))
+			return;
+		h[0] = s;
+		vg_sel_down(h, sel->n);
+	} else {
+		h[sel->n] = s;
+		vg_sel_up(h, sel->n++);
+		if (sel->n < sel->cap)
+			return;
+	}
+	sel->low_key = h[0]->key;
+	sel->low_order = h[0]->order;
+}
+
+/*
+ * After the pass: the selection holds the k + 1 best VMs (or all). Keep
+ * the k best as the victim heap; the (k + 1)-th is r->out, and ranks above
+ * every other VM left out, so the picks may go on from the heap as long
+ * as its top ranks above r->out.
+ */
+static void vg_sel_finish(struct vg_reducer *r, const struct vg_sel *sel,
+			  u32 k)
+{
+	r->nheap = sel->n;
+	if (sel->cap && r->nheap > k) {
+		r->out = r->heap[0];
+		r->heap[0] = r->heap[--r->nheap];
+	}
+	vg_heap_build(r);
+}
+
+/*
+ * The VMs left out of the heap may now rank first: put every VM with a
+ * candidate left into the heap, with its key as it stands.
+ */
+static void vg_red_widen(struct vg_reducer *r)
+{
+	struct vg_red_vm *st = r->gpu->red_st;
+	u32 i;
+
+	r->nheap = 0;
+	for (i = 0; i < r->nst; i++) {
+		if (st[i].left + vg_red_new_left(r, &st[i]))
+			r->heap[r->nheap++] = &st[i];
+	}
+	r->out = NULL;
+	vg_heap_build(r);
 }
 
 /* ---- chunk choice ------------------------------------------------------ */
@@ -162,6 +322,11 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 	u32 i;
 
 	s->ready = true;
+	s->next_ready = r->ready;
+	r->ready = s;
+	s->sorted = NULL;
+	s->pos = 0;
+	s->zero_end = 0;
 	switch (r->gpu->policy) {
 	case VG_POLICY_RANDOM:
 		return 0;
@@ -231,12 +396,25 @@ static struct vg_chunk *vg_red_pick(struct vg_reducer *r, struct vg_red_vm *s)
 	}
 }
 
+/*
+ * What relocating c will touch besides c: its neighbours on the resident
+ * list (unlinked), its BO (its VA) and its memory object (freed). With a
+ * million chunks each is a miss; started here, the misses of all chunks
+ * of the call overlap instead of coming one after the other during the
+ * relocation.
+ */
+static inline void vg_red_prefetch(const struct vg_chunk *c)
+{
+	prefetch(c->node.prev);
+	prefetch(c->node.next);
+	prefetch(c->bo);
+	prefetch(c->mem);
+}
+
 static void vg_red_undo(struct vg_reducer *r)
 {
-	struct vg_vm *vm;
-
-	list_for_each_entry(vm, &r->gpu->vms, node)
-		vg_unmark_all(vm);
+	/* No marks before the call: every mark is this call's. */
+	vg_unmark_gpu(r->gpu);
 	if (r->newbo) {
 		u32 i;
 
@@ -255,6 +433,9 @@ static int vg_red_run(struct vg_reducer *r, u64 need)
 		struct vg_chunk *c;
 		u64 size;
 
+		/* Could a VM left out rank first now? Then take them all in. */
+		if (r->out && (!r->nheap || !vg_red_above(r->heap[0], r->out)))
+			vg_red_widen(r);
 		if (!r->nheap)
 			return -ENOMEM;
 		s = r->heap[0];
@@ -265,6 +446,7 @@ static int vg_red_run(struct vg_reducer *r, u64 need)
 		}
 		c = vg_red_pick(r, s);
 		if (c) {
+			vg_red_prefetch(c);
 			vg_chunk_mark(c);
 			size = c->size;
 		} else {
@@ -283,6 +465,45 @@ static int vg_red_run(struct vg_reducer *r, u64 need)
 	return 0;
 }
 
+/* Room for every VM in the scratch arrays; they only grow. */
+static int vg_red_reserve(struct vg_gpu *gpu)
+{
+	struct vg_red_vm *st;
+	struct vg_red_vm **heap;
+	u32 cap;
+
+	if (gpu->nr_vms <= gpu->red_cap)
+		return 0;
+	/* Doubling: VMs created one by one reallocate O(log V) times. */
+	cap = max_t(u32, gpu->nr_vms, 2 * gpu->red_cap);
+	st = kvmalloc_array(cap, sizeof(*st), GFP_KERNEL);
+	heap = kvmalloc_array(cap, sizeof(*heap), GFP_KERNEL);
+	if (!st || !heap) {
+		kvfree(st);
+		kvfree(heap);
+		return -ENOMEM;
+	}
+	kvfree(gpu->red_st);
+	kvfree(gpu->red_heap);
+	gpu->red_st = st;
+	gpu->red_heap = heap;
+	gpu->red_cap = cap;
+	gpu->red_nst = 0;	/* nothing to prefetch from */
+	return 0;
+}
+
+void vg_red_free(struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	kvfree(gpu->red_st);
+	kvfree(gpu->red_heap);
+	gpu->red_st = NULL;
+	gpu->red_heap = NULL;
+	gpu->red_cap = 0;
+	gpu->red_nst = 0;
+	vg_reloc_free(gpu);
+}
+
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	      u64 need)
 {
@@ -291,54 +512,75 @@ int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 		.req = req,
 		.newbo = newbo,
 	};
+	struct vg_red_vm *s;
 	struct vg_vm *vm;
-	u32 i, n = 0;
+	u64 equal, picks, new_bytes = newbo ? newbo->size : 0;
+	u32 i, k, n = 0, ahead;
+	struct vg_sel sel = { 0 };
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
-	list_for_each_entry(vm, &gpu->vms, node) {
-		if (WARN_ON(!list_empty(&vm->marked)))
-			return -EBUSY;
-	}
+	/* Nothing but scratch is written yet. */
+	if (WARN_ON(vg_gpu_has_marks(gpu)))
+		return -EBUSY;
 	if (!need)
 		return 0;
+	err = vg_red_reserve(gpu);
+	if (err)
+		return err;
+	r.heap = gpu->red_heap;
 	if (newbo) {
 		r.new_left = newbo->nr_chunks;
 		for (i = 0; i < newbo->nr_chunks; i++)
 			WARN_ON(newbo->chunks[i].loc != VG_LOC_VRAM);
 	}
-	r.st = kvcalloc(gpu->nr_vms, sizeof(*r.st), GFP_KERNEL);
-	r.heap = kvcalloc(gpu->nr_vms, sizeof(*r.heap), GFP_KERNEL);
-	if (!r.st || !r.heap) {
-		err = -ENOMEM;
-		goto out_free;
+	/* Picks if every chunk is whole: the victim heap's size (see top). */
+	picks = (need >> gpu->chunk_shift) + !!(need & (gpu->chunk_size - 1));
+	k = min_t(u64, picks, gpu->nr_vms);
+	/* A selection that would keep every VM is no selection. */
+	sel.cap = k + 1 < gpu->nr_vms ? k + 1 : 0;
+	/* vg_vm_entitlement() of every VM without an explicit one. */
+	equal = vg_gpu_equal_share(gpu);
+	/* As vg_vm_entitlement() warns: VMs without one are equal ones. */
+	if (unlikely(!gpu->nr_ent_equal)) {
+		list_for_each_entry(vm, &gpu->vms, node)
+			WARN_ON_ONCE(!vm->entitlement);
 	}
+	/* Last call's list, VG_RED_AHEAD VMs on (see top). */
+	ahead = gpu->red_nst > VG_RED_AHEAD ? gpu->red_nst - VG_RED_AHEAD : 0;
+	s = gpu->red_st;
+	/* One pass: the keys, and the k + 1 VMs that rank first. */
 	list_for_each_entry(vm, &gpu->vms, node) {
-		struct vg_red_vm *s = &r.st[n++];
-		u64 usage = vm->resident - vm->marked_bytes;
+		/* No marks (checked above): usage is what is resident. */
+		u64 usage = vm->resident;
+		u64 ent = vm->entitlement ? vm->entitlement : equal;
+		u32 nnew = 0;
 
+		if (n < ahead)
+			prefetch(s[VG_RED_AHEAD].vm);
+		if (vm == req) {
+			usage += new_bytes;
+			nnew = r.new_left;
+		}
 		s->vm = vm;
+		s->order = vm->order;
 		s->left = vm->res_nr;
-		if (vm == req && newbo)
-			usage += newbo->size;
-		s->key = (s64)usage - (s64)vg_vm_entitlement(vm);
-		if (s->left + vg_red_new_left(&r, s))
-			r.heap[r.nheap++] = s;
+		s->ready = false;
+		s->key = (s64)usage - (s64)ent;
+		if (s->left + nnew)
+			vg_sel_offer(&r, &sel, s);
+		s++;
+		n++;
 	}
-	/* Floyd's O(V) heap construction. */
-	for (i = r.nheap / 2; i-- > 0;)
-		vg_heap_down(&r, i);
+	r.nst = n;
+	gpu->red_nst = n;
+	vg_sel_finish(&r, &sel, k);
 
 	err = vg_red_run(&r, need);
 	if (err)
 		vg_red_undo(&r);
 
-out_free:
-	if (r.st) {
-		for (i = 0; i < n; i++)
-			kvfree(r.st[i].sorted);
-	}
-	kvfree(r.heap);
-	kvfree(r.st);
+	for (s = r.ready; s; s = s->next_ready)
+		kvfree(s->sorted);
 	return err;
 }

@@ -18,12 +18,66 @@
  * already remapped point at their old memory again (which still holds
  * the data: nothing ran since the copy), and the VM resumes. A chunk is
  * never half moved: its mapping, its mem and the accounting always agree.
+ * (If even restoring a mapping fails, that chunk is committed to its new
+ * place instead, counted as moved, and the call returns -EIO.)
+ *
+ * So one VM's relocation is atomic; a relocation of several VMs is not.
+ * vg_relocate_marked() moves them one after the other (one suspension at
+ * a time) and stops at the first VM that fails: the VMs before it keep
+ * their new places. Undoing them would be a second relocation in the other
+ * direction, which can fail too, and costs each of them a second stall;
+ * instead they stay where they are (consistent) and the return worker,
+ * kicked at once, brings them back into the VRAM the failed allocation
+ * did not take.
+ *
+ * Long walks over the marked chunks call cond_resched() every
+ * VG_RESCHED_EVERY chunks: gpu->lock is a mutex, and a VM may have
+ * tens of thousands of chunks.
+ *
+ * Per-VM fixed costs matter: with many VMs of equal share the victims
+ * rotate, so a 16-chunk allocation relocates up to 16 VMs one chunk each.
+ * Hence the VMs with marks are kept on a chain (gpu->marked_vms, in and
+ * out in O(1) as a VM's first mark comes and its last goes), so neither
+ * vg_relocate_marked() nor the reducer's "nothing marked" check walks
+ * every VM; and relocations of up to VG_COPY_SCRATCH chunks build their
+ * copy list in a per-GPU array kept between them (gpu->reloc_copies,
+ * used only under gpu->lock, like every relocation) instead of
+ * allocating one each time.
  */
 #include "vg_internal.h"
+
+#define VG_RESCHED_EVERY	256u
+/* 256 * 40 bytes: one small allocation, kept until the last VM goes. */
+#define VG_COPY_SCRATCH		256u
+
+static inline void vg_resched_every(u32 *n)
+{
+	if (!(++*n % VG_RESCHED_EVERY))
+		cond_resched();
+}
 
 u64 vg_chunk_va(const struct vg_chunk *c)
 {
 	return c->bo->va + ((u64)c->index << c->bo->vm->gpu->chunk_shift);
+}
+
+/* The chain of VMs with marks: an hlist by hand, NULL-terminated. */
+static void vg_chain_add(struct vg_gpu *gpu, struct vg_vm *vm)
+{
+	vm->marked_next = gpu->marked_vms;
+	if (vm->marked_next)
+		vm->marked_next->marked_pprev = &vm->marked_next;
+	gpu->marked_vms = vm;
+	vm->marked_pprev = &gpu->marked_vms;
+}
+
+static void vg_chain_del(struct vg_vm *vm)
+{
+	*vm->marked_pprev = vm->marked_next;
+	if (vm->marked_next)
+		vm->marked_next->marked_pprev = vm->marked_pprev;
+	vm->marked_next = NULL;
+	vm->marked_pprev = NULL;
 }
 
 void vg_chunk_mark(struct vg_chunk *c)
@@ -34,6 +88,8 @@ void vg_chunk_mark(struct vg_chunk *c)
 	if (WARN_ON(c->marked))
 		return;
 	c->marked = true;
+	if (!vm->marked_pprev)
+		vg_chain_add(vm->gpu, vm);
 	list_add_tail(&c->mark_node, &vm->marked);
 	vm->marked_bytes += c->size;
 }
@@ -48,15 +104,69 @@ void vg_chunk_unmark(struct vg_chunk *c)
 	c->marked = false;
 	list_del_init(&c->mark_node);
 	vm->marked_bytes -= c->size;
+	if (list_empty(&vm->marked) && !WARN_ON(!vm->marked_pprev))
+		vg_chain_del(vm);
+}
+
+bool vg_gpu_has_marks(struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	return gpu->marked_vms != NULL;
+}
+
+void vg_unmark_gpu(struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	/* Each VM leaves the chain with its last mark. */
+	while (gpu->marked_vms) {
+		struct vg_vm *vm = gpu->marked_vms;
+
+		vg_unmark_all(vm);
+		/* Only if the chain and vm->marked disagree (a bug). */
+		if (WARN_ON(gpu->marked_vms == vm))
+			vg_chain_del(vm);
+	}
+}
+
+void vg_reloc_free(struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	kfree(gpu->reloc_copies);
+	gpu->reloc_copies = NULL;
+}
+
+/*
+ * The copy list for n chunks: the per-GPU scratch when it is big enough
+ * (allocated on first use), else an allocation of its own. Either way
+ * vg_copies_put() gives it back. gpu->lock held: one relocation at a time
+ * uses the scratch.
+ */
+static struct vg_copy *vg_copies_get(struct vg_gpu *gpu, u32 n)
+{
+	if (n > VG_COPY_SCRATCH)
+		return kvmalloc_array(n, sizeof(struct vg_copy), GFP_KERNEL);
+	if (!gpu->reloc_copies)
+		gpu->reloc_copies = kmalloc_array(VG_COPY_SCRATCH,
+						  sizeof(struct vg_copy),
+						  GFP_KERNEL);
+	return gpu->reloc_copies;
+}
+
+static void vg_copies_put(struct vg_gpu *gpu, struct vg_copy *copies)
+{
+	if (copies != gpu->reloc_copies)
+		kvfree(copies);
 }
 
 void vg_unmark_all(struct vg_vm *vm)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_chunk *c, *tmp;
+	u32 k = 0;
 
 	lockdep_assert_held(&gpu->lock);
 	list_for_each_entry_safe(c, tmp, &vm->marked, mark_node) {
+		vg_resched_every(&k);
 		/* Only a relocation in progress owns a destination. */
 		if (WARN_ON(c->new_mem)) {
 			gpu->ops->mem_free(gpu->backend, c->new_mem);
@@ -75,8 +185,10 @@ static void vg_free_new_mems(struct vg_vm *vm)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_chunk *c;
+	u32 k = 0;
 
 	list_for_each_entry(c, &vm->marked, mark_node) {
+		vg_resched_every(&k);
 		if (c->new_mem) {
 			gpu->ops->mem_free(gpu->backend, c->new_mem);
 			c->new_mem = NULL;
@@ -89,26 +201,31 @@ static void vg_free_new_mems(struct vg_vm *vm)
  * failed, which may be partly rewritten) back at their old memory. If the
  * backend cannot do even that, the copy did complete and nothing ran
  * since, so the chunk is committed to its new memory instead: the chunk
- * stays whole either way. Returns how many were committed.
+ * stays whole either way. Returns how many were committed; *bytes gets
+ * their size.
  */
-static u32 vg_restore_maps(struct vg_vm *vm, enum vg_loc to, u32 n)
+static u32 vg_restore_maps(struct vg_vm *vm, enum vg_loc to, u32 n,
+			   u64 *bytes)
 {
 	const struct vg_backend_ops *ops = vm->gpu->ops;
 	void *b = vm->gpu->backend;
 	struct vg_chunk *c, *tmp;
-	u32 i = 0, committed = 0;
+	u32 i = 0, k = 0, committed = 0;
 
+	*bytes = 0;
 	list_for_each_entry_safe(c, tmp, &vm->marked, mark_node) {
 		u64 va = vg_chunk_va(c);
 
 		if (i++ > n)
 			break;
+		vg_resched_every(&k);
 		if (!ops->map(b, vm->as, va, c->size, c->mem, 0))
 			continue;
 		if (!ops->map(b, vm->as, va, c->size, c->new_mem, 0)) {
 			pr_err("vgmem: %s: could not restore the mapping at 0x%llx, kept the chunk in %s\n",
 			       vm->name, (unsigned long long)va,
 			       vg_loc_name(to));
+			*bytes += c->size;
 			ops->mem_free(b, c->mem);
 			vg_chunk_move(c, to, c->new_mem);
 			c->new_mem = NULL;
@@ -136,6 +253,10 @@ static void vg_record_suspend(struct vg_vm *vm, u64 ns)
 	vg_hist_add(gpu->stats.suspend_hist, ns);
 }
 
+/*
+ * Chunks that changed place, whether the relocation succeeded or kept a
+ * few chunks at their new place on its way out (vg_restore_maps).
+ */
 static void vg_record_moved(struct vg_vm *vm, enum vg_loc to, u32 n,
 			    u64 bytes)
 {
@@ -152,7 +273,6 @@ static void vg_record_moved(struct vg_vm *vm, enum vg_loc to, u32 n,
 		gpu->stats.reloc_in_chunks += n;
 		gpu->stats.bytes_in += bytes;
 	}
-	gpu->stats.relocations++;
 }
 
 int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
@@ -162,8 +282,8 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	void *b = gpu->backend;
 	struct vg_copy *copies;
 	struct vg_chunk *c, *tmp;
-	u64 bytes = 0, fence, device_ns = 0, t0 = 0;
-	u32 n = 0, i;
+	u64 bytes = 0, fence, device_ns = 0, t0 = 0, kept, suspend_ns;
+	u32 n = 0, i, k = 0, nkept;
 	const char *what;
 	int err;
 
@@ -178,6 +298,7 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 			what = "a marked chunk is already there";
 			goto err_unmark;
 		}
+		vg_resched_every(&k);
 		n++;
 		bytes += c->size;
 	}
@@ -189,7 +310,7 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 		what = "host budget";
 		goto err_unmark;
 	}
-	copies = kvmalloc_array(n, sizeof(*copies), GFP_KERNEL);
+	copies = vg_copies_get(gpu, n);
 	if (!copies) {
 		err = -ENOMEM;
 		what = "copy list";
@@ -197,6 +318,7 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	}
 	i = 0;
 	list_for_each_entry(c, &vm->marked, mark_node) {
+		vg_resched_every(&k);
 		err = ops->mem_alloc(b, to, c->size, &c->new_mem);
 		if (err) {
 			/* -ENOSPC from a full VRAM too: out of memory. */
@@ -221,7 +343,9 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	vg_vm_suspend(vm);
 	err = vg_vm_drain(vm);
 	if (err) {
-		what = "channel_idle_wait";
+		what = err == -ETIMEDOUT ?
+		       "drain (a channel did not go idle or stop in time)" :
+		       "drain";
 		goto err_resume;
 	}
 
@@ -241,6 +365,7 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	/* 4. Same VAs, new memory; the old mappings are overwritten. */
 	i = 0;
 	list_for_each_entry(c, &vm->marked, mark_node) {
+		vg_resched_every(&k);
 		err = ops->map(b, vm->as, vg_chunk_va(c), c->size, c->new_mem, 0);
 		if (err) {
 			what = "map";
@@ -252,6 +377,7 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 
 	/* 5. Commit: nothing can fail from here on. */
 	list_for_each_entry_safe(c, tmp, &vm->marked, mark_node) {
+		vg_resched_every(&k);
 		ops->mem_free(b, c->mem);
 		vg_chunk_move(c, to, c->new_mem);
 		c->new_mem = NULL;
@@ -260,13 +386,19 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 
 	/* 6. Replay what the guest submitted meanwhile. */
 	vg_vm_resume(vm);
-	vg_record_suspend(vm, ktime_get_ns() - t0);
+	suspend_ns = ktime_get_ns() - t0;
+	vg_record_suspend(vm, suspend_ns);
 	vg_record_moved(vm, to, n, bytes);
-	kvfree(copies);
+	gpu->stats.relocations++;
+	vg_event_relocated(vm, to, n, bytes, suspend_ns);
+	vg_copies_put(gpu, copies);
 	return 0;
 
 err_restore_maps:
-	if (vg_restore_maps(vm, to, i)) {
+	nkept = vg_restore_maps(vm, to, i, &kept);
+	if (nkept) {
+		/* They did move: the books say so, and so must the stats. */
+		vg_record_moved(vm, to, nkept, kept);
 		err = -EIO;
 		what = "map, and restoring it (some chunks kept their new place)";
 	}
@@ -276,7 +408,7 @@ err_resume:
 	vg_record_suspend(vm, ktime_get_ns() - t0);
 err_free_mems:
 	vg_free_new_mems(vm);
-	kvfree(copies);
+	vg_copies_put(gpu, copies);
 err_unmark:
 	vg_unmark_all(vm);
 	gpu->stats.reloc_failures++;
@@ -286,23 +418,93 @@ err_unmark:
 	return err;
 }
 
+/*
+ * Sort a reloc_next list by vm->order (creation order, that of gpu->vms):
+ * bottom-up merge sort, O(k log k) for k VMs, no recursion, no memory.
+ */
+static struct vg_vm *vg_sort_by_order(struct vg_vm *list)
+{
+	u32 run = 1;
+
+	for (;;) {
+		struct vg_vm *p = list, *head = NULL, **tail = &head;
+		u32 merges = 0;
+
+		while (p) {
+			struct vg_vm *q = p, *e;
+			u32 psize = 0, qsize = run;
+
+			merges++;
+			while (psize < run && q) {
+				psize++;
+				q = q->reloc_next;
+			}
+			/* Merge the runs at p (psize) and at q (up to qsize). */
+			while (psize || (qsize && q)) {
+				if (psize && (!qsize || !q || p->order < q->order)) {
+					e = p;
+					p = p->reloc_next;
+					psize--;
+				} else {
+					e = q;
+					q = q->reloc_next;
+					qsize--;
+				}
+				*tail = e;
+				tail = &e->reloc_next;
+			}
+			p = q;
+		}
+		*tail = NULL;
+		if (merges <= 1)
+			return head;
+		list = head;
+		run *= 2;
+	}
+}
+
 int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 {
-	struct vg_vm *vm;
+	struct vg_vm *vm, *next, *list = NULL, *failed = NULL;
+	u32 done = 0;
 	int err = 0;
 
 	lockdep_assert_held(&gpu->lock);
+	/*
+	 * The VMs with marks, in creation order as gpu->vms has them. They
+	 * stay on the chain: each leaves it as vg_relocate_vm() clears its
+	 * marks. (The chain is in reverse order of first marks; reversed,
+	 * the reducer's usual ties by creation order come out sorted.)
+	 */
+	for (vm = gpu->marked_vms; vm; vm = vm->marked_next) {
+		vm->reloc_next = list;
+		list = vm;
+	}
+	list = vg_sort_by_order(list);
 	/* One VM at a time, so the others keep the GPU busy (GPUswap 4.4). */
-	list_for_each_entry(vm, &gpu->vms, node) {
+	for (vm = list; vm; vm = next) {
+		next = vm->reloc_next;
 		if (list_empty(&vm->marked))
 			continue;
 		err = vg_relocate_vm(vm, to);
-		if (err)
+		if (err) {
+			failed = vm;
 			break;
+		}
+		done++;
 	}
-	if (err) {
-		list_for_each_entry(vm, &gpu->vms, node)
-			vg_unmark_all(vm);
+	if (!err)
+		return 0;
+	vg_unmark_gpu(gpu);
+	if (done) {
+		/*
+		 * Not undone (see the top of this file): those VMs are whole
+		 * where they are now, and the VRAM they left is free.
+		 */
+		pr_warn("vgmem: %s: %s failed after %u VM(s) were relocated to %s; they stay there until the return worker brings them back\n",
+			gpu->name, failed->name, done, vg_loc_name(to));
+		if (to == VG_LOC_HOST)
+			vg_return_kick(gpu);
 	}
 	return err;
 }

@@ -18,10 +18,34 @@
  * Chunk: RANDOM as the paper; COLD the hottest first (it hurts most over
  * PCIe); LRA the most recently placed first (the reverse of the order in
  * which the reducer evicts).
+ *
+ * COLD needs fresh heat, and sampling walks every chunk under gpu->lock
+ * (blocking every allocation meanwhile). So a pass samples only when it
+ * has something to return (host RAM in use and VRAM free), and the
+ * worker only on every VG_HEAT_SAMPLE_TICKS-th such pass (200 ms at the
+ * default interval): the backend's counters keep accumulating in between,
+ * so a slower sample loses no access, it only ages heat more coarsely.
+ * vg_gpu_return_once() always samples (tests, tools: one pass on demand).
+ *
+ * Failures: each VM's relocation is atomic (relocate.c). A VM that fails
+ * (a guest whose channels do not drain, no VRAM after all, ...) is
+ * skipped for this pass and the others still get their chunks back; the
+ * failure is counted in reloc_failures and logged with its reason. Any
+ * failure makes the worker back off (up to VG_RETURN_BACKOFF_MAX_MS), so
+ * a VM that cannot drain costs one drain timeout per back-off period
+ * under gpu->lock, not one per tick.
  */
 #include "vg_internal.h"
 
 #define VG_RETURN_BACKOFF_MAX_MS	5000u
+#define VG_HEAT_SAMPLE_TICKS		4u
+#define VG_RESCHED_EVERY		256u
+
+static inline void vg_resched_every(u32 *n)
+{
+	if (!(++*n % VG_RESCHED_EVERY))
+		cond_resched();
+}
 
 /*
  * Has vm an unmarked relocated chunk of at most limit bytes? Every chunk
@@ -32,14 +56,17 @@
 static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
 {
 	struct vg_chunk *c;
+	u32 k = 0;
 
 	if (vm->relocated <= vm->marked_bytes)
 		return false;
 	if (limit >= vm->gpu->chunk_size)
 		return true;
-	list_for_each_entry(c, &vm->relocated_list, node)
+	list_for_each_entry(c, &vm->relocated_list, node) {
 		if (!c->marked && c->size <= limit)
 			return true;
+		vg_resched_every(&k);
+	}
 	return false;
 }
 
@@ -95,10 +122,11 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 				      u64 limit)
 {
 	struct vg_chunk *c, *best = NULL;
-	u32 n = 0, k;
+	u32 n = 0, k, r = 0;
 
 	if (gpu->policy != VG_POLICY_RANDOM) {
 		list_for_each_entry(c, &vm->relocated_list, node) {
+			vg_resched_every(&r);
 			if (!vg_return_candidate(c, limit))
 				continue;
 			if (!best || vg_return_before(gpu->policy, c, best))
@@ -107,13 +135,16 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 		return best;
 	}
 
-	list_for_each_entry(c, &vm->relocated_list, node)
+	list_for_each_entry(c, &vm->relocated_list, node) {
+		vg_resched_every(&r);
 		if (vg_return_candidate(c, limit))
 			n++;
+	}
 	if (!n)
 		return NULL;
 	k = vg_rand_below(&gpu->rand, n);
 	list_for_each_entry(c, &vm->relocated_list, node) {
+		vg_resched_every(&r);
 		if (!vg_return_candidate(c, limit))
 			continue;
 		if (!k--)
@@ -131,32 +162,72 @@ static void vg_sample_heat_relocated(struct vg_gpu *gpu)
 {
 	struct vg_vm *vm;
 	struct vg_chunk *c;
+	u32 k = 0;
 
 	if (!gpu->ops->sample_access)
 		return;
-	list_for_each_entry(vm, &gpu->vms, node)
-		list_for_each_entry(c, &vm->relocated_list, node)
+	list_for_each_entry(vm, &gpu->vms, node) {
+		list_for_each_entry(c, &vm->relocated_list, node) {
 			c->heat = c->heat / 2 +
 				  gpu->ops->sample_access(gpu->backend, c->mem);
+			vg_resched_every(&k);
+		}
+	}
 }
 
-static s64 vg_return_pass(struct vg_gpu *gpu)
+/*
+ * Relocate every VM with marks to VRAM; one that fails is skipped (its
+ * marks are cleared by vg_relocate_vm) and the others go on. Returns the
+ * bytes moved; *err gets the first error, or stays 0.
+ */
+static u64 vg_return_marked(struct vg_gpu *gpu, int *err)
 {
 	struct vg_vm *vm;
-	u64 avail, limit = 0, total = 0;
-	int err;
+	u64 moved = 0;
+
+	list_for_each_entry(vm, &gpu->vms, node) {
+		u64 bytes = vm->marked_bytes;
+		int e;
+
+		if (!bytes)
+			continue;
+		e = vg_relocate_vm(vm, VG_LOC_VRAM);
+		if (!e) {
+			moved += bytes;
+			continue;
+		}
+		pr_warn("vgmem: %s: returning %llu bytes to %s failed (%d), skipped for this pass\n",
+			gpu->name, (unsigned long long)bytes, vm->name, e);
+		if (!*err)
+			*err = e;
+	}
+	return moved;
+}
+
+/*
+ * One pass. Returns the bytes moved back; *failed is set if any VM's
+ * relocation failed (then the bytes of the others, or the first error if
+ * nothing moved at all).
+ */
+static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
+{
+	struct vg_vm *vm;
+	u64 avail, limit = 0, total = 0, moved;
+	int err = 0;
 
 	lockdep_assert_held(&gpu->lock);
-	if (gpu->policy == VG_POLICY_COLD) {
-		vg_sample_heat(gpu);
-		vg_sample_heat_relocated(gpu);
-	}
+	*failed = false;
 	/* Marks never outlive the gpu->lock section that made them. */
 	list_for_each_entry(vm, &gpu->vms, node)
 		if (WARN_ON(!list_empty(&vm->marked)))
 			vg_unmark_all(vm);
+	/* The common case, every tick: nothing out, or no room. O(1). */
 	if (!gpu->host_used || gpu->vram_used >= gpu->vram_size)
 		return 0;
+	if (sample && gpu->policy == VG_POLICY_COLD) {
+		vg_sample_heat(gpu);
+		vg_sample_heat_relocated(gpu);
+	}
 	avail = gpu->vram_size - gpu->vram_used;
 
 	for (;;) {
@@ -176,20 +247,40 @@ static s64 vg_return_pass(struct vg_gpu *gpu)
 	}
 	if (!total)
 		return 0;
-	err = vg_relocate_marked(gpu, VG_LOC_VRAM);
-	if (err)
-		return err;
-	return (s64)total;
+	moved = vg_return_marked(gpu, &err);
+	if (!err)
+		return (s64)moved;
+	*failed = true;
+	return moved ? (s64)moved : err;
 }
 
 s64 vg_gpu_return_once(struct vg_gpu *gpu)
 {
+	bool failed;
 	s64 ret;
 
 	mutex_lock(&gpu->lock);
-	ret = vg_return_pass(gpu);
+	ret = vg_return_pass(gpu, true, &failed);
 	mutex_unlock(&gpu->lock);
 	return ret;
+}
+
+void vg_return_kick(struct vg_gpu *gpu)
+{
+	WRITE_ONCE(gpu->return_kick, true);
+	wake_up(&gpu->return_wq);
+}
+
+/* The worker's pass: the heat cadence, and whether to back off. */
+static bool vg_return_tick(struct vg_gpu *gpu)
+{
+	bool failed, sample;
+
+	mutex_lock(&gpu->lock);
+	sample = !(gpu->return_ticks++ % VG_HEAT_SAMPLE_TICKS);
+	vg_return_pass(gpu, sample, &failed);
+	mutex_unlock(&gpu->lock);
+	return failed;
 }
 
 static int vg_return_thread(void *data)
@@ -204,28 +295,30 @@ static int vg_return_thread(void *data)
 	while (!kthread_should_stop()) {
 		u32 set = READ_ONCE(gpu->return_ms);
 		u64 ms = set ? set : VG_RETURN_MS_DEFAULT;
-		s64 ret;
+		bool woken;
 
 		/* A pass that keeps failing should not log every 50 ms. */
 		if (fails)
 			ms = min_t(u64, ms << min_t(u32, fails, 7),
 				   VG_RETURN_BACKOFF_MAX_MS);
-		/* A new interval (vg_gpu_set_return_interval) applies now. */
-		if (wait_event_timeout(gpu->return_wq,
-				       kthread_should_stop() ||
-				       READ_ONCE(gpu->stopping) ||
-				       READ_ONCE(gpu->return_ms) != set,
-				       msecs_to_jiffies((unsigned int)ms)) &&
-		    !kthread_should_stop() && !READ_ONCE(gpu->stopping))
-			continue;
+		woken = wait_event_timeout(gpu->return_wq,
+					   kthread_should_stop() ||
+					   READ_ONCE(gpu->stopping) ||
+					   READ_ONCE(gpu->return_ms) != set ||
+					   READ_ONCE(gpu->return_kick),
+					   msecs_to_jiffies((unsigned int)ms));
 		if (kthread_should_stop())
 			break;
 		if (READ_ONCE(gpu->stopping)) {
 			msleep(1);
 			continue;
 		}
-		ret = vg_gpu_return_once(gpu);
-		fails = ret < 0 ? fails + 1 : 0;
+		/* A new interval (vg_gpu_set_return_interval) applies now. */
+		if (woken && !READ_ONCE(gpu->return_kick))
+			continue;
+		/* Cleared first: a kick during the pass asks for another. */
+		WRITE_ONCE(gpu->return_kick, false);
+		fails = vg_return_tick(gpu) ? fails + 1 : 0;
 	}
 	return 0;
 }

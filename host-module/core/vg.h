@@ -33,6 +33,21 @@ int vg_policy_parse(const char *name, enum vg_chunk_policy *out);
 #define VG_RETURN_MS_DEFAULT	50
 #define VG_IDLE_TIMEOUT_NS	(2ull * NSEC_PER_SEC)
 
+/*
+ * Optional event hooks of a GPU (vgmem.ko multicasts them over netlink).
+ * The core calls them with its gpu->lock held, from the thread that
+ * allocates or from the return worker: they must not take a lock that is
+ * held around calls into the core, and must not sleep long (allocating
+ * with GFP_KERNEL is fine). Either pointer may be NULL.
+ */
+struct vg_gpu_events {
+	/* An allocation of req needs need more bytes of VRAM than are free. */
+	void (*pressure)(void *priv, struct vg_vm *req, u64 need);
+	/* vm's chunks moved to to; its channels were suspended suspend_ns. */
+	void (*relocated)(void *priv, struct vg_vm *vm, enum vg_loc to,
+			  u32 chunks, u64 bytes, u64 suspend_ns);
+};
+
 struct vg_gpu_config {
 	const char *name;
 	u64 chunk_size;			/* power of two, VG_CHUNK_MIN..MAX; 0: default */
@@ -41,6 +56,8 @@ struct vg_gpu_config {
 	u64 host_budget;		/* bytes of host RAM for relocated chunks; 0: unlimited */
 	u64 seed;			/* of the reducer's random choices */
 	bool no_return_worker;		/* tests drive vg_gpu_return_once() themselves */
+	const struct vg_gpu_events *events;	/* NULL: none */
+	void *events_priv;
 };
 
 /*
@@ -51,6 +68,12 @@ struct vg_gpu_config {
  */
 struct vg_vm_platform {
 	void (*userd_zap)(void *priv, struct vg_chan *ch);
+	/*
+	 * A channel of the VM entered an error state (enum vgmem_chan_error).
+	 * Called from the GPU's engine thread with no core lock held; must not
+	 * sleep (the kernel signals the guest's interrupt eventfd here).
+	 */
+	void (*chan_fault)(void *priv, struct vg_chan *ch, u32 error);
 	void *priv;
 };
 
@@ -107,6 +130,8 @@ int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes);
 int vg_vm_set_quota(struct vg_vm *vm, u64 bytes);
 void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st);
 const char *vg_vm_name(const struct vg_vm *vm);
+/* The platform.priv the VM was created with (event hooks find theirs). */
+void *vg_vm_priv(const struct vg_vm *vm);
 /* The VM's backend address space, for backend-specific readouts (cost model). */
 struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
 
@@ -126,7 +151,18 @@ int vg_bo_query(struct vg_vm *vm, u64 va, enum vg_loc *locs, u32 max,
 int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 		   struct vg_chan **out);
 void vg_chan_destroy(struct vg_chan *ch);
-struct vg_chan *vg_chan_find(struct vg_vm *vm, u32 id);	/* NULL if none */
+/*
+ * The channel with this id, or NULL. vg_chan_find() needs gpu->lock held:
+ * only the core's own code and the platform hooks the core calls under it
+ * (userd_zap) may use it. vg_chan_lookup() takes the lock itself; the
+ * channel it returns lives until it is destroyed, and only the platform's
+ * own requests destroy channels (vg_chan_destroy, VGMEM_CTRL_CHAN_DESTROY,
+ * vg_vm_destroy), so the caller must serialize those with its use of the
+ * pointer (the userspace host and the kernel do it with the lock they
+ * hold across every CHAN_CREATE/CHAN_DESTROY).
+ */
+struct vg_chan *vg_chan_find(struct vg_vm *vm, u32 id);
+struct vg_chan *vg_chan_lookup(struct vg_vm *vm, u32 id);
 u32 vg_chan_id(const struct vg_chan *ch);
 /*
  * The guest's view of USERD (the page the guest's mapping points at right
@@ -136,7 +172,23 @@ u32 vg_chan_id(const struct vg_chan *ch);
  */
 u32 vg_chan_userd_read(struct vg_chan *ch, u32 off);
 void vg_chan_userd_write(struct vg_chan *ch, u32 off, u32 val);
-/* For the kernel's fault handler: the page to map now, under ch's map lock. */
+/*
+ * For the kernel's fault handler: the page to map now, under ch's map lock.
+ *
+ * The rule the fault handler follows, so it never maps a freed page:
+ *  - it holds its own per-vGPU mapping lock across finding the channel
+ *    (in its own id -> channel table), vg_chan_userd_page() and inserting
+ *    the page into the guest's mapping;
+ *  - platform.userd_zap takes that same lock; the core calls it after
+ *    every shadow swap and in channel destroy;
+ *  - channel destroy first takes the channel off the VM's list, then
+ *    calls userd_zap, and only then frees the real and shadow pages. The
+ *    zap, seeing vg_chan_find() (legal there: the core holds gpu->lock)
+ *    no longer return the channel, drops it from the handler's table and
+ *    zaps its page. A fault that got the lock before the zap has finished
+ *    its insert, and the zap removes that PTE; a fault after it finds no
+ *    channel. No fault reaches a destroyed channel.
+ */
 void *vg_chan_userd_page(struct vg_chan *ch);
 
 /* The control queue's dispatcher: validates and runs one command. */

@@ -69,7 +69,14 @@ struct vg_backend_ops {
 			   u64 *fence);
 	int (*copy_wait)(void *b, u64 fence, u64 *device_ns);
 
-	/* Address spaces: map [va, va + size) to mem at mem_off, 4 KiB aligned. */
+	/*
+	 * Address spaces: map [va, va + size) to mem at mem_off, 4 KiB aligned.
+	 * A failed map should leave the range as it was (the sim's and the
+	 * test fake's are all or nothing); the core does not rely on it and
+	 * unmaps the whole range of a new BO's chunk whose map failed. unmap
+	 * of pages that are not mapped must be harmless: error paths unmap
+	 * ranges only partly mapped.
+	 */
 	int (*as_create)(void *b, struct vg_as **out);
 	void (*as_destroy)(void *b, struct vg_as *as);
 	int (*map)(void *b, struct vg_as *as, u64 va, u64 size,
@@ -90,6 +97,30 @@ struct vg_backend_ops {
 			      struct vg_bchan **out, void **userd);
 	void (*channel_destroy)(void *b, struct vg_bchan *ch);
 	int (*channel_idle_wait)(void *b, struct vg_bchan *ch, u64 timeout_ns);
+
+	/*
+	 * Required (vg_gpu_create checks): stop and restart one channel, as
+	 * disabling and preempting a channel does on NVIDIA hardware.
+	 *
+	 * channel_stop: from its return until channel_start the GPU starts no
+	 * further method of ch, whatever happens meanwhile: in particular a
+	 * channel parked on a semaphore acquire stays parked even if another
+	 * channel releases the semaphore. Returns 0 once no method of ch is in
+	 * flight, -ETIMEDOUT if one is still running after timeout_ns; on
+	 * error ch is left running as before (the backend undoes its stop).
+	 * The core stops a channel only while it is running and starts it
+	 * only while it is stopped.
+	 *
+	 * Why: channel_idle_wait counts a channel parked on an acquire as idle,
+	 * but another channel of the same VM that is still draining can
+	 * release that semaphore, and the parked one would then run during the
+	 * copy and write memory already copied (a lost write).
+	 *
+	 * channel_start: the channel may run again from where it stopped
+	 * (re-reading GP_PUT and any semaphore it waits for).
+	 */
+	int (*channel_stop)(void *b, struct vg_bchan *ch, u64 timeout_ns);
+	void (*channel_start)(void *b, struct vg_bchan *ch);
 
 	/*
 	 * Optional: accesses to mem since the last call (then reset). NULL if

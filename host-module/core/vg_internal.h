@@ -18,9 +18,11 @@
 
 #include "vg.h"
 #include "vg_rand.h"
+#include "vg_va.h"
 
 struct vg_bo;
 struct vg_vm;
+struct vg_red_vm;
 
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
 
@@ -47,37 +49,49 @@ struct vg_bo {
 	u64 size;
 	u32 nr_chunks;
 	struct list_head node;	/* vm->bos, sorted by va */
+	struct vg_va_node va_node;	/* vm->va: [va, va + size) */
 	struct vg_chunk chunks[];
 };
 
 struct vg_vm {
 	struct vg_gpu *gpu;
-	char name[32];
 	struct list_head node;		/* gpu->vms */
-	u64 quota;			/* 0: unlimited */
+	/*
+	 * What the reducer reads of every VM on each call, together so the
+	 * O(VMs) pass touches few cache lines (reducer.c).
+	 */
 	u64 entitlement;		/* 0: equal share (vg_vm_entitlement()) */
-
-	u64 allocated;			/* bytes in live BOs */
 	u64 resident;			/* bytes of chunks in VRAM */
-	u64 relocated;			/* bytes of chunks in host RAM */
-	u32 nr_chunks;			/* chunks of live BOs: bounds res_nr (account.c) */
 	u64 order;			/* creation order: reducer tie-break (vm.c) */
-	struct list_head bos;
-	struct list_head resident_list;	/* placement order: head = least recent */
-	struct list_head relocated_list;
-	struct vg_chunk **res_vec;	/* resident chunks, for O(1) random picks */
 	u32 res_nr, res_cap;
-
 	/* Chunks chosen by the reducer or the return worker (relocate.c). */
 	struct list_head marked;
 	u64 marked_bytes;
+	/*
+	 * On gpu->marked_vms exactly while vm->marked is not empty
+	 * (relocate.c): NULL marked_pprev is off it. reloc_next orders the
+	 * VMs of one vg_relocate_marked() call.
+	 */
+	struct vg_vm *marked_next, **marked_pprev;
+	struct vg_vm *reloc_next;
+
+	char name[32];
+	u64 quota;			/* 0: unlimited */
+	u64 allocated;			/* bytes in live BOs */
+	u64 relocated;			/* bytes of chunks in host RAM */
+	u32 nr_chunks;			/* chunks of live BOs: bounds res_nr (account.c) */
+	struct list_head bos;
+	struct vg_va_tree va;		/* the BOs by address, holes (bo.c, va.c) */
+	struct list_head resident_list;	/* placement order: head = least recent */
+	struct list_head relocated_list;
+	struct vg_chunk **res_vec;	/* resident chunks, for O(1) random picks;
+					 * res_nr used, res_cap allocated */
 
 	struct vg_as *as;
 	struct vg_guest_mem gmem;
 	struct vg_vm_platform platform;
 
 	struct list_head chans;		/* struct vg_chan.node */
-	u32 next_chan_id;
 	u32 nr_chans;
 
 	bool suspended;			/* its channels point at their shadows */
@@ -103,6 +117,11 @@ struct vg_chan {
 	 * went to the old page through a mapping not yet zapped (chan.c).
 	 */
 	u32 swap_put;
+	/*
+	 * channel_stop succeeded and channel_start is still due (gpu->lock):
+	 * set by vg_vm_drain, cleared by vg_vm_resume or a drain that failed.
+	 */
+	bool stopped;
 };
 
 struct vg_gpu {
@@ -127,6 +146,20 @@ struct vg_gpu {
 	u64 next_vm_order;		/* vm->order of the next VM */
 	struct vg_rand rand;
 
+	/* Reducer scratch, one entry per VM, kept between calls (reducer.c). */
+	struct vg_red_vm *red_st;
+	struct vg_red_vm **red_heap;
+	u32 red_cap;
+	u32 red_nst;			/* entries the last call filled */
+	/*
+	 * The VMs with marked chunks, through vm->marked_next, so that
+	 * relocating them and checking for marks need not walk every VM
+	 * (relocate.c; NULL: none).
+	 */
+	struct vg_vm *marked_vms;
+	/* Copy list of small relocations, kept between them (relocate.c). */
+	struct vg_copy *reloc_copies;
+
 	struct vg_gpu_stats stats;	/* cumulative parts */
 
 	/* Return worker (return.c). */
@@ -134,10 +167,43 @@ struct vg_gpu {
 	wait_queue_head_t return_wq;
 	u32 return_ms;
 	bool stopping;
+	/*
+	 * Run a pass now (vg_return_kick): a failed multi-VM relocation left
+	 * chunks in host RAM that no allocation got. Read without the lock.
+	 */
+	bool return_kick;
+	u32 return_ticks;		/* worker passes, for the heat cadence */
+
+	/* Event hooks (vg.h), set at creation, called under lock. */
+	const struct vg_gpu_events *events;
+	void *events_priv;
 };
+
+/* Event hooks: gpu->lock held (vg.h, struct vg_gpu_events). */
+static inline void vg_event_pressure(struct vg_vm *req, u64 need)
+{
+	struct vg_gpu *gpu = req->gpu;
+
+	lockdep_assert_held(&gpu->lock);
+	if (gpu->events && gpu->events->pressure)
+		gpu->events->pressure(gpu->events_priv, req, need);
+}
+
+static inline void vg_event_relocated(struct vg_vm *vm, enum vg_loc to,
+				      u32 chunks, u64 bytes, u64 suspend_ns)
+{
+	struct vg_gpu *gpu = vm->gpu;
+
+	lockdep_assert_held(&gpu->lock);
+	if (gpu->events && gpu->events->relocated)
+		gpu->events->relocated(gpu->events_priv, vm, to, chunks, bytes,
+				       suspend_ns);
+}
 
 /* account.c: the only code that changes a chunk's location or the totals. */
 u64 vg_vm_entitlement(const struct vg_vm *vm);	/* gpu->lock held */
+/* The entitlement of every VM without an explicit one; gpu->lock held. */
+u64 vg_gpu_equal_share(const struct vg_gpu *gpu);
 void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem);
 void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem);
 void vg_chunk_remove(struct vg_chunk *c);		/* from either list */
@@ -146,7 +212,8 @@ void vg_chunk_move(struct vg_chunk *c, enum vg_loc to, struct vg_mem *mem);
 void vg_hist_add(u64 hist[VGMEM_HIST_BUCKETS], u64 ns);
 /*
  * Make room in vm->res_vec for more chunks, so that later moves into VRAM
- * never allocate (bo.c calls it before placing a BO). 0 or -ENOMEM.
+ * never allocate (bo.c calls it after placing a BO, before accounting
+ * it, and undoes the placement if it fails). 0 or -ENOMEM.
  */
 int vg_vm_reserve_chunks(struct vg_vm *vm, u32 more);
 /* Add or remove a BO's size and chunk count to the VM's totals. */
@@ -166,26 +233,53 @@ void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
  */
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	      u64 need);
+/*
+ * Free the reducer's and the relocation's scratch arrays (vm.c, when the
+ * last VM goes).
+ */
+void vg_red_free(struct vg_gpu *gpu);
 /* Refresh chunk heat from the backend's access sampling (COLD). */
 void vg_sample_heat(struct vg_gpu *gpu);
 void vg_sample_heat_vm(struct vg_vm *vm);	/* one VM's resident chunks */
 
 /* chan.c */
-#define VG_VM_MAX_CHANS		64	/* channels per VM (VGMEM_CTRL_QUERY) */
+#define VG_VM_MAX_CHANS		VGMEM_MAX_CHANNELS	/* per VM: the USERD BAR has room for this many */
 void vg_chan_destroy_locked(struct vg_chan *ch);	/* gpu->lock held */
 void vg_vm_suspend(struct vg_vm *vm);	/* swap in shadows, zap */
 void vg_vm_resume(struct vg_vm *vm);	/* replay shadows, swap back, zap */
-int vg_vm_drain(struct vg_vm *vm);	/* wait for every real ring */
+/*
+ * Wait for every real ring (channel_idle_wait), then stop every channel
+ * (channel_stop, if the backend has it) so none runs again before
+ * vg_vm_resume(). On failure no channel is left stopped.
+ */
+int vg_vm_drain(struct vg_vm *vm);
 
 /*
  * relocate.c: move every chunk on vm->marked to loc, suspending the VM
- * once. On failure nothing moved, the marks are cleared, returns -ENOMEM
- * (or the backend's error) and logs why.
+ * once. Atomic per VM: on failure nothing moved (except chunks whose
+ * mapping could not even be restored: those are committed to loc and
+ * counted, and the call returns -EIO), the marks are cleared,
+ * gpu->stats.reloc_failures counts it, returns -ENOMEM (or the backend's
+ * error) and logs why.
  */
 int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to);
-/* Every VM with marked chunks, in turn. */
+/*
+ * Every VM with marked chunks, in turn, stopping at the first failure
+ * (the allocation path: the room it needed cannot be made). Not atomic
+ * across VMs: VMs relocated before the failure keep their new places
+ * (each is consistent) and the return worker is kicked to bring them
+ * back; the others' marks are cleared. Returns 0 or the first error.
+ */
 int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to);
+/* Wake the return worker for a pass now (any context holding gpu->lock). */
+void vg_return_kick(struct vg_gpu *gpu);
 void vg_unmark_all(struct vg_vm *vm);
+/* vg_unmark_all() of every VM with marks; gpu->lock held. */
+void vg_unmark_gpu(struct vg_gpu *gpu);
+/* Is a chunk marked anywhere on the GPU? O(1); gpu->lock held. */
+bool vg_gpu_has_marks(struct vg_gpu *gpu);
+/* Free the relocation's scratch (vg_red_free()); gpu->lock held. */
+void vg_reloc_free(struct vg_gpu *gpu);
 /*
  * Put c on (take it off) its VM's marked list and keep vm->marked_bytes
  * in step; the reducer and the return worker mark only through these.

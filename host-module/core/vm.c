@@ -24,6 +24,8 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 	vm->gmem = cfg->gmem;
 	vm->platform = cfg->platform;
 	INIT_LIST_HEAD(&vm->bos);
+	/* Holes are chunk aligned: see vg_bo_find_va(). */
+	vg_va_init(&vm->va, VGMEM_VA_START, VGMEM_VA_END, gpu->chunk_size);
 	INIT_LIST_HEAD(&vm->resident_list);
 	INIT_LIST_HEAD(&vm->relocated_list);
 	INIT_LIST_HEAD(&vm->marked);
@@ -81,6 +83,9 @@ void vg_vm_destroy(struct vg_vm *vm)
 		gpu->nr_ent_equal--;
 	/* Keep the GPU's fault count cumulative. */
 	gpu->stats.faults += atomic64_read(&vm->faults);
+	/* vg_gpu_destroy() requires no VMs: the last one frees the scratch. */
+	if (!gpu->nr_vms)
+		vg_red_free(gpu);
 	mutex_unlock(&gpu->lock);
 	/* Freed VRAM: relocated chunks of other VMs may come back now. */
 	wake_up(&gpu->return_wq);
@@ -145,6 +150,11 @@ void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st)
 const char *vg_vm_name(const struct vg_vm *vm)
 {
 	return vm->name;
+}
+
+void *vg_vm_priv(const struct vg_vm *vm)
+{
+	return vm->platform.priv;
 }
 
 struct vg_as *vg_vm_backend_as(struct vg_vm *vm)

@@ -13,7 +13,7 @@
  *           EAGAIN E2BIG ERANGE EPERM EOVERFLOW EINTR ENODEV ESHUTDOWN
  * helpers   min max min_t max_t clamp ARRAY_SIZE ALIGN IS_ALIGNED
  *           is_power_of_2 ilog2 roundup_pow_of_two BIT BIT_ULL DIV_ROUND_UP
- *           container_of likely unlikely READ_ONCE WRITE_ONCE
+ *           container_of likely unlikely prefetch READ_ONCE WRITE_ONCE
  *           check_add_overflow check_mul_overflow div64_u64 fls64
  *           memcpy memset memcmp strscpy snprintf
  *           WARN_ON WARN_ON_ONCE BUG_ON (user: WARN prints and counts,

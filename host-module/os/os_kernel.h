@@ -38,6 +38,7 @@
 
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/prefetch.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 

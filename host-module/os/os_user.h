@@ -114,6 +114,7 @@ typedef u32 gfp_t;
 
 /* ---- helpers ------------------------------------------------------------ */
 #define likely(x)		__builtin_expect(!!(x), 1)
+#define prefetch(x)		__builtin_prefetch(x)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 
 /* Rejects pointers: ARRAY_SIZE() of a pointer is a build error. */

@@ -6,6 +6,7 @@
 #include "sim_internal.h"
 
 #define SIM_POLL_US_DEFAULT	20
+#define SIM_SPIN_US_DEFAULT	200
 
 bool sim_inject_hit(struct vg_sim *sim, enum vg_sim_inject what)
 {
@@ -18,6 +19,11 @@ bool sim_inject_hit(struct vg_sim *sim, enum vg_sim_inject what)
 	}
 	spin_unlock(&sim->inj_lock);
 	return hit;
+}
+
+u64 vg_sim_turns_split(struct vg_sim *sim)
+{
+	return (u64)atomic64_read(&sim->turns_split);
 }
 
 void vg_sim_inject(struct vg_sim *sim, enum vg_sim_inject what, int nth)
@@ -46,10 +52,14 @@ int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out)
 	sim->vram_bw = cfg->vram_bw ? cfg->vram_bw : VG_SIM_VRAM_BW_DEFAULT;
 	sim->pcie_bw = cfg->pcie_bw ? cfg->pcie_bw : VG_SIM_PCIE_BW_DEFAULT;
 	sim->poll_us = cfg->poll_us ? cfg->poll_us : SIM_POLL_US_DEFAULT;
+	sim->spin_us = cfg->spin_us ? cfg->spin_us : SIM_SPIN_US_DEFAULT;
 	spin_lock_init(&sim->inj_lock);
 	for (i = 0; i < VG_SIM_INJ_NR; i++)
 		sim->inject[i] = -1;
 	atomic_set(&sim->nr_as, 0);
+	atomic_set(&sim->nr_tables, 0);
+	atomic_set(&sim->idle_waiters, 0);
+	atomic64_set(&sim->turns_split, 0);
 	mutex_init(&sim->chan_lock);
 	INIT_LIST_HEAD(&sim->chans);
 	init_waitqueue_head(&sim->idle_wq);
@@ -183,6 +193,19 @@ static int sim_op_channel_idle_wait(void *b, struct vg_bchan *ch,
 	return sim_chan_idle_wait(b, ch, timeout_ns);
 }
 
+static int sim_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
+{
+	if (!ch)
+		return -EINVAL;
+	return sim_chan_stop(b, ch, timeout_ns);
+}
+
+static void sim_op_channel_start(void *b, struct vg_bchan *ch)
+{
+	if (ch)
+		sim_chan_start(b, ch);
+}
+
 static u64 sim_op_sample_access(void *b, struct vg_mem *mem)
 {
 	(void)b;
@@ -204,6 +227,8 @@ static const struct vg_backend_ops sim_ops = {
 	.channel_create = sim_op_channel_create,
 	.channel_destroy = sim_op_channel_destroy,
 	.channel_idle_wait = sim_op_channel_idle_wait,
+	.channel_stop = sim_op_channel_stop,
+	.channel_start = sim_op_channel_start,
 	.sample_access = sim_op_sample_access,
 };
 

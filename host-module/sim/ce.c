@@ -15,7 +15,12 @@
  * LINE_LENGTH_IN, zero LINE_COUNT with MULTI_LINE, and a range that
  * overflows (or, for a VA, ends past 2^40) are ARG errors with the start
  * address; unmapped VAs are VA errors, unreachable guest memory GUEST_MEM.
- * A copy that faults midway has copied what came before the fault.
+ * Each page step reads its source before it writes its destination, so
+ * with both sides bad the source's error is reported. A copy that faults
+ * midway has copied what came before the fault.
+ *
+ * A launch runs as ch->job (line and offset in the line), a turn's budget
+ * at a time, so LINE_COUNT up to 2^32 cannot hold the engine.
  */
 #include "sim_internal.h"
 
@@ -41,57 +46,122 @@ static u32 sim_page_left(u64 a)
 	return (u32)(SIM_PAGE_SIZE - (a & (SIM_PAGE_SIZE - 1)));
 }
 
-/* One line of len bytes; as->lock held. */
-static int sim_ce_line(struct sim_exec *x, u32 flags, u64 src, u64 dst,
-		       u64 len)
+/*
+ * One step of a line with a guest-physical side: at most a page of the VA
+ * side (or SIM_BOUNCE_SIZE bytes) through ch->bounce, so the guest memory
+ * accessor runs without as->lock and the VA side is translated and touched
+ * under it. Returns the bytes done in *n.
+ */
+static int sim_ce_step_phys(struct sim_exec *x, bool sphys, bool dphys,
+			    u64 src, u64 dst, u64 len, u32 *n)
 {
 	const struct vg_guest_mem *g = &x->ch->gmem;
-	bool sphys = flags & VGMEM_CE_LAUNCH_SRC_PHYS;
-	bool dphys = flags & VGMEM_CE_LAUNCH_DST_PHYS;
+	u8 *bounce = x->ch->bounce;
+	u8 *p;
+
+	lockdep_assert_not_held(&x->as->lock);
+	if (sphys && dphys) {
+		*n = (u32)min_t(u64, len, SIM_BOUNCE_SIZE);
+		if (g->read(g->priv, src, bounce, *n))
+			return sim_ce_gmem_fault(x, src);
+		if (g->write(g->priv, dst, bounce, *n))
+			return sim_ce_gmem_fault(x, dst);
+		sim_exec_lock(x);
+		x->as->cost.bytes_guest += 2ull * *n;
+		sim_exec_unlock(x);
+		return 0;
+	}
+	if (sphys) {
+		/* Read the guest first: as much as dst's page takes. */
+		*n = (u32)min_t(u64, len, sim_page_left(dst));
+		if (g->read(g->priv, src, bounce, *n))
+			return sim_ce_gmem_fault(x, src);
+		sim_exec_lock(x);
+		p = sim_va_span(x, dst, *n, n);
+		if (p) {
+			memcpy(p, bounce, *n);
+			x->as->cost.bytes_guest += *n;
+		}
+		sim_exec_unlock(x);
+		return p ? 0 : sim_va_fault(x, dst);
+	}
+	sim_exec_lock(x);
+	p = sim_va_span(x, src, len, n);
+	if (p) {
+		memcpy(bounce, p, *n);
+		x->as->cost.bytes_guest += *n;
+	}
+	sim_exec_unlock(x);
+	if (!p)
+		return sim_va_fault(x, src);
+	if (g->write(g->priv, dst, bounce, *n))
+		return sim_ce_gmem_fault(x, dst);
+	return 0;
+}
+
+/*
+ * The rest of the current line, from job->off: src, dst and len are where
+ * that rest starts and how long it is. A VA-to-VA line runs under
+ * as->lock, relaxed between page spans; a line touching guest memory takes
+ * it per step. Out of budget, job->off says how far it got (SIM_YIELD).
+ */
+static int sim_ce_line(struct sim_exec *x, struct sim_job *job, u64 src,
+		       u64 dst, u64 len)
+{
+	bool sphys = job->flags & VGMEM_CE_LAUNCH_SRC_PHYS;
+	bool dphys = job->flags & VGMEM_CE_LAUNCH_DST_PHYS;
 	u8 *ps, *pd;
 	u32 n, ns;
 	u64 want;
+	int r;
 
-	lockdep_assert_held(&x->as->lock);
-	while (len) {
-		if (sphys && dphys) {
-			n = (u32)min_t(u64, len, SIM_BOUNCE_SIZE);
-			if (g->read(g->priv, src, x->ch->bounce, n))
-				return sim_ce_gmem_fault(x, src);
-			if (g->write(g->priv, dst, x->ch->bounce, n))
-				return sim_ce_gmem_fault(x, dst);
-			x->as->cost.bytes_guest += 2ull * n;
-		} else if (sphys) {
-			pd = sim_va_span(x, dst, len, &n);
-			if (!pd)
-				return sim_va_fault(x, dst);
-			if (g->read(g->priv, src, pd, n))
-				return sim_ce_gmem_fault(x, src);
-			x->as->cost.bytes_guest += n;
-		} else if (dphys) {
-			ps = sim_va_span(x, src, len, &n);
-			if (!ps)
-				return sim_va_fault(x, src);
-			if (g->write(g->priv, dst, ps, n))
-				return sim_ce_gmem_fault(x, dst);
-			x->as->cost.bytes_guest += n;
-		} else {
-			/* Both in VA space: the span both pages allow. */
-			want = min_t(u64, len, min(sim_page_left(src),
-						   sim_page_left(dst)));
-			ps = sim_va_span(x, src, want, &ns);
-			if (!ps)
-				return sim_va_fault(x, src);
-			pd = sim_va_span(x, dst, want, &n);
-			if (!pd)
-				return sim_va_fault(x, dst);
-			memmove(pd, ps, n);
+	if (sphys || dphys) {
+		while (len) {
+			r = sim_ce_step_phys(x, sphys, dphys, src, dst, len, &n);
+			if (r)
+				return r;
+			src += n;
+			dst += n;
+			len -= n;
+			job->off += n;
+			if (sim_exec_spend(x, n) && len)
+				return SIM_YIELD;
+			x->since_resched += n;
+			if (x->since_resched >= SIM_STEP_BYTES) {
+				x->since_resched = 0;
+				cond_resched();
+			}
 		}
+		return 0;
+	}
+
+	sim_exec_lock(x);
+	while (len) {
+		/* Both in VA space: the span both pages allow. */
+		want = min_t(u64, len, min(sim_page_left(src),
+					   sim_page_left(dst)));
+		ps = sim_va_span(x, src, want, &ns);
+		if (!ps) {
+			sim_exec_unlock(x);
+			return sim_va_fault(x, src);
+		}
+		pd = sim_va_span(x, dst, want, &n);
+		if (!pd) {
+			sim_exec_unlock(x);
+			return sim_va_fault(x, dst);
+		}
+		memmove(pd, ps, n);
 		src += n;
 		dst += n;
 		len -= n;
-		cond_resched();
+		job->off += n;
+		if (sim_exec_spend(x, 2 * n) && len) {
+			sim_exec_unlock(x);
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, 2 * n);
 	}
+	sim_exec_unlock(x);
 	return 0;
 }
 
@@ -108,12 +178,47 @@ static bool sim_ce_extent(u64 base, u32 pitch, u32 lines, u64 len, bool va,
 	return !va || *end <= SIM_VA_LIMIT;
 }
 
-static int sim_ce_launch(struct sim_exec *x, struct sim_ce *ce, u32 flags)
+static u32 sim_ce_lines(const struct sim_job *job)
 {
+	return (job->flags & VGMEM_CE_LAUNCH_MULTI_LINE) ? job->ce.line_count : 1;
+}
+
+/* From line job->line, offset job->off on; then the semaphore release. */
+int sim_ce_run(struct sim_exec *x, struct sim_job *job)
+{
+	const struct sim_ce *ce = &job->ce;
+	u32 lines = sim_ce_lines(job);
+	u64 len = ce->line_length, src, dst;
+	int r;
+
+	while (job->line < lines) {
+		src = ce->offset_in + (u64)job->line * ce->pitch_in + job->off;
+		dst = ce->offset_out + (u64)job->line * ce->pitch_out + job->off;
+		r = sim_ce_line(x, job, src, dst, len - job->off);
+		if (r)
+			return r;
+		job->line++;
+		job->off = 0;
+		/* A line costs more than its bytes: 2^32 short lines add up. */
+		if (sim_exec_spend(x, SIM_ELEM_COST) && job->line < lines)
+			return SIM_YIELD;
+	}
+	if (job->flags & VGMEM_CE_LAUNCH_SEM_RELEASE) {
+		sim_exec_lock(x);
+		r = sim_sem_release(x, ce->sem_va, ce->sem_payload);
+		sim_exec_unlock(x);
+		return r;
+	}
+	return 0;
+}
+
+/* Check a launch, make it the channel's job and run its first part. */
+static int sim_ce_launch(struct sim_exec *x, const struct sim_ce *ce,
+			 u32 flags)
+{
+	struct sim_job *job = &x->ch->job;
 	u32 lines = (flags & VGMEM_CE_LAUNCH_MULTI_LINE) ? ce->line_count : 1;
-	u64 len = ce->line_length, end, src, dst;
-	u32 i;
-	int r = 0;
+	u64 len = ce->line_length, end;
 
 	if ((flags & ~SIM_CE_FLAGS_OK) ||
 	    !(flags & VGMEM_CE_LAUNCH_SRC_PITCH) ||
@@ -128,17 +233,15 @@ static int sim_ce_launch(struct sim_exec *x, struct sim_ce *ce, u32 flags)
 			   !(flags & VGMEM_CE_LAUNCH_DST_PHYS), &end))
 		return sim_ce_arg_fault(x, ce->offset_out);
 
-	mutex_lock(&x->as->lock);
+	memset(job, 0, sizeof(*job));
+	job->kind = SIM_JOB_CE;
+	job->mthd = x->mthd;
+	job->flags = flags;
+	job->ce = *ce;
+	sim_exec_lock(x);
 	x->as->cost.launches++;
-	for (i = 0; i < lines && !r; i++) {
-		src = ce->offset_in + (u64)i * ce->pitch_in;
-		dst = ce->offset_out + (u64)i * ce->pitch_out;
-		r = sim_ce_line(x, flags, src, dst, len);
-	}
-	if (!r && (flags & VGMEM_CE_LAUNCH_SEM_RELEASE))
-		r = sim_sem_release(x, ce->sem_va, ce->sem_payload);
-	mutex_unlock(&x->as->lock);
-	return r;
+	sim_exec_unlock(x);
+	return sim_job_run(x);
 }
 
 int sim_ce_method(struct sim_exec *x, struct sim_ce *ce, u32 mthd, u32 data)

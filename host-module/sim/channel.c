@@ -118,7 +118,9 @@ void sim_chan_destroy(struct vg_sim *sim, struct vg_bchan *ch)
 	 * Off the list, the engine cannot pick it again; wait until it is
 	 * done with the method it may be executing.
 	 */
+	(void)atomic_add_return(1, &sim->idle_waiters);
 	wait_event(sim->idle_wq, READ_ONCE(sim->running) != ch);
+	(void)atomic_add_return(-1, &sim->idle_waiters);
 
 	sim_as_put(ch->as);
 	kfree(ch->bounce);
@@ -146,21 +148,64 @@ static bool sim_chan_idle(struct vg_bchan *ch)
 	return idle && READ_ONCE(sim->running) != ch;
 }
 
-int sim_chan_idle_wait(struct vg_sim *sim, struct vg_bchan *ch,
-		       u64 timeout_ns)
+/* A timeout in jiffies, rounded up; capped at an hour. */
+static unsigned long sim_timeout_jiffies(u64 timeout_ns)
 {
 	u64 us = div64_u64(timeout_ns, NSEC_PER_USEC);
-	u32 cap;
 
 	if (us * NSEC_PER_USEC < timeout_ns)
 		us++;
-	/* usecs_to_jiffies takes an unsigned int: cap at an hour. */
-	cap = (u32)min_t(u64, us, 3600ull * 1000 * 1000);
+	/* usecs_to_jiffies takes an unsigned int. */
+	return usecs_to_jiffies((u32)min_t(u64, us, 3600ull * 1000 * 1000));
+}
+
+int sim_chan_idle_wait(struct vg_sim *sim, struct vg_bchan *ch,
+		       u64 timeout_ns)
+{
+	long left;
 
 	if (sim_chan_idle(ch))
 		return 0;
-	if (!wait_event_timeout(sim->idle_wq, sim_chan_idle(ch),
-				usecs_to_jiffies(cap)))
-		return -ETIMEDOUT;
-	return 0;
+	/* Fully ordered: counted before the condition reads sim->running. */
+	(void)atomic_add_return(1, &sim->idle_waiters);
+	left = wait_event_timeout(sim->idle_wq, sim_chan_idle(ch),
+				  sim_timeout_jiffies(timeout_ns));
+	(void)atomic_add_return(-1, &sim->idle_waiters);
+	return left ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * Stop: from now on the engine skips ch (it checks ch->stopped under
+ * chan_lock when it picks a channel), so only a turn already under way can
+ * still touch memory; wait for it on idle_wq like an idle wait. A turn
+ * lasts at most one budget (or one guest memory access that blocks), and a
+ * launch cut short by the stop keeps its progress in ch->job: nothing of
+ * ch runs until sim_chan_start, not even the re-check of a parked acquire.
+ */
+int sim_chan_stop(struct vg_sim *sim, struct vg_bchan *ch, u64 timeout_ns)
+{
+	long left;
+
+	mutex_lock(&sim->chan_lock);
+	ch->stopped = true;
+	mutex_unlock(&sim->chan_lock);
+	/* After the unlock: a turn started before it has set running. */
+	if (READ_ONCE(sim->running) != ch)
+		return 0;
+	(void)atomic_add_return(1, &sim->idle_waiters);
+	left = wait_event_timeout(sim->idle_wq, READ_ONCE(sim->running) != ch,
+				  sim_timeout_jiffies(timeout_ns));
+	(void)atomic_add_return(-1, &sim->idle_waiters);
+	if (left)
+		return 0;
+	/* The contract: on error the channel runs on as before. */
+	sim_chan_start(sim, ch);
+	return -ETIMEDOUT;
+}
+
+void sim_chan_start(struct vg_sim *sim, struct vg_bchan *ch)
+{
+	mutex_lock(&sim->chan_lock);
+	ch->stopped = false;
+	mutex_unlock(&sim->chan_lock);
 }

@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The compute class: instead of QMDs, built-in kernels (enum vgmem_kernel)
- * whose exact semantics sim.h documents. A launch runs to completion with
- * the address space lock held, touching memory page span by page span
- * through the channel's TLB, so the cost model and the access counters see
- * every byte.
+ * whose exact semantics sim.h documents. A launch touches memory page span
+ * by page span (element by element for STRIDED and GATHER) through the
+ * channel's TLB, so the cost model and the access counters see every byte.
+ * Each span is one step under the address space lock: between two steps
+ * sim_exec_relax lets map/unmap/tlb_flush in, and the next step translates
+ * again (a page unmapped meanwhile faults, it is never touched).
+ *
+ * A launch runs as ch->job: each kernel starts from job->off (and its
+ * running hash, sum or generator state) and, once the turn's budget is
+ * spent, saves them and returns SIM_YIELD; the next turn goes on from
+ * there, so a split launch computes exactly what a whole one would. The
+ * arguments are checked again on every turn (they are the job's copy, so
+ * the outcome is the same); the launch counts once.
  */
 #include "sim_internal.h"
 
@@ -37,15 +46,39 @@ static int sim_check_range(struct sim_exec *x, u64 va, u64 bytes, u32 align)
 
 /* ---- byte-pattern fills (MEMSET, FILL_PATTERN) ---------------------------- */
 
+/* MEMSET: byte k of the range is byte (k & 3) of value. */
+static void sim_memset_span(u8 *p, u32 n, u64 off, u32 value)
+{
+	u32 i = 0, r = (u32)(off & 3);
+	u64 w;
+
+	if (value == (value & 0xff) * 0x01010101u) {
+		memset(p, (int)(value & 0xff), n);
+		return;
+	}
+	/* The word as it lies at p: value rotated by off's byte phase. */
+	if (r)
+		value = (value >> (8 * r)) | (value << (32 - 8 * r));
+	w = value | ((u64)value << 32);
+	for (; i + 8 <= n; i += 8)
+		memcpy(p + i, &w, 8);
+	for (; i < n; i++)
+		p[i] = (u8)(w >> (8 * (i & 3)));
+}
+
 static void sim_fill_span(u8 *p, u32 n, u64 off, bool pattern, u32 seed,
 			  u32 value)
 {
 	u32 w, i = 0;
 
+	if (!pattern) {
+		sim_memset_span(p, n, off, value);
+		return;
+	}
 	while (i < n) {
 		u64 k = off + i;
 
-		w = pattern ? vg_sim_pattern_word(seed, k >> 2) : value;
+		w = pattern ? vgmem_pattern_word(seed, k >> 2) : value;
 		if (!(k & 3) && n - i >= 4) {
 			memcpy(p + i, &w, 4);
 			i += 4;
@@ -56,10 +89,10 @@ static void sim_fill_span(u8 *p, u32 n, u64 off, bool pattern, u32 seed,
 	}
 }
 
-static int sim_k_fill(struct sim_exec *x, u64 dst, u64 bytes, bool pattern,
-		      u32 arg)
+static int sim_k_fill(struct sim_exec *x, struct sim_job *job, u64 dst,
+		      u64 bytes, bool pattern, u32 arg)
 {
-	u64 off = 0;
+	u64 off = job->off;
 	u8 *p;
 	u32 n;
 	int r;
@@ -73,7 +106,11 @@ static int sim_k_fill(struct sim_exec *x, u64 dst, u64 bytes, bool pattern,
 			return sim_va_fault(x, dst + off);
 		sim_fill_span(p, n, off, pattern, arg, arg);
 		off += n;
-		cond_resched();
+		if (sim_exec_spend(x, n) && off < bytes) {
+			job->off = off;
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, n);
 	}
 	return 0;
 }
@@ -85,9 +122,10 @@ static u32 sim_words_left(u64 va)
 	return (u32)((SIM_PAGE_SIZE - (va & (SIM_PAGE_SIZE - 1))) / 4);
 }
 
-static int sim_k_vecadd(struct sim_exec *x, u64 a, u64 b, u64 c, u32 n)
+static int sim_k_vecadd(struct sim_exec *x, struct sim_job *job, u64 a,
+			u64 b, u64 c, u32 n)
 {
-	u64 bytes = (u64)n * 4, i = 0;
+	u64 bytes = (u64)n * 4, i = job->off;
 	u32 k, j, span, va_, vb, vc;
 	u8 *pa, *pb, *pc;
 	int r;
@@ -119,16 +157,21 @@ static int sim_k_vecadd(struct sim_exec *x, u64 a, u64 b, u64 c, u32 n)
 			memcpy(pc + 4 * j, &vc, 4);
 		}
 		i += k;
-		cond_resched();
+		if (sim_exec_spend(x, 12 * k) && i < n) {
+			job->off = i;
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, 12 * k);
 	}
 	return 0;
 }
 
 /* ---- CHECKSUM, STRIDED ----------------------------------------------------- */
 
-static int sim_k_checksum(struct sim_exec *x, u64 src, u64 bytes, u64 res)
+static int sim_k_checksum(struct sim_exec *x, struct sim_job *job, u64 src,
+			  u64 bytes, u64 res)
 {
-	u64 h = VG_SIM_FNV_BASIS, off = 0;
+	u64 h = job->acc, off = job->off;
 	u32 n, i;
 	u8 *p;
 	int r;
@@ -144,18 +187,23 @@ static int sim_k_checksum(struct sim_exec *x, u64 src, u64 bytes, u64 res)
 			return sim_va_fault(x, src + off);
 		for (i = 0; i < n; i++) {
 			h ^= p[i];
-			h *= VG_SIM_FNV_PRIME;
+			h *= VGMEM_FNV1A_PRIME;
 		}
 		off += n;
-		cond_resched();
+		if (sim_exec_spend(x, n) && off < bytes) {
+			job->off = off;
+			job->acc = h;
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, n);
 	}
 	return sim_va_write(x, res, &h, sizeof(h));
 }
 
-static int sim_k_strided(struct sim_exec *x, u64 src, u64 bytes, u32 stride,
-			 u64 res)
+static int sim_k_strided(struct sim_exec *x, struct sim_job *job, u64 src,
+			 u64 bytes, u32 stride, u64 res)
 {
-	u64 sum = 0, off;
+	u64 sum = job->acc, off;
 	u32 v;
 	int r;
 
@@ -166,7 +214,8 @@ static int sim_k_strided(struct sim_exec *x, u64 src, u64 bytes, u32 stride,
 		r = sim_check_range(x, res, 8, 1);
 	if (r)
 		return r;
-	for (off = 0;; off += stride) {
+	/* job->off is the next k * stride, always <= bytes - 4. */
+	for (off = job->off;; off += stride) {
 		r = sim_va_read(x, src + off, &v, sizeof(v));
 		if (r)
 			return r;
@@ -174,16 +223,22 @@ static int sim_k_strided(struct sim_exec *x, u64 src, u64 bytes, u32 stride,
 		/* off <= bytes - 4 here, so this cannot wrap. */
 		if (bytes - 4 - off < stride)
 			break;
+		if (sim_exec_spend(x, SIM_ELEM_COST)) {
+			job->off = off + stride;
+			job->acc = sum;
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, sizeof(v));
 	}
 	return sim_va_write(x, res, &sum, sizeof(sum));
 }
 
 /* ---- GATHER ---------------------------------------------------------------- */
 
-static int sim_k_gather(struct sim_exec *x, u64 src, u64 bytes, u64 dst,
-			u32 n, u32 seed)
+static int sim_k_gather(struct sim_exec *x, struct sim_job *job, u64 src,
+			u64 bytes, u64 dst, u32 n)
 {
-	u64 nwords = bytes / 4, state = seed, idx, i;
+	u64 nwords = bytes / 4, state = job->state, idx, i;
 	u32 v;
 	int r;
 
@@ -194,59 +249,82 @@ static int sim_k_gather(struct sim_exec *x, u64 src, u64 bytes, u64 dst,
 		r = sim_check_range(x, dst, (u64)n * 4, 4);
 	if (r)
 		return r;
-	for (i = 0; i < n; i++) {
+	for (i = job->off; i < n; i++) {
 		idx = vg_sim_gather_index(&state, nwords);
 		r = sim_va_read(x, src + 4 * idx, &v, sizeof(v));
 		if (!r)
 			r = sim_va_write(x, dst + 4 * i, &v, sizeof(v));
 		if (r)
 			return r;
-		if (!(i & 1023))
-			cond_resched();
+		if (sim_exec_spend(x, SIM_ELEM_COST) && i + 1 < n) {
+			job->off = i + 1;
+			job->state = state;
+			return SIM_YIELD;
+		}
+		sim_exec_relax(x, 2 * sizeof(v));
 	}
 	return 0;
 }
 
 /* ---- the class ----------------------------------------------------------- */
 
-static int sim_cp_launch(struct sim_exec *x, const struct sim_cp *cp)
+int sim_cp_run(struct sim_exec *x, struct sim_job *job)
 {
+	const struct sim_cp *cp = &job->cp;
 	const u32 *a = cp->args;
 	int r;
+
+	sim_exec_lock(x);
+	switch (cp->kernel) {
+	case VGMEM_K_MEMSET:
+		r = sim_k_fill(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+			       false, a[4]);
+		break;
+	case VGMEM_K_VECADD:
+		r = sim_k_vecadd(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+				 sim_arg64(cp, 4), a[6]);
+		break;
+	case VGMEM_K_CHECKSUM:
+		r = sim_k_checksum(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+				   sim_arg64(cp, 4));
+		break;
+	case VGMEM_K_STRIDED:
+		r = sim_k_strided(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+				  a[4], sim_arg64(cp, 5));
+		break;
+	case VGMEM_K_GATHER:
+		r = sim_k_gather(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+				 sim_arg64(cp, 4), a[6]);
+		break;
+	default:	/* VGMEM_K_FILL_PATTERN */
+		r = sim_k_fill(x, job, sim_arg64(cp, 0), sim_arg64(cp, 2),
+			       true, a[4]);
+		break;
+	}
+	sim_exec_unlock(x);
+	return r;
+}
+
+/* Start a launch as the channel's job and run its first part. */
+static int sim_cp_launch(struct sim_exec *x, const struct sim_cp *cp)
+{
+	struct sim_job *job = &x->ch->job;
 
 	if (cp->kernel < VGMEM_K_MEMSET || cp->kernel >= VGMEM_K_MAX)
 		return sim_cp_arg_fault(x, 0);
 
-	mutex_lock(&x->as->lock);
+	memset(job, 0, sizeof(*job));
+	job->kind = SIM_JOB_CP;
+	job->mthd = x->mthd;
+	job->cp = *cp;
+	if (cp->kernel == VGMEM_K_CHECKSUM)
+		job->acc = VGMEM_FNV1A_OFFSET;
+	/* GATHER's generator starts at the zero-extended seed. */
+	job->state = cp->args[7];
+	sim_exec_lock(x);
 	x->as->cost.launches++;
-	switch (cp->kernel) {
-	case VGMEM_K_MEMSET:
-		r = sim_k_fill(x, sim_arg64(cp, 0), sim_arg64(cp, 2), false,
-			       a[4]);
-		break;
-	case VGMEM_K_VECADD:
-		r = sim_k_vecadd(x, sim_arg64(cp, 0), sim_arg64(cp, 2),
-				 sim_arg64(cp, 4), a[6]);
-		break;
-	case VGMEM_K_CHECKSUM:
-		r = sim_k_checksum(x, sim_arg64(cp, 0), sim_arg64(cp, 2),
-				   sim_arg64(cp, 4));
-		break;
-	case VGMEM_K_STRIDED:
-		r = sim_k_strided(x, sim_arg64(cp, 0), sim_arg64(cp, 2), a[4],
-				  sim_arg64(cp, 5));
-		break;
-	case VGMEM_K_GATHER:
-		r = sim_k_gather(x, sim_arg64(cp, 0), sim_arg64(cp, 2),
-				 sim_arg64(cp, 4), a[6], a[7]);
-		break;
-	default:	/* VGMEM_K_FILL_PATTERN */
-		r = sim_k_fill(x, sim_arg64(cp, 0), sim_arg64(cp, 2), true,
-			       a[4]);
-		break;
-	}
-	mutex_unlock(&x->as->lock);
-	return r;
+	sim_exec_unlock(x);
+	return sim_job_run(x);
 }
 
 int sim_cp_method(struct sim_exec *x, struct sim_cp *cp, u32 mthd, u32 data)

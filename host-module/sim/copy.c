@@ -11,8 +11,13 @@
  * counters or to any address space's cost.
  *
  * A batch's result stays on the done list until copy_wait collects it; if
- * nobody does, the oldest beyond SIM_DONE_MAX are dropped (a later wait for
- * them returns 0).
+ * nobody does, the oldest beyond SIM_DONE_MAX are dropped and a later wait
+ * for them returns -ENOENT: its result is lost, and 0 could hide a failed
+ * copy. The done list is in fence order and drops take its head, so every
+ * fence up to the newest dropped one (drop_max) that is not on the list was
+ * either collected or dropped; such a wait returns -ENOENT too (waiting
+ * twice for one fence is the caller's bug). A collected fence above
+ * drop_max returns 0 again.
  */
 #include "sim_internal.h"
 
@@ -111,6 +116,7 @@ static int sim_copy_main(void *data)
 					       struct sim_batch, node);
 			list_del(&old->node);
 			sim->nr_done--;
+			sim->drop_max = old->fence;
 		}
 		smp_store_release(&sim->fence_done, b->fence);
 		spin_unlock(&sim->copy_lock);
@@ -215,7 +221,7 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 int sim_copy_wait(struct vg_sim *sim, u64 fence, u64 *device_ns)
 {
 	struct sim_batch *b, *found = NULL;
-	u64 next;
+	u64 next, drop_max;
 	int err;
 
 	spin_lock(&sim->copy_lock);
@@ -236,11 +242,15 @@ int sim_copy_wait(struct vg_sim *sim, u64 fence, u64 *device_ns)
 			break;
 		}
 	}
+	drop_max = sim->drop_max;
 	spin_unlock(&sim->copy_lock);
 
 	if (device_ns)
 		*device_ns = found ? found->device_ns : 0;
-	err = found ? found->result : 0;
+	if (found)
+		err = found->result;
+	else
+		err = fence <= drop_max ? -ENOENT : 0;
 	kfree(found);
 	return err;
 }

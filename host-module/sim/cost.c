@@ -64,9 +64,9 @@ void vg_sim_as_cost(struct vg_sim *sim, struct vg_as *as,
 {
 	struct sim_cost c;
 
-	mutex_lock(&as->lock);
+	sim_as_lock(as);
 	c = as->cost;
-	mutex_unlock(&as->lock);
+	sim_as_unlock(as);
 
 	out->bytes_vram = c.bytes_vram;
 	out->bytes_host = c.bytes_host;

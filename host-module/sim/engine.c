@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The engine: one thread per GPU that goes round-robin over the channels,
- * one GPFIFO entry of a channel per turn. It reads each channel's real
- * USERD GP_PUT (which the guest writes directly, with no trap), fetches the
- * entry from the guest's ring, runs its pushbuffer and then publishes
- * GP_GET and ENTRIES_DONE. It sleeps poll_us when a whole round did nothing.
+ * giving each a turn of at most one GPFIFO entry and at most
+ * SIM_TURN_BUDGET units of work. It reads each channel's real USERD GP_PUT
+ * (which the guest writes directly, with no trap), fetches the entry from
+ * the guest's ring, runs its pushbuffer and then publishes GP_GET and
+ * ENTRIES_DONE. An entry (or one launch in it) bigger than a budget takes
+ * several turns, the other channels' turns in between: guest-chosen sizes
+ * (a gather of 2^32 elements, a copy of 2^32 lines) cannot monopolize the
+ * GPU, and a stopped channel (channel_stop) is skipped entirely.
+ *
+ * There is no doorbell (the guest writes GP_PUT with no trap), so the engine
+ * polls, like a real GPU's host interface. After work it keeps polling with
+ * only cond_resched in between for spin_us: a guest that waits for one
+ * entry and submits the next finds the engine awake (a sleep of poll_us is
+ * 20 us asked but often 60-80 us in practice, per entry). Once idle for
+ * spin_us it sleeps poll_us between rounds, so an idle GPU burns no core.
  *
  * It never takes a core lock, so the core may wait for it (channel_idle_wait)
  * while holding its own.
@@ -87,9 +98,13 @@ bool sim_chan_step(struct vg_bchan *ch)
 		if (sim_gp_fetch(ch, put))
 			return true;
 	}
-	r = sim_pb_run(ch);
+	r = sim_pb_run(&x);
 	if (r == SIM_PARK) {
 		WRITE_ONCE(ch->parked, true);
+		return true;
+	}
+	if (r == SIM_YIELD) {
+		atomic64_inc(&ch->sim->turns_split);
 		return true;
 	}
 	if (!r)
@@ -97,11 +112,25 @@ bool sim_chan_step(struct vg_bchan *ch)
 	return true;
 }
 
+/* After a round that did nothing: poll again soon, or sleep. */
+static void sim_engine_idle(struct vg_sim *sim, u64 *spin_until)
+{
+	u64 now = ktime_get_ns();
+
+	if (!*spin_until)
+		*spin_until = now + (u64)sim->spin_us * NSEC_PER_USEC;
+	if (now < *spin_until)
+		cond_resched();
+	else
+		usleep_range(sim->poll_us, sim->poll_us + sim->poll_us / 2 + 1);
+}
+
 int sim_engine_main(void *data)
 {
 	struct vg_sim *sim = data;
 	struct vg_bchan *ch;
-	bool progress;
+	u64 spin_until = 0;
+	bool progress, stepped, skip;
 	u32 i, n;
 
 	while (!kthread_should_stop()) {
@@ -111,19 +140,30 @@ int sim_engine_main(void *data)
 		mutex_unlock(&sim->chan_lock);
 
 		for (i = 0; i < n; i++) {
+			skip = false;
 			mutex_lock(&sim->chan_lock);
 			ch = list_first_entry_or_null(&sim->chans,
 						      struct vg_bchan, node);
 			if (ch) {
 				list_move_tail(&ch->node, &sim->chans);
-				WRITE_ONCE(sim->running, ch);
+				/*
+				 * Under chan_lock, like channel_stop's write:
+				 * a stop either sees this channel running and
+				 * waits for the turn, or the turn never starts.
+				 */
+				if (ch->stopped)
+					skip = true;
+				else
+					WRITE_ONCE(sim->running, ch);
 			}
 			mutex_unlock(&sim->chan_lock);
 			if (!ch)
 				break;
+			if (skip)
+				continue;
 
-			if (sim_chan_step(ch))
-				progress = true;
+			stepped = sim_chan_step(ch);
+			progress |= stepped;
 			sim_chan_fault_notify(ch);
 
 			/* State is published before "no longer running". */
@@ -131,15 +171,21 @@ int sim_engine_main(void *data)
 			WRITE_ONCE(sim->running, NULL);
 			smp_mb();
 			/*
-			 * Always: an idle waiter may have looked while this
-			 * channel was running.
+			 * After progress, or whenever someone waits: an idle
+			 * waiter may have looked while this channel was
+			 * running. (It counts itself in idle_waiters before
+			 * looking, and we read the count after clearing
+			 * running, so one of us sees the other.)
 			 */
-			wake_up_all(&sim->idle_wq);
+			if (stepped || atomic_read(&sim->idle_waiters))
+				wake_up_all(&sim->idle_wq);
 		}
-		if (!progress)
-			usleep_range(sim->poll_us, sim->poll_us + sim->poll_us / 2 + 1);
-		else
+		if (progress) {
+			spin_until = 0;
 			cond_resched();
+		} else {
+			sim_engine_idle(sim, &spin_until);
+		}
 	}
 	return 0;
 }

@@ -2,7 +2,12 @@
 /*
  * GPU address spaces: a three-level page table over a 40-bit VA (bits
  * 39:30, 29:21, 20:12, as a real GPU's), 4 KiB PTEs pointing at (mem, page).
- * Tables are allocated on first use and freed with the address space.
+ * Tables are allocated on first use and freed once they map nothing: each
+ * leaf counts its valid PTEs and each middle table its leaves, so unmap
+ * frees what became empty. Otherwise a guest could map and free a small
+ * buffer at every 2 MiB of its VA space and pin ~8 KiB of host memory per
+ * step until its address space goes (the whole 40 bits: gigabytes). Outside
+ * a map or unmap call no empty table exists.
  *
  * Each PTE holds a reference on its mem. map over a mapped page replaces the
  * PTE (that is what a real PTE write does; relocation relies on it).
@@ -11,6 +16,12 @@
  * bumps the generation; so does every PTE change, which a real GPU would not
  * do: it makes a missing flush a stale-data bug at worst, never a use of
  * freed memory in the simulator.
+ *
+ * The engine translates and touches memory one step at a time under
+ * as->lock and yields it between steps to anyone announced in as->waiters
+ * (see sim_internal.h): a map of an unrelated range never waits for a long
+ * kernel, and once map/unmap/tlb_flush return, no later step can see the
+ * old PTEs (they bump as->gen, which every TLB hit checks under the lock).
  */
 #include "sim_internal.h"
 
@@ -44,6 +55,8 @@ int sim_as_create(struct vg_sim *sim, struct vg_as **out)
 	}
 	as->sim = sim;
 	mutex_init(&as->lock);
+	atomic_set(&as->waiters, 0);
+	init_waitqueue_head(&as->waiters_wq);
 	atomic_set(&as->refs, 1);
 	as->gen = 1;
 	atomic_inc(&sim->nr_as);
@@ -70,8 +83,10 @@ static void sim_as_free_tables(struct vg_as *as)
 				if (l2->pte[k].mem)
 					sim_mem_put(l2->pte[k].mem);
 			kvfree(l2);
+			atomic_dec(&as->sim->nr_tables);
 		}
 		kvfree(l1);
+		atomic_dec(&as->sim->nr_tables);
 	}
 	kvfree(as->l0);
 }
@@ -86,6 +101,20 @@ void sim_as_put(struct vg_as *as)
 	mutex_destroy(&as->lock);
 	kfree(as);
 	(void)atomic_add_return(-1, &sim->nr_as);
+}
+
+void sim_as_lock(struct vg_as *as)
+{
+	atomic_inc(&as->waiters);
+	mutex_lock(&as->lock);
+	/* Ours: the engine may go on once every announced waiter had it. */
+	if (!atomic_add_return(-1, &as->waiters))
+		wake_up_all(&as->waiters_wq);
+}
+
+void sim_as_unlock(struct vg_as *as)
+{
+	mutex_unlock(&as->lock);
 }
 
 const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va)
@@ -120,11 +149,40 @@ static struct sim_pt2 *sim_as_leaf(struct vg_as *as, u64 va, bool alloc)
 		*l1p = kvzalloc(sizeof(**l1p), GFP_KERNEL);
 		if (!*l1p)
 			return NULL;
+		atomic_inc(&as->sim->nr_tables);
 	}
 	l2p = &(*l1p)->l2[sim_l1_idx(va)];
-	if (!*l2p && alloc)
+	if (!*l2p && alloc) {
 		*l2p = kvzalloc(sizeof(**l2p), GFP_KERNEL);
+		if (*l2p) {
+			(*l1p)->nr_l2++;
+			atomic_inc(&as->sim->nr_tables);
+		}
+	}
 	return *l2p;
+}
+
+/* Free the leaf covering va if it maps nothing, then its L1 if it is empty. */
+static void sim_as_prune(struct vg_as *as, u64 va)
+{
+	struct sim_pt1 **l1p = &as->l0[sim_l0_idx(va)];
+	struct sim_pt2 **l2p;
+
+	lockdep_assert_held(&as->lock);
+	if (!*l1p)
+		return;
+	l2p = &(*l1p)->l2[sim_l1_idx(va)];
+	if (*l2p && !(*l2p)->nr_valid) {
+		kvfree(*l2p);
+		*l2p = NULL;
+		(*l1p)->nr_l2--;
+		atomic_dec(&as->sim->nr_tables);
+	}
+	if (!(*l1p)->nr_l2) {
+		kvfree(*l1p);
+		*l1p = NULL;
+		atomic_dec(&as->sim->nr_tables);
+	}
 }
 
 #define SIM_L2_SPAN	((u64)SIM_L2_SIZE << SIM_PAGE_SHIFT)
@@ -145,16 +203,14 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 	if (sim_inject_hit(as->sim, VG_SIM_INJ_MAP))
 		return -ENOMEM;
 
-	mutex_lock(&as->lock);
+	sim_as_lock(as);
 	/*
 	 * Allocate every table first so a failure changes nothing visible
 	 * (empty tables translate like absent ones).
 	 */
 	for (v = va; v < end; v = (v | (SIM_L2_SPAN - 1)) + 1) {
-		if (!sim_as_leaf(as, v, true)) {
-			mutex_unlock(&as->lock);
-			return -ENOMEM;
-		}
+		if (!sim_as_leaf(as, v, true))
+			goto err_prune;
 	}
 	page = mem_off >> SIM_PAGE_SHIFT;
 	for (v = va; v < end; v += SIM_PAGE_SIZE, page++) {
@@ -165,47 +221,65 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 		l2->pte[sim_l2_idx(v)].page = (u32)page;
 		if (old)
 			sim_mem_put(old);
+		else
+			l2->nr_valid++;
 	}
 	as->gen++;
-	mutex_unlock(&as->lock);
+	sim_as_unlock(as);
 	return 0;
+
+err_prune:
+	/* The tables allocated so far are empty: free them again. */
+	for (end = v, v = va; v <= end; v = (v | (SIM_L2_SPAN - 1)) + 1)
+		sim_as_prune(as, v);
+	sim_as_unlock(as);
+	return -ENOMEM;
 }
 
 void sim_as_unmap(struct vg_as *as, u64 va, u64 size)
 {
 	struct sim_pt2 *l2;
 	struct sim_pte *pte;
-	u64 end, v;
+	u64 end, v, p, next;
 
 	if (WARN_ON(!IS_ALIGNED(va, SIM_PAGE_SIZE) ||
 		    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
 		    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT))
 		return;
 
-	mutex_lock(&as->lock);
-	for (v = va; v < end; v += SIM_PAGE_SIZE) {
+	sim_as_lock(as);
+	/* Leaf by leaf, freeing each one that ends up empty. */
+	for (v = va; v < end; v = next) {
+		next = min((v | (SIM_L2_SPAN - 1)) + 1, end);
 		l2 = sim_as_leaf(as, v, false);
-		if (!l2) {
-			/* Skip the rest of this leaf's span. */
-			v = (v | (SIM_L2_SPAN - 1)) + 1 - SIM_PAGE_SIZE;
+		if (!l2)
 			continue;
-		}
-		pte = &l2->pte[sim_l2_idx(v)];
-		if (pte->mem) {
+		for (p = v; p < next; p += SIM_PAGE_SIZE) {
+			pte = &l2->pte[sim_l2_idx(p)];
+			if (!pte->mem)
+				continue;
 			sim_mem_put(pte->mem);
 			pte->mem = NULL;
 			pte->page = 0;
+			l2->nr_valid--;
 		}
+		if (!l2->nr_valid)
+			sim_as_prune(as, v);
 	}
 	as->gen++;
-	mutex_unlock(&as->lock);
+	sim_as_unlock(as);
 }
 
 void sim_as_tlb_flush(struct vg_as *as)
 {
-	mutex_lock(&as->lock);
+	sim_as_lock(as);
 	as->gen++;
-	mutex_unlock(&as->lock);
+	sim_as_unlock(as);
+}
+
+u64 vg_sim_pt_tables(struct vg_sim *sim)
+{
+	return (u64)atomic_read(&sim->nr_tables);
 }
 
 int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
@@ -219,7 +293,7 @@ int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
 	(void)sim;
 	if (!as || (len && !buf) || check_add_overflow(va, len, &end))
 		return -EFAULT;
-	mutex_lock(&as->lock);
+	sim_as_lock(as);
 	while (len) {
 		pte = sim_as_walk(as, va);
 		if (!pte) {
@@ -233,11 +307,40 @@ int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
 		va += n;
 		len -= n;
 	}
-	mutex_unlock(&as->lock);
+	sim_as_unlock(as);
 	return err;
 }
 
 /* ---- translation for the engine ------------------------------------------ */
+
+void sim_exec_lock(struct sim_exec *x)
+{
+	mutex_lock(&x->as->lock);
+}
+
+void sim_exec_unlock(struct sim_exec *x)
+{
+	mutex_unlock(&x->as->lock);
+}
+
+void sim_exec_relax(struct sim_exec *x, u32 bytes)
+{
+	struct vg_as *as = x->as;
+
+	lockdep_assert_held(&as->lock);
+	x->since_resched += bytes;
+	if (x->since_resched < SIM_STEP_BYTES && !atomic_read(&as->waiters))
+		return;
+	x->since_resched = 0;
+	mutex_unlock(&as->lock);
+	/*
+	 * A mutex is not fair: retaken at once, it could be ours again before
+	 * a woken waiter runs. Wait until every announced waiter had it.
+	 */
+	wait_event(as->waiters_wq, !atomic_read(&as->waiters));
+	cond_resched();
+	mutex_lock(&as->lock);
+}
 
 /*
  * The channel's TLB first, then the page table. An entry is valid only for

@@ -5,7 +5,9 @@
  * class methods to the object bound to the subchannel.
  *
  * The decoder keeps its position in the channel, so a channel parked on a
- * semaphore acquire in the middle of a packet resumes exactly there.
+ * semaphore acquire in the middle of a packet resumes exactly there, and so
+ * does one whose turn ended out of budget (between two methods, or inside a
+ * launch, whose progress ch->job keeps).
  *
  * Error reports (USERD ERROR_INFO / ERROR_ADDR):
  *  - bad header (unknown type, packet longer than the entry): METHOD, the
@@ -109,54 +111,80 @@ static int sim_host_method(struct sim_exec *x, u32 subc, u32 data)
 
 	switch (data) {
 	case VGMEM_SEM_OP_RELEASE:
-		mutex_lock(&x->as->lock);
+		sim_exec_lock(x);
 		r = sim_sem_release(x, ch->sem_va, ch->sem_payload);
-		mutex_unlock(&x->as->lock);
+		sim_exec_unlock(x);
 		return r;
 	case VGMEM_SEM_OP_ACQUIRE:
 	case VGMEM_SEM_OP_ACQ_GEQ:
 		ch->acq.va = ch->sem_va;
 		ch->acq.payload = ch->sem_payload;
 		ch->acq.op = data;
-		mutex_lock(&x->as->lock);
+		sim_exec_lock(x);
 		r = sim_sem_check(x, &ch->acq);
-		mutex_unlock(&x->as->lock);
+		sim_exec_unlock(x);
 		return r;
 	default:
 		return sim_pb_fault(ch, VGMEM_CHAN_ERR_METHOD, x->mthd);
 	}
 }
 
-static int sim_method(struct vg_bchan *ch, u32 subc, u32 mthd, u32 data)
+static int sim_method(struct sim_exec *x, u32 subc, u32 mthd, u32 data)
 {
-	struct sim_exec x = { .ch = ch, .as = ch->as, .mthd = mthd };
+	struct vg_bchan *ch = x->ch;
 	struct sim_obj *obj = &ch->obj[subc];
 
+	x->mthd = mthd;
+	sim_exec_spend(x, SIM_METHOD_COST);
 	if (mthd < 0x100)
-		return sim_host_method(&x, subc, data);
+		return sim_host_method(x, subc, data);
 	switch (obj->cls) {
 	case VGMEM_CLASS_COPY:
-		return sim_ce_method(&x, &obj->ce, mthd, data);
+		return sim_ce_method(x, &obj->ce, mthd, data);
 	case VGMEM_CLASS_COMPUTE:
-		return sim_cp_method(&x, &obj->cp, mthd, data);
+		return sim_cp_method(x, &obj->cp, mthd, data);
 	default:
 		return sim_pb_fault(ch, VGMEM_CHAN_ERR_CLASS, mthd);
 	}
 }
 
-int sim_pb_run(struct vg_bchan *ch)
+int sim_job_run(struct sim_exec *x)
 {
+	struct sim_job *job = &x->ch->job;
+	int r;
+
+	x->mthd = job->mthd;
+	r = job->kind == SIM_JOB_CE ? sim_ce_run(x, job) : sim_cp_run(x, job);
+	if (r != SIM_YIELD)
+		job->kind = SIM_JOB_NONE;
+	return r;
+}
+
+int sim_pb_run(struct sim_exec *x)
+{
+	struct vg_bchan *ch = x->ch;
 	struct sim_pb *pb = &ch->pb;
 	u32 dw, type, count, mthd;
 	int r;
 
+	if (ch->job.kind) {
+		r = sim_job_run(x);
+		if (r)
+			return r;
+	}
 	for (;;) {
+		/* Out of budget: the decoder state is in ch->pb. */
+		if (x->spent >= SIM_TURN_BUDGET &&
+		    (pb->left || pb->pos < pb->ndw))
+			return SIM_YIELD;
 		if (!pb->left) {
 			if (pb->pos >= pb->ndw)
 				return 0;
 			r = sim_pb_fetch(ch, &dw);
 			if (r)
 				return r;
+			/* Headers cost too: 2^21 empty packets are work. */
+			sim_exec_spend(x, SIM_METHOD_COST);
 			type = VGMEM_PKHDR_GET_TYPE(dw);
 			count = VGMEM_PKHDR_GET_COUNT(dw);
 			pb->subc = VGMEM_PKHDR_GET_SUBC(dw);
@@ -164,7 +192,7 @@ int sim_pb_run(struct vg_bchan *ch)
 			switch (type) {
 			case VGMEM_PKHDR_IMMD:
 				/* The data is the count field. */
-				r = sim_method(ch, pb->subc, pb->mthd, count);
+				r = sim_method(x, pb->subc, pb->mthd, count);
 				if (r)
 					return r;
 				continue;
@@ -195,7 +223,7 @@ int sim_pb_run(struct vg_bchan *ch)
 			pb->mthd += 4;
 			pb->type = VGMEM_PKHDR_NONINC;
 		}
-		r = sim_method(ch, pb->subc, mthd, dw);
+		r = sim_method(x, pb->subc, mthd, dw);
 		if (r)
 			return r;
 	}

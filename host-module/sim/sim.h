@@ -12,7 +12,8 @@
  *    NVIDIA method headers, SET_OBJECT binding classes to subchannels, the
  *    copy engine class (LAUNCH_DMA between GPU VAs and guest memory), the
  *    compute class (built-in kernels), semaphores.
- *  - One engine thread per GPU polls every channel's USERD GP_PUT; a
+ *  - One engine thread per GPU polls every channel's USERD GP_PUT (busily
+ *    for spin_us after work, then every poll_us); a
  *    channel's bad VA, bad method or malformed entry puts that channel in an
  *    error state (VGMEM_USERD_ERROR), nothing else.
  *  - A cost model: bytes touched per location and simulated device time
@@ -22,6 +23,8 @@
 #define VGMEM_SIM_H
 
 #include "../core/vg_backend.h"
+#include "../core/vg_rand.h"
+#include "../../include/uapi/vgmem.h"
 
 #define VG_SIM_VRAM_BW_DEFAULT	(320ull << 30)	/* bytes/s, GDDR-class */
 #define VG_SIM_PCIE_BW_DEFAULT	(12ull << 30)	/* bytes/s, PCIe 3.0 x16 in practice */
@@ -32,6 +35,7 @@ struct vg_sim_config {
 	u64 vram_bw;		/* bytes/s; 0: default */
 	u64 pcie_bw;		/* bytes/s; 0: default */
 	u32 poll_us;		/* engine idle poll period; 0: 20 us */
+	u32 spin_us;		/* busy polling after work before sleeping; 0: 200 us */
 };
 
 struct vg_sim;
@@ -44,7 +48,9 @@ const struct vg_backend_ops *vg_sim_backend_ops(void);	/* backend pointer: the v
  * Semantics the ops table leaves open, as the sim implements them:
  *  - mem_alloc rounds up to 4 KiB; VRAM takes ceil(size / 4 KiB) frames, not
  *    necessarily contiguous (-ENOSPC if too few are free); host memory
- *    counts against host_limit (-ENOMEM). Fresh memory is always zeroed.
+ *    counts against host_limit (-ENOMEM). Fresh memory is always zeroed
+ *    (freed VRAM frames in the background, or by mem_alloc if it needs
+ *    frames not zeroed yet).
  *  - mem_free of a mem still mapped or used by a queued copy defers the
  *    release until the last PTE or copy lets go (never a use after free).
  *  - map over mapped pages replaces the PTEs (a PTE write). Every PTE
@@ -53,10 +59,19 @@ const struct vg_backend_ops *vg_sim_backend_ops(void);	/* backend pointer: the v
  *    semaphore to one 4 KiB page of the mem (a memset of n pages counts n,
  *    a gather counts every element); copy_submit copies count nothing.
  *  - copy_wait of a fence already collected returns 0; fence 0 or one never
- *    returned by copy_submit is -EINVAL.
+ *    returned by copy_submit is -EINVAL. Results are kept for the newest
+ *    1024 uncollected batches: a wait for an older one, whose result was
+ *    dropped, returns -ENOENT (as does a second wait for a collected fence
+ *    at or below the newest dropped one).
  *  - channel_create checks the descriptor (ring entries a power of two in
  *    VGMEM_GP_ENTRIES_MIN..MAX, 8-byte aligned, both ends of the ring
  *    readable through gmem) and returns -EINVAL otherwise.
+ *  - Turns: the engine serves the channels round-robin, each turn at most
+ *    one GPFIFO entry and a bounded amount of work; a longer launch resumes
+ *    where it stopped on the channel's next turn, with identical results.
+ *  - channel_stop waits for at most the channel's current turn and returns
+ *    -ETIMEDOUT (the channel left running) only if that turn blocks in a
+ *    guest memory access for longer than the timeout.
  *  - Channel errors: see the USERD ERROR_* fields. GPFIFO: INFO is the
  *    entry index (or the bad GP_PUT), ADDR the entry's pushbuffer address;
  *    PUSHBUF: INFO the entry index, ADDR the unreadable address; METHOD and
@@ -98,6 +113,24 @@ void vg_sim_inject(struct vg_sim *sim, enum vg_sim_inject what, int nth);
 
 /* Free VRAM bytes in the arena (tests). */
 u64 vg_sim_vram_free(struct vg_sim *sim);
+/*
+ * Free VRAM bytes already zeroed by the background zeroer (tests); the
+ * rest of the free VRAM is zeroed by whoever allocates it first.
+ */
+u64 vg_sim_vram_clean(struct vg_sim *sim);
+
+/*
+ * Page-table pages (L1 and leaf tables) of all address spaces (tests):
+ * tables that map nothing are freed by unmap, so this stays bounded by what
+ * is mapped.
+ */
+u64 vg_sim_pt_tables(struct vg_sim *sim);
+
+/*
+ * Engine turns that ended with work left because the turn's budget was
+ * spent (tests: a big launch is split into many turns).
+ */
+u64 vg_sim_turns_split(struct vg_sim *sim);
 
 /*
  * Debug read of GPU memory through an address space (tests only; takes the
@@ -116,9 +149,9 @@ int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
  *    (so any dst alignment and size works; aligned it is a u32 fill).
  *  VECADD(a, b, c, n): c[i] = a[i] + b[i] (u32, wrapping), i < n; a, b and c
  *    must be 4-byte aligned. Element i is read before c[i] is written.
- *  CHECKSUM(src, bytes, result): FNV-1a 64 over the bytes (offset basis
- *    0xcbf29ce484222325, prime 0x100000001b3: h ^= byte; h *= prime), the u64
- *    written to result (any alignment).
+ *  CHECKSUM(src, bytes, result): FNV-1a 64 over the bytes (VGMEM_FNV1A_OFFSET,
+ *    VGMEM_FNV1A_PRIME: h ^= byte; h *= prime), the u64 written to result
+ *    (any alignment).
  *  STRIDED(src, bytes, stride, result): the u64 sum (wrapping) of the u32
  *    words at src + k * stride for every k with k * stride + 4 <= bytes;
  *    src 4-aligned, stride a non-zero multiple of 4, bytes >= 4.
@@ -126,38 +159,20 @@ int vg_sim_read_va(struct vg_sim *sim, struct vg_as *as, u64 va, void *buf,
  *    and dst 4-aligned; dst[i] = src[vg_sim_gather_index(&state, nwords)]
  *    for i = 0 ... n - 1, state starting at seed (zero-extended).
  *  FILL_PATTERN(dst, bytes, seed): byte k of the range = byte (k & 3) of
- *    vg_sim_pattern_word(seed, k >> 2).
+ *    vgmem_pattern_word(seed, k >> 2) (include/uapi/vgmem.h).
  *
  * Bad arguments (unknown kernel, zero size, misalignment, overflowing
  * ranges) put the channel in VGMEM_CHAN_ERR_ARG, ERROR_ADDR = the offending
  * VA (0 for an unknown kernel); unmapped pages are VGMEM_CHAN_ERR_VA with
  * the first unmapped address. ERROR_INFO is the method (VGMEM_CP_LAUNCH).
  */
-static inline u32 vg_sim_pattern_word(u32 seed, u64 i)
-{
-	/* MurmurHash3's 64-bit finalizer of (seed << 32) + i. */
-	u64 x = ((u64)seed << 32) + i;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return (u32)x;
-}
-
-/* splitmix64 step, then Lemire's multiply-shift onto [0, nwords). */
+/*
+ * The same splitmix64 step as the core's generator (vg_rand.h), then
+ * Lemire's multiply-shift onto [0, nwords).
+ */
 static inline u64 vg_sim_gather_index(u64 *state, u64 nwords)
 {
-	u64 z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((z >> 32) * nwords) >> 32;
+	return ((vg_splitmix64(state) >> 32) * nwords) >> 32;
 }
-
-#define VG_SIM_FNV_BASIS	0xcbf29ce484222325ull
-#define VG_SIM_FNV_PRIME	0x100000001b3ull
 
 #endif /* VGMEM_SIM_H */

@@ -3,16 +3,23 @@
  * The software GPU's own structures. Not for anyone outside sim/.
  *
  * Lock rules (asserted with lockdep_assert_held where a function needs one):
- *  - sim->mem_lock (mutex) protects the VRAM free-frame stack, host_used
- *    and the mem counters. Taken last: it may be taken under as->lock
+ *  - sim->mem_lock (mutex) protects the VRAM free-frame stacks (clean,
+ *    dirty, nr_zeroing), host_used and the mem counters. Taken last: it may be taken under as->lock
  *    (map/unmap drop the references of replaced PTEs).
  *  - as->lock (mutex) protects the page table, as->gen and the cost
- *    counters of that address space. The engine holds it across one
- *    method's execution (one kernel launch, one LAUNCH_DMA, one semaphore
- *    operation); map, unmap, tlb_flush and vg_sim_read_va take it too.
- *  - sim->chan_lock (mutex) protects the channel list and sim->running
- *    (the channel whose method the engine executes). Never held while a
- *    method executes, so channel_create/destroy do not wait for a kernel.
+ *    counters of that address space, and every access the engine makes to
+ *    a page through it: a PTE (and so the mem behind it) cannot change
+ *    while the engine touches the page. The engine holds it for one step
+ *    of a method (one page span, one element of a gather, one TLB fill),
+ *    never across guest memory accesses, and lets go between steps when
+ *    anyone else waits (sim_exec_relax), so map, unmap, tlb_flush,
+ *    vg_sim_read_va and vg_sim_as_cost (which take it with sim_as_lock)
+ *    wait for at most one short step, never for a whole kernel. Once
+ *    tlb_flush or unmap returns, no step can use the old translation.
+ *  - sim->chan_lock (mutex) protects the channel list, every ch->stopped
+ *    and sim->running (the channel whose turn the engine runs; cleared
+ *    without the lock). Never held while a method executes, so
+ *    channel_create/destroy/stop do not wait for a kernel.
  *  - sim->copy_lock (spinlock) protects the copy queue, the done list and
  *    the fence counters.
  *  - sim->inj_lock (spinlock) protects the fault injection counters.
@@ -21,9 +28,15 @@
  *  - A channel's execution state (struct vg_bchan below "engine only") is
  *    touched only by the engine thread, except error/parked/in_entry/gp_get
  *    which idle_wait reads with READ_ONCE.
- *  - desc->fault_cb is called with no sim lock held. The CE calls the guest
- *    memory accessor with as->lock held (the accessor may not call back
- *    into the backend, which vg_backend.h forbids anyway).
+ *  - Turns: the engine gives each channel in turn at most one GPFIFO entry
+ *    and at most SIM_TURN_BUDGET units of work (bytes touched; an element of
+ *    STRIDED or GATHER, a CE line or a method costs more). A method that
+ *    runs out of budget keeps its progress in ch->job and resumes on the
+ *    channel's next turn, so no guest-chosen size keeps the engine from the
+ *    other channels for longer than one budget: channel_stop, idle waits
+ *    and channel_destroy of any channel wait for at most one turn.
+ *  - desc->fault_cb and the guest memory accessor are called with no sim
+ *    lock held (the CE bounces guest data through ch->bounce).
  *
  * Lifetimes: mems and address spaces are reference counted. A mem holds one
  * reference for its owner (dropped by mem_free), one per PTE pointing at it
@@ -84,10 +97,12 @@ struct sim_pte {
 
 struct sim_pt2 {
 	struct sim_pte pte[SIM_L2_SIZE];
+	u32 nr_valid;		/* PTEs with a mem */
 };
 
 struct sim_pt1 {
 	struct sim_pt2 *l2[SIM_L1_SIZE];
+	u32 nr_l2;		/* leaves allocated */
 };
 
 /* The cost counters of one address space (as->lock). */
@@ -102,6 +117,13 @@ struct sim_cost {
 struct vg_as {
 	struct vg_sim *sim;
 	struct mutex lock;
+	/*
+	 * Callers of sim_as_lock waiting for or about to take lock; the engine
+	 * leaves the lock to them between two steps and waits on waiters_wq
+	 * until they all had it.
+	 */
+	atomic_t waiters;
+	wait_queue_head_t waiters_wq;
 	atomic_t refs;		/* owner + one per channel */
 	u64 gen;		/* TLB generation, bumped by every PTE change and flush */
 	struct sim_pt1 **l0;	/* SIM_L0_SIZE entries */
@@ -114,6 +136,9 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 	       u64 mem_off);
 void sim_as_unmap(struct vg_as *as, u64 va, u64 size);
 void sim_as_tlb_flush(struct vg_as *as);
+/* as->lock for everyone but the engine: announced, so the engine yields. */
+void sim_as_lock(struct vg_as *as);
+void sim_as_unlock(struct vg_as *as);
 /* Page table walk, as->lock held: the PTE of va or NULL if unmapped. */
 const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va);
 
@@ -151,6 +176,33 @@ struct sim_ce {
 struct sim_cp {
 	u32 kernel;
 	u32 args[VGMEM_CP_NARGS];
+};
+
+enum sim_job_kind {
+	SIM_JOB_NONE = 0,
+	SIM_JOB_CP,		/* a kernel launch */
+	SIM_JOB_CE,		/* a LAUNCH_DMA */
+};
+
+/*
+ * A launch in progress across turns: the registers it was launched with
+ * (the decoder stays on the launch method, but a copy keeps the job
+ * self-contained) and how far it got. Everything is offsets and sums, no
+ * host pointer: each turn translates again, so a relocation between two
+ * turns is seen by the next one.
+ */
+struct sim_job {
+	u32 kind;		/* enum sim_job_kind */
+	u32 mthd;		/* the launching method, for fault reports */
+	u64 off;		/* bytes, words or elements done (CE: of the line) */
+	u64 acc;		/* CHECKSUM: hash so far; STRIDED: sum so far */
+	u64 state;		/* GATHER: generator state */
+	u32 line;		/* CE: lines done */
+	u32 flags;		/* CE: LAUNCH_DMA data */
+	union {
+		struct sim_cp cp;
+		struct sim_ce ce;
+	};
 };
 
 struct sim_obj {
@@ -191,6 +243,9 @@ struct vg_bchan {
 	struct vg_guest_mem gmem;	/* copy of *desc.gmem */
 	u8 *userd;			/* the real USERD page */
 
+	/* Set by channel_stop, cleared by channel_start (chan_lock). */
+	bool stopped;
+
 	/* Read by idle_wait without a lock (READ_ONCE), written by the engine. */
 	u32 error;			/* enum vgmem_chan_error, sticky */
 	bool parked;			/* on an unsatisfied acquire */
@@ -203,6 +258,7 @@ struct vg_bchan {
 	u64 fault_addr;
 	struct sim_pb pb;
 	struct sim_acquire acq;
+	struct sim_job job;
 	u64 sem_va;			/* host semaphore methods */
 	u32 sem_payload;
 	struct sim_obj obj[SIM_NR_SUBC];
@@ -210,15 +266,51 @@ struct vg_bchan {
 	u8 *bounce;			/* SIM_BOUNCE_SIZE */
 };
 
-/* What the engine is doing right now: one method of one channel. */
+/* What the engine is doing right now: one turn of one channel. */
 struct sim_exec {
 	struct vg_bchan *ch;
 	struct vg_as *as;
 	u32 mthd;			/* for VGMEM_USERD_ERROR_INFO */
+	u32 since_resched;		/* bytes stepped since the last resched */
+	u64 spent;			/* work units of this turn */
 };
 
-/* Result of a method: 0, a channel error (> 0) or SIM_PARK. */
+/*
+ * The work budget of one turn and what things cost in it. 256 KiB of
+ * memory traffic is some tens of microseconds; an element of a gather or
+ * strided kernel is a translation and a 4-byte access, so it costs more
+ * than its bytes.
+ */
+#define SIM_TURN_BUDGET		(256u << 10)
+#define SIM_ELEM_COST		64u	/* STRIDED/GATHER element, CE line */
+#define SIM_METHOD_COST		32u	/* any method */
+
+/* Account units of work; true once the turn's budget is spent. */
+static inline bool sim_exec_spend(struct sim_exec *x, u32 units)
+{
+	x->spent += units;
+	return x->spent >= SIM_TURN_BUDGET;
+}
+
+/*
+ * The engine's side of as->lock. A long method takes it with
+ * sim_exec_lock, calls sim_exec_relax(x, bytes) after every step (a page
+ * span, an element) and sim_exec_unlock at the end. relax drops and
+ * retakes the lock when someone waits for it (or every SIM_STEP_BYTES, to
+ * reschedule), so no pointer from sim_va_span survives it and the next
+ * step translates again against the current page table.
+ */
+#define SIM_STEP_BYTES		(256u << 10)
+void sim_exec_lock(struct sim_exec *x);
+void sim_exec_unlock(struct sim_exec *x);
+void sim_exec_relax(struct sim_exec *x, u32 bytes);
+
+/*
+ * Result of a method: 0, a channel error (> 0), SIM_PARK (on an acquire) or
+ * SIM_YIELD (out of budget: ch->job resumes on the channel's next turn).
+ */
 #define SIM_PARK		(-1)
+#define SIM_YIELD		(-2)
 
 u32 sim_rd32(const u8 *userd, u32 off);
 void sim_wr32(u8 *userd, u32 off, u32 val);
@@ -236,13 +328,20 @@ int sim_chan_create(struct vg_sim *sim, struct vg_as *as,
 void sim_chan_destroy(struct vg_sim *sim, struct vg_bchan *ch);
 int sim_chan_idle_wait(struct vg_sim *sim, struct vg_bchan *ch,
 		       u64 timeout_ns);
+int sim_chan_stop(struct vg_sim *sim, struct vg_bchan *ch, u64 timeout_ns);
+void sim_chan_start(struct vg_sim *sim, struct vg_bchan *ch);
 
-/* Engine step of one channel; true if it made progress. */
+/* Engine turn of one channel; true if it made progress. */
 bool sim_chan_step(struct vg_bchan *ch);
 int sim_engine_main(void *data);
 
-/* pushbuf.c: run the current entry's pushbuffer; 0 done, SIM_PARK, or error. */
-int sim_pb_run(struct vg_bchan *ch);
+/*
+ * pushbuf.c: run the current entry's pushbuffer (first the job in progress,
+ * if any) within x's budget; 0 done, SIM_PARK, SIM_YIELD or an error.
+ */
+int sim_pb_run(struct sim_exec *x);
+/* Run ch->job on from where it stopped; 0 done, SIM_YIELD or an error. */
+int sim_job_run(struct sim_exec *x);
 
 /*
  * Memory access through a channel's TLB, with as->lock held: the host
@@ -267,6 +366,9 @@ int sim_method_fault(struct sim_exec *x, u32 err);
 
 int sim_ce_method(struct sim_exec *x, struct sim_ce *ce, u32 mthd, u32 data);
 int sim_cp_method(struct sim_exec *x, struct sim_cp *cp, u32 mthd, u32 data);
+/* One turn of a job of that class: 0 done, SIM_YIELD or a channel error. */
+int sim_ce_run(struct sim_exec *x, struct sim_job *job);
+int sim_cp_run(struct sim_exec *x, struct sim_job *job);
 
 /* ---- copy engine for the core (copy.c) ---------------------------------- */
 
@@ -294,27 +396,49 @@ struct vg_sim {
 	u64 vram_bw;
 	u64 pcie_bw;
 	u32 poll_us;
+	u32 spin_us;
 
 	/* mem.c (mem_lock) */
 	struct mutex mem_lock;
 	u8 **vram_seg;			/* the arena, SIM_SEG_FRAMES frames each */
 	u32 nr_segs;
 	u32 nr_frames;
-	u32 nr_free;
-	u32 *free_stack;		/* free frame indices, top at nr_free - 1 */
+	/*
+	 * Free frames: clean ones (zeroed) and dirty ones (freed since), each
+	 * a stack of frame indices; nr_zeroing are off both stacks while the
+	 * zeroer clears them. Allocation takes clean frames first and zeroes
+	 * the dirty ones it has to take itself.
+	 */
+	u32 nr_clean;
+	u32 *clean;
+	u32 nr_dirty;
+	u32 *dirty;
+	u32 nr_zeroing;
+	u32 zero_waiters;		/* allocators waiting for nr_zeroing == 0 */
+	wait_queue_head_t dirty_wq;	/* the zeroer waits for dirty frames */
+	wait_queue_head_t zeroed_wq;	/* allocators wait for nr_zeroing */
+	struct task_struct *zeroer;
 	u64 host_used;
 	u32 nr_mems;
 
 	/* mmu.c */
 	atomic_t nr_as;
+	atomic_t nr_tables;		/* L1 and leaf tables of all address spaces */
 
 	/* channel.c, engine.c (chan_lock) */
 	struct mutex chan_lock;
 	struct list_head chans;
 	u32 nr_chans;
 	struct vg_bchan *running;
-	wait_queue_head_t idle_wq;	/* woken after every engine step */
+	wait_queue_head_t idle_wq;	/* woken after engine steps */
+	/*
+	 * Sleepers on idle_wq (idle waits, channel_destroy): they count
+	 * themselves here before looking at running, with a fully ordered
+	 * atomic, so the engine can skip wake-ups nobody waits for.
+	 */
+	atomic_t idle_waiters;
 	struct task_struct *engine;
+	atomic64_t turns_split;		/* turns that ended out of budget */
 
 	/* copy.c (copy_lock) */
 	spinlock_t copy_lock;
@@ -323,6 +447,7 @@ struct vg_sim {
 	u32 nr_done;
 	u64 fence_next;
 	u64 fence_done;
+	u64 drop_max;			/* newest fence dropped uncollected */
 	wait_queue_head_t copy_wq;	/* worker waits for work */
 	wait_queue_head_t copy_done_wq;	/* copy_wait waits for fences */
 	struct task_struct *copier;

@@ -71,7 +71,11 @@ static int tp_ctrl(void *t, struct vgmem_ctrl *cmd)
 		if (cmd->op == VGMEM_CTRL_CHAN_DESTROY) {
 			ref_drop(g, cmd->chan.chan_id);
 		} else {
-			ch = vg_chan_find(g->vm, cmd->chan.chan_id);
+			/*
+			 * The pointer is cached: only this function destroys
+			 * the guest's channels, under the same write lock.
+			 */
+			ch = vg_chan_lookup(g->vm, cmd->chan.chan_id);
 			/* Without the reference the guest could not reach it. */
 			if (!ch || ref_add(g, cmd->chan.chan_id, ch)) {
 				struct vgmem_ctrl d = { .op = VGMEM_CTRL_CHAN_DESTROY };

@@ -140,9 +140,9 @@ enum vgmem_kernel {
 /*
  * The pattern VGMEM_K_FILL_PATTERN writes (and libvgmem's
  * vgmem_pattern_checksum recomputes on the CPU): byte k of the range is byte
- * (k & 3) of vgmem_pattern_word(seed, k >> 2), little endian. The same
- * function as the software GPU's vg_sim_pattern_word (sim/sim.h; a unit test
- * checks they agree): MurmurHash3's 64-bit finaliser of (seed << 32) + i.
+ * (k & 3) of vgmem_pattern_word(seed, k >> 2), little endian. The software
+ * GPU calls this very function: MurmurHash3's 64-bit finaliser of
+ * (seed << 32) + i.
  */
 static inline __u32 vgmem_pattern_word(__u32 seed, __u64 i)
 {
@@ -178,6 +178,8 @@ enum vgmem_ctrl_op {
 
 #define VGMEM_BO_FIXED_VA		(1u << 0)	/* place at bo.va */
 #define VGMEM_BO_FLAGS_ALL		VGMEM_BO_FIXED_VA
+/* Largest BO: bounds the host's per-BO bookkeeping (BO_ALLOC: -E2BIG). */
+#define VGMEM_BO_MAX_SIZE		(64ull << 30)
 
 #define VGMEM_PAGE_SIZE			4096ull
 #define VGMEM_VA_START			0x0000000100000000ull	/* 4 GiB */
@@ -236,8 +238,292 @@ struct vgmem_ctrl {
 		struct vgmem_ctrl_chan chan;
 		struct vgmem_ctrl_bo bo;
 		struct vgmem_vm_stats stats;
-		__u8 raw[512];
+		__u8 raw[504];
 	};
 };
+
+/* One command fills one 512-byte slot of the control queue (core/ctrl.c checks). */
+#define VGMEM_CTRL_SLOT_SIZE		512
+
+/* ---- the vGPU as a PCI device (VFIO mediated device) ------------------ */
+/*
+ * vendor:device 1b36:10f0 (the id range QEMU uses for its own emulated
+ * devices; a product needs an assigned id), class 0x030200 (3D controller).
+ *
+ * BAR0  4 KiB of registers, every access trapped (below).
+ * BAR2  VGMEM_USERD_BAR_SIZE: the USERD page of channel n at n * 4 KiB.
+ *       Mapped into the guest (mmap of the region), never trapped on the
+ *       submit path. While the host relocates this VM's memory, the pages
+ *       are swapped for shadow copies behind the guest's back.
+ * IRQ   one MSI vector (VFIO_PCI_MSI_IRQ_INDEX), or INTx: raised when
+ *       IRQ_CAUSE & IRQ_MASK becomes non-zero.
+ */
+#define VGMEM_PCI_VENDOR		0x1b36
+#define VGMEM_PCI_DEVICE		0x10f0
+#define VGMEM_PCI_CLASS			0x030200
+#define VGMEM_BAR0_SIZE			4096
+#define VGMEM_MAX_CHANNELS		64
+#define VGMEM_USERD_BAR_SIZE		(VGMEM_MAX_CHANNELS * VGMEM_USERD_SIZE)
+
+/* BAR0 registers: 32-bit, naturally aligned accesses only. */
+#define VGMEM_REG_ID			0x000	/* RO: VGMEM_ID_MAGIC */
+#define   VGMEM_ID_MAGIC		0x56474d4du	/* "VGMM" */
+#define VGMEM_REG_ABI_VERSION		0x004	/* RO: VGMEM_ABI_VERSION */
+#define VGMEM_REG_MAX_CHANNELS		0x008	/* RO */
+#define VGMEM_REG_CTRLQ_BASE_LO		0x010	/* RW: ring GPA, 4 KiB aligned */
+#define VGMEM_REG_CTRLQ_BASE_HI		0x014	/* RW */
+#define VGMEM_REG_CTRLQ_ENTRIES		0x018	/* RW: power of two, 1..256; 0 = off */
+#define VGMEM_REG_CTRLQ_PRODUCER	0x01c	/* WO: doorbell, free-running index */
+#define VGMEM_REG_CTRLQ_CONSUMER	0x020	/* RO: commands completed, free-running */
+#define VGMEM_REG_STATUS		0x024	/* RO: VGMEM_STATUS_* */
+#define   VGMEM_STATUS_READY		(1u << 0)
+#define   VGMEM_STATUS_CTRLQ_BUSY	(1u << 1)
+#define   VGMEM_STATUS_CTRLQ_ERROR	(1u << 2)	/* ring unreadable: see CTRLQ_ERROR */
+#define VGMEM_REG_CTRLQ_ERROR		0x028	/* RO: -errno of the queue itself */
+#define VGMEM_REG_IRQ_CAUSE		0x02c	/* RW1C: VGMEM_IRQ_* */
+#define   VGMEM_IRQ_CTRLQ		(1u << 0)	/* commands completed */
+#define   VGMEM_IRQ_CHAN_FAULT		(1u << 1)	/* see FAULTED_LO/HI */
+#define VGMEM_REG_IRQ_MASK		0x030	/* RW: 1 = enabled */
+#define VGMEM_REG_FAULTED_LO		0x034	/* RW1C: channels 0-31 faulted */
+#define VGMEM_REG_FAULTED_HI		0x038	/* RW1C: channels 32-63 */
+
+/*
+ * Control queue: CTRLQ_ENTRIES slots of struct vgmem_ctrl in guest memory at
+ * CTRLQ_BASE. The guest fills slots [consumer, producer) (index & (entries -
+ * 1)) and writes PRODUCER; the host runs them in order, writes each slot's
+ * status and outputs back, advances CONSUMER and raises VGMEM_IRQ_CTRLQ.
+ * A PRODUCER more than ENTRIES ahead of CONSUMER, or base/entries changed
+ * while commands are pending, sets CTRLQ_ERROR (-EINVAL) and stops the
+ * queue until the guest writes CTRLQ_ENTRIES again.
+ */
+
+/* ---- generic netlink family (host management: mgmtd, vgmem-nl) ---------- */
+/*
+ * Generic netlink family VGMEM_GENL_NAME, version VGMEM_GENL_VERSION, in the
+ * initial network namespace only. No family header: every message is a
+ * genlmsghdr followed by attributes of enum vgmem_attr. docs/abi.md explains
+ * the protocol; tools/vgmem-nl/nl.h is its userspace library.
+ *
+ * Requests are validated strictly against a per-command policy, and a
+ * refused request changes nothing. An attribute the command does not name,
+ * an integer of the wrong size or a missing required attribute is refused
+ * with -EINVAL; a value outside the range documented here, or a UUID that
+ * is not exactly VGMEM_UUID_LEN bytes, with -ERANGE (genetlink's policy
+ * check); a value the policy cannot judge (alignment, beyond the GPU's
+ * VRAM) with -EINVAL from the command itself. Either way
+ * an extended-ack message (NLMSGERR_ATTR_MSG, with NLMSGERR_ATTR_OFFS or
+ * NLMSGERR_ATTR_MISS_TYPE) says why. No such object: -ENODEV.
+ * SET_* need CAP_NET_ADMIN (-EPERM otherwise); GET_* are open to everyone.
+ *
+ * A VM is a vGPU, i.e. a VFIO mediated device, named by its mdev UUID: 16
+ * bytes in RFC 4122 order, the order of the UUID's text form (the text
+ * "00112233-4455-..." is the bytes 0x00 0x11 0x22 0x33 0x44 0x55 ...). It is
+ * listed from its creation until its removal, whether or not a VMM has it
+ * open ("active": the core holds a VM for it only while it is open).
+ *
+ * Every u64 attribute may be preceded by a VGMEM_A_PAD (or the nest's PAD)
+ * attribute that aligns it; readers skip PAD.
+ */
+#define VGMEM_GENL_NAME			"vgmem"
+#define VGMEM_GENL_VERSION		1
+#define VGMEM_GENL_MCGRP_EVENTS		"events"	/* pressure, relocation, channel fault */
+
+#define VGMEM_UUID_LEN			16
+#define VGMEM_GPU_NAME_MAX		32	/* with the NUL */
+#define VGMEM_RETURN_MS_MIN		1	/* return worker period, ms */
+#define VGMEM_RETURN_MS_MAX		10000
+#define VGMEM_OVERSUB_PCT_MAX		100000	/* admission limit, % of VRAM */
+
+enum vgmem_cmd {
+	VGMEM_CMD_UNSPEC,
+	/*
+	 * GPUs. Dump (NLM_F_DUMP): one message per GPU, by index. Do: the
+	 * GPU named by VGMEM_A_GPU_INDEX (-ENODEV if there is none).
+	 * Reply attributes: INDEX, NAME, VRAM_SIZE, VRAM_USED, HOST_USED,
+	 * CHUNK_SIZE, POLICY, RETURN_MS, OVERSUB_PCT, COMMITTED, NR_VGPUS,
+	 * NR_VMS, GPU_STATS.
+	 */
+	VGMEM_CMD_GET_GPU,
+	/*
+	 * Change a GPU's knobs (CAP_NET_ADMIN). Request: VGMEM_A_GPU_INDEX
+	 * (required) and at least one of GPU_POLICY, GPU_RETURN_MS,
+	 * GPU_OVERSUB_PCT. All are validated first, then applied in that
+	 * order; replies with an ack only.
+	 */
+	VGMEM_CMD_SET_GPU,
+	/*
+	 * VMs. Dump: one message per vGPU, GPU by GPU; an optional
+	 * VGMEM_A_GPU_INDEX restricts it to that GPU (-ENODEV if there is
+	 * none; a UUID is refused). Do: the vGPU named by VGMEM_A_VM_UUID
+	 * (-ENODEV if there is none; a GPU index is refused). Reply attributes:
+	 * VM_UUID, GPU_INDEX, VM_TYPE, VM_ACTIVE, VM_QUOTA, VM_ENTITLEMENT,
+	 * VM_STATS.
+	 *
+	 * Dumps of GPUs and VMs stay consistent while vGPUs come and go:
+	 * every creation and removal bumps a generation that the dump checks
+	 * between its parts; a dump that saw a change carries NLM_F_DUMP_INTR
+	 * (on some message and on NLMSG_DONE) and should be repeated.
+	 */
+	VGMEM_CMD_GET_VM,
+	/*
+	 * Change a vGPU (CAP_NET_ADMIN). Request: VGMEM_A_VM_UUID (required)
+	 * and at least one of VM_ENTITLEMENT, VM_QUOTA; replies with an ack.
+	 * Both are validated first; then the quota (the change that can be
+	 * refused: -EBUSY below what the VM has allocated, -ENOSPC beyond the
+	 * GPU's admission limit), then the entitlement. The quota change is
+	 * live: it applies to the next allocation of a running VM.
+	 */
+	VGMEM_CMD_SET_VM,
+	/*
+	 * Events, multicast to VGMEM_GENL_MCGRP_EVENTS only (requests with
+	 * these commands are refused).
+	 *
+	 * PRESSURE: an allocation did not fit in free VRAM and the host is
+	 * relocating memory to make room. GPU_INDEX, VM_UUID (the VM that
+	 * allocates), EV_NEED (bytes of VRAM to free).
+	 */
+	VGMEM_CMD_EVENT_PRESSURE,
+	/*
+	 * RELOCATION: a VM's chunks moved (one suspend-copy-resume cycle).
+	 * GPU_INDEX, VM_UUID, EV_DIRECTION, EV_CHUNKS, EV_BYTES,
+	 * EV_SUSPEND_NS (how long the VM's channels were suspended).
+	 */
+	VGMEM_CMD_EVENT_RELOCATION,
+	/*
+	 * CHAN_FAULT: a channel of a VM entered an error state. GPU_INDEX,
+	 * VM_UUID, EV_CHANNEL, EV_ERROR (enum vgmem_chan_error). Queued from
+	 * the GPU's engine: under a flood some may be dropped (at most one
+	 * per channel and error is ever worth reading anyway: errors stick).
+	 */
+	VGMEM_CMD_EVENT_CHAN_FAULT,
+	__VGMEM_CMD_MAX
+};
+#define VGMEM_CMD_MAX			(__VGMEM_CMD_MAX - 1)
+
+/* Chunk choice policy (VGMEM_A_GPU_POLICY). */
+enum vgmem_policy {
+	VGMEM_POLICY_RANDOM = 0,	/* GPUswap: a random resident chunk */
+	VGMEM_POLICY_LRA = 1,		/* least recently allocated first */
+	VGMEM_POLICY_COLD = 2,		/* fewest sampled accesses first */
+	__VGMEM_POLICY_MAX
+};
+#define VGMEM_POLICY_MAX		(__VGMEM_POLICY_MAX - 1)
+
+/* VGMEM_A_EV_DIRECTION of a relocation. */
+enum vgmem_reloc_dir {
+	VGMEM_RELOC_OUT = 0,		/* VRAM to host RAM (eviction) */
+	VGMEM_RELOC_IN = 1,		/* host RAM back to VRAM (return) */
+};
+
+enum vgmem_attr {
+	VGMEM_A_UNSPEC,
+	VGMEM_A_PAD,			/* alignment of the next u64 */
+	/* GPU */
+	VGMEM_A_GPU_INDEX,		/* u32: the N of /sys/class/vgmem/vgmemN */
+	VGMEM_A_GPU_NAME,		/* string, < VGMEM_GPU_NAME_MAX bytes */
+	VGMEM_A_GPU_VRAM_SIZE,		/* u64 bytes */
+	VGMEM_A_GPU_VRAM_USED,		/* u64 bytes of resident chunks */
+	VGMEM_A_GPU_HOST_USED,		/* u64 bytes of chunks relocated to host RAM */
+	VGMEM_A_GPU_CHUNK_SIZE,		/* u64 bytes, the unit of relocation */
+	VGMEM_A_GPU_POLICY,		/* u32 enum vgmem_policy; settable */
+	/* u32 ms, VGMEM_RETURN_MS_MIN..MAX: return worker period; settable */
+	VGMEM_A_GPU_RETURN_MS,
+	/*
+	 * u32 percent: vGPU quotas the GPU admits, as a share of its VRAM
+	 * (mdev creation and quota raises beyond it fail with -ENOSPC).
+	 * Settable, 0..VGMEM_OVERSUB_PCT_MAX: 0 makes the GPU follow the
+	 * module parameter oversub_pct again; reads give the value in force.
+	 * Lowering it below what is committed refuses only what comes next.
+	 */
+	VGMEM_A_GPU_OVERSUB_PCT,
+	VGMEM_A_GPU_COMMITTED,		/* u64 bytes: sum of its vGPUs' quotas */
+	VGMEM_A_GPU_NR_VGPUS,		/* u32: mdevs on it */
+	VGMEM_A_GPU_NR_VMS,		/* u32: of those, open (active) */
+	VGMEM_A_GPU_STATS,		/* nest: enum vgmem_gpu_stat_attr */
+	/* VM (vGPU) */
+	VGMEM_A_VM_UUID,		/* binary, VGMEM_UUID_LEN bytes exactly */
+	VGMEM_A_VM_TYPE,		/* string: mdev type, e.g. "vgmem-1g" */
+	VGMEM_A_VM_ACTIVE,		/* u8: 1 while a VMM has the device open */
+	/*
+	 * u64 bytes of buffer objects the VM may hold. Settable: a multiple
+	 * of VGMEM_PAGE_SIZE, at least VGMEM_PAGE_SIZE.
+	 */
+	VGMEM_A_VM_QUOTA,
+	/*
+	 * u64 bytes of VRAM the VM is entitled to under pressure (GPUswap's
+	 * reducer takes from those above theirs first). 0: an equal share of
+	 * what explicit entitlements leave. Settable, 0..the GPU's VRAM size.
+	 */
+	VGMEM_A_VM_ENTITLEMENT,
+	VGMEM_A_VM_STATS,		/* nest: enum vgmem_vm_stat_attr */
+	/* events */
+	VGMEM_A_EV_NEED,		/* u64 bytes */
+	VGMEM_A_EV_DIRECTION,		/* u32 enum vgmem_reloc_dir */
+	VGMEM_A_EV_CHUNKS,		/* u32 */
+	VGMEM_A_EV_BYTES,		/* u64 */
+	VGMEM_A_EV_SUSPEND_NS,		/* u64 */
+	VGMEM_A_EV_CHANNEL,		/* u32 channel id */
+	VGMEM_A_EV_ERROR,		/* u32 enum vgmem_chan_error */
+	__VGMEM_A_MAX
+};
+#define VGMEM_A_MAX			(__VGMEM_A_MAX - 1)
+
+/* VGMEM_A_GPU_STATS: cumulative since the GPU was registered, all u64. */
+enum vgmem_gpu_stat_attr {
+	VGMEM_GS_UNSPEC,
+	VGMEM_GS_PAD,
+	VGMEM_GS_RELOC_OUT_CHUNKS,	/* chunks moved VRAM -> host */
+	VGMEM_GS_RELOC_IN_CHUNKS,	/* chunks moved host -> VRAM */
+	VGMEM_GS_BYTES_OUT,
+	VGMEM_GS_BYTES_IN,
+	VGMEM_GS_RELOCATIONS,		/* suspend-copy-resume cycles */
+	VGMEM_GS_RELOC_FAILURES,
+	VGMEM_GS_COPY_DEVICE_NS,	/* device time of all relocation copies */
+	VGMEM_GS_FAULTS,		/* channel errors */
+	VGMEM_GS_SUSPEND_HIST,		/* nest: enum vgmem_hist_attr */
+	VGMEM_GS_STALL_HIST,		/* nest: enum vgmem_hist_attr */
+	__VGMEM_GS_MAX
+};
+#define VGMEM_GS_MAX			(__VGMEM_GS_MAX - 1)
+
+/*
+ * VGMEM_A_VM_STATS: struct vgmem_vm_stats's fields, all u64 (quota and
+ * entitlement are top-level attributes). Cumulative counters restart when
+ * the vGPU is opened again (the core's VM is new then).
+ */
+enum vgmem_vm_stat_attr {
+	VGMEM_VS_UNSPEC,
+	VGMEM_VS_PAD,
+	VGMEM_VS_ALLOCATED,		/* bytes in live BOs */
+	VGMEM_VS_RESIDENT,		/* bytes in VRAM */
+	VGMEM_VS_RELOCATED,		/* bytes in host RAM */
+	VGMEM_VS_RELOC_OUT_CHUNKS,
+	VGMEM_VS_RELOC_IN_CHUNKS,
+	VGMEM_VS_BYTES_OUT,
+	VGMEM_VS_BYTES_IN,
+	VGMEM_VS_SUSPEND_LAST_NS,
+	VGMEM_VS_SUSPEND_MAX_NS,
+	VGMEM_VS_SUSPEND_TOTAL_NS,
+	VGMEM_VS_SUSPENDS,		/* times the VM was suspended */
+	VGMEM_VS_SUSPEND_HIST,		/* nest: enum vgmem_hist_attr */
+	VGMEM_VS_STALL_HIST,		/* nest: allocation stalls */
+	VGMEM_VS_STALL_TOTAL_NS,
+	VGMEM_VS_FAULTS,		/* channel errors */
+	__VGMEM_VS_MAX
+};
+#define VGMEM_VS_MAX			(__VGMEM_VS_MAX - 1)
+
+/*
+ * A histogram: VGMEM_HIST_BUCKETS u64 counts, bucket i (see
+ * VGMEM_HIST_BUCKETS) as attribute VGMEM_HIST_A_BUCKET(i); all present.
+ */
+enum vgmem_hist_attr {
+	VGMEM_HIST_A_UNSPEC,
+	VGMEM_HIST_A_PAD,
+	VGMEM_HIST_A_BUCKET0,
+	__VGMEM_HIST_A_MAX = VGMEM_HIST_A_BUCKET0 + VGMEM_HIST_BUCKETS
+};
+#define VGMEM_HIST_A_BUCKET(i)		(VGMEM_HIST_A_BUCKET0 + (i))
+#define VGMEM_HIST_A_MAX		(__VGMEM_HIST_A_MAX - 1)
 
 #endif /* _UAPI_VGMEM_H */

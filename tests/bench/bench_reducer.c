@@ -13,12 +13,23 @@
  * Reducer cost per chunk chosen = (pressured - free) / chunks chosen; the
  * RATIO is pressured / free time of the same allocations. Timing never
  * fails the benchmark.
+ *
+ * "reduce ns/ch" isolates the choice from the relocation bookkeeping: on
+ * the pressured GPU after the measured allocations, vg_reduce() alone is
+ * timed for LATE_BO_MAX chunks at a time (the marks are then dropped,
+ * untimed), so reduce + relocation = the reducer column. (The reducer
+ * prefetches what the relocation of each chosen chunk will touch; timed
+ * alone it pays for those misses without the relocation that gains.)
+ *
+ * --only N V runs one configuration, --reps R at most R runs of it; for
+ * profilers: valgrind --tool=callgrind --toggle-collect=late_allocs
+ * bench_reducer --only N V --reps 1 (see --help).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/core/vg.h"
+#include "../../host-module/core/vg_internal.h"
 #include "benchlib.h"
 #include "null_backend.h"
 
@@ -41,9 +52,61 @@ static int gm_write(void *priv, u64 gpa, const void *buf, size_t len)
 
 struct result {
 	double ns;		/* measured allocations */
+	double reduce_ns;	/* vg_reduce() alone, per chunk it chose */
 	u64 chunks_alloc;	/* chunks the late VM allocated */
 	u64 chunks_chosen;	/* chunks the reducer chose */
 };
+
+/*
+ * The measured allocations, in a function of their own so that a profiler
+ * can be told to look at them alone (callgrind --toggle-collect=late_allocs).
+ */
+static noinline int late_allocs(struct vg_vm *vm, u64 m)
+{
+	u64 left, va;
+	int err;
+
+	for (left = m; left; ) {
+		u64 c = left < LATE_BO_MAX ? left : LATE_BO_MAX;
+
+		err = vg_bo_alloc(vm, c * CHUNK, 0, &va);
+		if (err)
+			return err;
+		left -= c;
+	}
+	return 0;
+}
+
+/*
+ * vg_reduce() by itself in the state the allocations left: reps calls for
+ * LATE_BO_MAX chunks each, marks dropped after each call outside the
+ * timing. Returns ns per chunk chosen, or a negative errno.
+ */
+static double time_reduce(struct vg_gpu *gpu, struct vg_vm *req, u32 reps)
+{
+	u64 ns = 0, chunks = 0;
+	struct vg_vm *vm;
+	u32 i;
+
+	for (i = 0; i < reps; i++) {
+		u64 t0, t1;
+		int err;
+
+		mutex_lock(&gpu->lock);
+		t0 = bench_now_ns();
+		err = vg_reduce(gpu, req, NULL, LATE_BO_MAX * CHUNK);
+		t1 = bench_now_ns();
+		list_for_each_entry(vm, &gpu->vms, node) {
+			chunks += vm->marked_bytes / CHUNK;
+			vg_unmark_all(vm);
+		}
+		mutex_unlock(&gpu->lock);
+		if (err)
+			return err;
+		ns += t1 - t0;
+	}
+	return chunks ? (double)ns / chunks : 0;
+}
 
 static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
 		    struct result *res)
@@ -95,18 +158,14 @@ static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
 	}
 	vg_gpu_get_stats(gpu, &s0);
 	t0 = bench_now_ns();
-	for (left = m; left; ) {
-		u64 c = left < LATE_BO_MAX ? left : LATE_BO_MAX;
-
-		err = vg_bo_alloc(vms[v - 1], c * CHUNK, 0, &va);
-		if (err)
-			goto out_vms;
-		left -= c;
-	}
+	err = late_allocs(vms[v - 1], m);
 	t1 = bench_now_ns();
+	if (err)
+		goto out_vms;
 	vg_gpu_get_stats(gpu, &s1);
 	vg_vm_get_stats(vms[v - 1], &late);
 	res->ns = (double)(t1 - t0);
+	res->reduce_ns = pressured ? time_reduce(gpu, vms[v - 1], 64) : 0;
 	res->chunks_alloc = m;
 	res->chunks_chosen = (s1.reloc_out_chunks - s0.reloc_out_chunks) +
 			     late.relocated / CHUNK;
@@ -129,30 +188,62 @@ int main(int argc, char **argv)
 	static const u32 vmsn[] = { 2, 10, 100, 1000 };
 	double at_1m_worst = 0;
 	size_t a, b;
-	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+	bool quick = false;
+	u64 only_n = 0;
+	u32 only_v = 0, max_reps = 9;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = true;
+		} else if (!strcmp(argv[i], "--only") && i + 2 < argc) {
+			only_n = strtoull(argv[++i], NULL, 0);
+			only_v = (u32)strtoul(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			max_reps = (u32)strtoul(argv[++i], NULL, 0);
+			if (!max_reps || max_reps > 9)
+				max_reps = 9;
+		} else {
+			printf("usage: %s [--quick] [--only CHUNKS VMS] [--reps 1..9]\n"
+			       "  --quick  configurations up to 100K chunks only\n"
+			       "  --only   one configuration (for profilers:\n"
+			       "           valgrind --tool=callgrind --toggle-collect=late_allocs\n"
+			       "           %s --only 1000000 1000 --reps 1;\n"
+			       "           inclusive cost of vg_reduce + vg_relocate_marked\n"
+			       "           divided by the chunks chosen is the reducer's part)\n"
+			       "  --reps   at most this many runs per configuration (median)\n",
+			       argv[0], argv[0]);
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
 
 	printf("bench_reducer: core on the null backend, chunk %llu KiB, random policy\n",
 	       (unsigned long long)(CHUNK >> 10));
-	printf("%8s %5s %7s %8s %12s %12s %14s %7s\n", "chunks", "VMs", "alloc",
-	       "chosen", "press ns/ch", "free ns/ch", "reducer ns/ch", "RATIO");
+	printf("%8s %5s %7s %8s %12s %12s %14s %13s %7s\n", "chunks", "VMs",
+	       "alloc", "chosen", "press ns/ch", "free ns/ch", "reducer ns/ch",
+	       "reduce ns/ch", "RATIO");
 	for (a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
 		u64 n = sizes[a];
 
 		if (quick && n > 100000)
 			break;
+		if (only_n && n != only_n)
+			continue;
 		for (b = 0; b < sizeof(vmsn) / sizeof(vmsn[0]); b++) {
 			u32 v = vmsn[b];
 			/* The late VM takes up to its equal share (n / v). */
 			u64 m = n / v < n / 4 ? n / v : n / 4;
 			u32 reps = n <= 10000 ? 9 : n <= 100000 ? 5 : 3, r;
-			double tp[9], tf[9], press, freet, red;
+			double tp[9], tf[9], tr[9], press, freet, red, redonly;
 			u64 chosen = 0;
 			int err = 0;
 
-			if ((u64)v * 4 > n)
+			if ((u64)v * 4 > n || (only_v && v != only_v))
 				continue;
 			if (m < 64)
 				m = 64;
+			if (reps > max_reps)
+				reps = max_reps;
 			/* Interleave pressured and free runs; medians. */
 			for (r = 0; r < reps && !err; r++) {
 				struct result rp, rf;
@@ -164,6 +255,7 @@ int main(int argc, char **argv)
 					break;
 				tp[r] = rp.ns / rp.chunks_alloc;
 				tf[r] = rf.ns / rf.chunks_alloc;
+				tr[r] = rp.reduce_ns;
 				chosen = rp.chunks_chosen;
 			}
 			if (err) {
@@ -173,18 +265,19 @@ int main(int argc, char **argv)
 			}
 			press = bench_median(tp, reps);
 			freet = bench_median(tf, reps);
+			redonly = bench_median(tr, reps);
 			/* Every allocated chunk needed one chosen chunk. */
 			red = chosen ? (press - freet) * m / chosen : 0;
 			if (n == 1000000 && red > at_1m_worst)
 				at_1m_worst = red;
-			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %7.2f\n",
+			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %13.1f %7.2f\n",
 			       (unsigned long long)n, v, (unsigned long long)m,
 			       (unsigned long long)chosen, press, freet, red,
-			       freet > 0 ? press / freet : 0);
+			       redonly, freet > 0 ? press / freet : 0);
 			fflush(stdout);
 		}
 	}
-	if (!quick) {
+	if (!quick && (!only_n || only_n == 1000000)) {
 		printf("reducer+relocation cost per chunk chosen at 1M chunks (worst VM count): "
 		       "%.1f ns (goal <= 1000 ns) %s\n", at_1m_worst,
 		       at_1m_worst <= 1000 ? "met" : "NOT met");

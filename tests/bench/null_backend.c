@@ -223,6 +223,21 @@ static int n_channel_idle_wait(void *b, struct vg_bchan *ch, u64 timeout_ns)
 	return 0;	/* no engine: nothing is ever in flight */
 }
 
+/* No engine runs anything, so stopping and starting a channel is immediate. */
+static int n_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
+{
+	(void)b;
+	(void)ch;
+	(void)timeout_ns;
+	return 0;
+}
+
+static void n_channel_start(void *b, struct vg_bchan *ch)
+{
+	(void)b;
+	(void)ch;
+}
+
 const struct vg_backend_ops null_ops = {
 	.name = "null",
 	.vram_size = n_vram_size,
@@ -238,5 +253,7 @@ const struct vg_backend_ops null_ops = {
 	.channel_create = n_channel_create,
 	.channel_destroy = n_channel_destroy,
 	.channel_idle_wait = n_channel_idle_wait,
+	.channel_stop = n_channel_stop,
+	.channel_start = n_channel_start,
 	.sample_access = NULL,
 };

@@ -174,7 +174,7 @@ static void test_bad_ctrl(void **state)
 	c.op = VGMEM_CTRL_CHAN_DESTROY;
 	c.chan.chan_id = id + 1000;
 	assert_int_equal(bad(dev, &c), -ENOENT);
-	c.chan.chan_id = 0;
+	c.chan.chan_id = VGMEM_MAX_CHANNELS;	/* never handed out */
 	assert_int_equal(bad(dev, &c), -ENOENT);
 	c.chan.chan_id = id;
 	c.chan.gpfifo_entries = 16;

@@ -47,6 +47,12 @@ struct fake_chan {
 	struct fake_as *as;
 	struct vg_channel_desc desc;
 	u32 *userd;
+	/* The tiny engine (fake_backend.h). */
+	fake_work_fn work;
+	void *work_priv;
+	bool parked;
+	bool stopped;
+	u64 runs;
 	struct fake_chan *prev, *next;
 };
 
@@ -106,6 +112,9 @@ static const char *const fake_op_names[FAKE_OP_NR] = {
 	[FAKE_OP_CHAN_DESTROY] = "channel_destroy",
 	[FAKE_OP_IDLE_WAIT] = "channel_idle_wait",
 	[FAKE_OP_SAMPLE_ACCESS] = "sample_access",
+	[FAKE_OP_CHAN_STOP] = "channel_stop",
+	[FAKE_OP_CHAN_START] = "channel_start",
+	[FAKE_OP_CHAN_RUN] = "(channel ran)",
 };
 
 static const int fake_default_err[FAKE_OP_NR] = {
@@ -117,6 +126,7 @@ static const int fake_default_err[FAKE_OP_NR] = {
 	[FAKE_OP_MAP] = -ENOMEM,
 	[FAKE_OP_CHAN_CREATE] = -ENOMEM,
 	[FAKE_OP_IDLE_WAIT] = -ETIMEDOUT,
+	[FAKE_OP_CHAN_STOP] = -ETIMEDOUT,
 };
 
 const char *fake_op_name(enum fake_op op)
@@ -818,9 +828,30 @@ static void fake_op_channel_destroy(void *b, struct vg_bchan *ch)
 	free(c);
 }
 
+static bool fake_chan_runnable(const struct fake_chan *c)
+{
+	return c->work && !c->parked && !c->stopped;
+}
+
+static void fake_chan_run(struct fake_backend *fb, struct fake_chan *c)
+{
+	fake_work_fn fn = c->work;
+
+	c->work = NULL;
+	c->runs++;
+	pthread_mutex_lock(&fb->lock);
+	fb->count[FAKE_OP_CHAN_RUN]++;
+	fb->last_seq[FAKE_OP_CHAN_RUN] = ++fb->seq;
+	fb->log[fb->seq % FAKE_LOG_SIZE] = (u8)FAKE_OP_CHAN_RUN;
+	pthread_mutex_unlock(&fb->lock);
+	fn(c->work_priv, fb, (struct vg_bchan *)c);
+}
+
 /*
- * No engine: the ring is "drained" at once, so GP_GET catches up with
- * GP_PUT of the real page, as a real GPU would have done by now.
+ * The ring is "drained" at once, so GP_GET catches up with GP_PUT of the
+ * real page, as a real GPU would have done by now; pending work runs
+ * unless the channel is parked (idle as far as this op is concerned) or
+ * stopped.
  */
 static int fake_op_channel_idle_wait(void *b, struct vg_bchan *ch,
 				     u64 timeout_ns)
@@ -833,8 +864,81 @@ static int fake_op_channel_idle_wait(void *b, struct vg_bchan *ch,
 	err = fake_enter(fb, FAKE_OP_IDLE_WAIT, ch);
 	if (err)
 		return err;
-	c->userd[VGMEM_USERD_GP_GET / 4] = c->userd[VGMEM_USERD_GP_PUT / 4];
+	if (fake_chan_runnable(c))
+		fake_chan_run(fb, c);
+	if (!c->stopped)
+		c->userd[VGMEM_USERD_GP_GET / 4] =
+			c->userd[VGMEM_USERD_GP_PUT / 4];
 	return 0;
+}
+
+static int fake_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
+{
+	struct fake_backend *fb = b;
+	struct fake_chan *c = (struct fake_chan *)ch;
+	int err;
+
+	(void)timeout_ns;
+	err = fake_enter(fb, FAKE_OP_CHAN_STOP, ch);
+	if (err)
+		return err;
+	if (c->stopped)
+		fake_error(fb, "channel_stop of a stopped channel");
+	c->stopped = true;
+	return 0;
+}
+
+static void fake_op_channel_start(void *b, struct vg_bchan *ch)
+{
+	struct fake_backend *fb = b;
+	struct fake_chan *c = (struct fake_chan *)ch;
+
+	fake_enter(fb, FAKE_OP_CHAN_START, ch);
+	if (!c->stopped)
+		fake_error(fb, "channel_start of a running channel");
+	c->stopped = false;
+}
+
+void fake_bchan_set_work(struct vg_bchan *ch, fake_work_fn fn, void *priv)
+{
+	struct fake_chan *c = (struct fake_chan *)ch;
+
+	c->work = fn;
+	c->work_priv = priv;
+}
+
+void fake_bchan_park(struct vg_bchan *ch)
+{
+	((struct fake_chan *)ch)->parked = true;
+}
+
+void fake_bchan_unpark(struct vg_bchan *ch)
+{
+	((struct fake_chan *)ch)->parked = false;
+}
+
+bool fake_bchan_stopped(struct vg_bchan *ch)
+{
+	return ((struct fake_chan *)ch)->stopped;
+}
+
+u64 fake_bchan_runs(struct vg_bchan *ch)
+{
+	return ((struct fake_chan *)ch)->runs;
+}
+
+u32 fake_engine_run(struct fake_backend *fb)
+{
+	struct fake_chan *c;
+	u32 n = 0;
+
+	for (c = fb->chans; c; c = c->next) {
+		if (fake_chan_runnable(c)) {
+			fake_chan_run(fb, c);
+			n++;
+		}
+	}
+	return n;
 }
 
 u32 *fake_bchan_userd(struct vg_bchan *ch)
@@ -886,6 +990,8 @@ const struct vg_backend_ops fake_ops = {
 	.channel_create = fake_op_channel_create,
 	.channel_destroy = fake_op_channel_destroy,
 	.channel_idle_wait = fake_op_channel_idle_wait,
+	.channel_stop = fake_op_channel_stop,
+	.channel_start = fake_op_channel_start,
 	.sample_access = fake_op_sample_access,
 };
 
@@ -904,6 +1010,8 @@ const struct vg_backend_ops fake_ops_nosample = {
 	.channel_create = fake_op_channel_create,
 	.channel_destroy = fake_op_channel_destroy,
 	.channel_idle_wait = fake_op_channel_idle_wait,
+	.channel_stop = fake_op_channel_stop,
+	.channel_start = fake_op_channel_start,
 	.sample_access = NULL,
 };
 

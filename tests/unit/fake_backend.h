@@ -18,7 +18,7 @@
  *    op, before failure injection (e.g. a guest writing GP_PUT while its VM
  *    is suspended, from inside channel_idle_wait).
  *
- * No engine: channels only own a USERD page. Not thread safe beyond what the
+ * No real engine (see the tiny one at the end). Not thread safe beyond what the
  * core guarantees (every op is called under gpu->lock); an internal mutex
  * keeps the counters coherent for tests that read them from another thread.
  */
@@ -43,6 +43,10 @@ enum fake_op {
 	FAKE_OP_CHAN_DESTROY,
 	FAKE_OP_IDLE_WAIT,
 	FAKE_OP_SAMPLE_ACCESS,
+	FAKE_OP_CHAN_STOP,
+	FAKE_OP_CHAN_START,
+	/* Not an op: a channel's pending work ran (fake_engine_run). */
+	FAKE_OP_CHAN_RUN,
 	FAKE_OP_NR
 };
 
@@ -130,5 +134,31 @@ struct vg_bchan *fake_last_chan(struct fake_backend *fb);
 void fake_bchan_fault(struct vg_bchan *ch, u32 error, u64 addr);
 /* The descriptor the core passed to channel_create. */
 const struct vg_channel_desc *fake_bchan_desc(struct vg_bchan *ch);
+
+/*
+ * A tiny engine, for ordering tests (no methods, no rings): a channel may
+ * hold one piece of pending work, fn(priv, fb, ch), which plays the
+ * methods it still has to run (typically fake_va_rw writes through its
+ * address space).
+ *  - fake_bchan_park: the work waits on a semaphore acquire. A parked
+ *    channel counts as idle for channel_idle_wait, as on real hardware.
+ *  - fake_bchan_unpark: another channel released the semaphore.
+ *  - channel_idle_wait runs the work of a channel that is neither parked
+ *    nor stopped (the ring drains); channel_stop keeps it from running;
+ *    channel_start makes it runnable again (it runs at the next
+ *    fake_engine_run or idle wait).
+ *  - fake_engine_run: the GPU makes progress: every channel with work that
+ *    is neither parked nor stopped runs it now (logged as FAKE_OP_CHAN_RUN).
+ *    Returns how many ran. Callable from hooks.
+ * Contract violations: stopping a stopped channel, starting a running one.
+ */
+typedef void (*fake_work_fn)(void *priv, struct fake_backend *fb,
+			     struct vg_bchan *ch);
+void fake_bchan_set_work(struct vg_bchan *ch, fake_work_fn fn, void *priv);
+void fake_bchan_park(struct vg_bchan *ch);
+void fake_bchan_unpark(struct vg_bchan *ch);
+bool fake_bchan_stopped(struct vg_bchan *ch);
+u64 fake_bchan_runs(struct vg_bchan *ch);
+u32 fake_engine_run(struct fake_backend *fb);
 
 #endif /* VGMEM_TESTS_FAKE_BACKEND_H */

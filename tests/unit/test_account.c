@@ -366,6 +366,7 @@ static void test_hist(void **state)
 /* vg_gpu_check finds books that disagree with the lists. */
 static void test_check_catches(void **state)
 {
+	struct vg_va_node stray = { 0 };
 	struct cfx f;
 	struct vg_vm *a;
 	struct vg_bo *bo;
@@ -405,6 +406,24 @@ static void test_check_catches(void **state)
 	bo->chunks[0].placed_seq = bo->chunks[2].placed_seq + 1;
 	assert_int_equal(vg_gpu_check(f.gpu), -EIO);
 	bo->chunks[0].placed_seq = 1;
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	/* The VA index: its own invariants, and that it holds the BOs. */
+	bo->va_node.max_gap += CH;
+	assert_int_equal(vg_gpu_check(f.gpu), -EIO);
+	bo->va_node.max_gap -= CH;
+	a->va.count++;
+	assert_int_equal(vg_gpu_check(f.gpu), -EIO);
+	a->va.count--;
+	vg_va_remove(&a->va, &bo->va_node);
+	assert_int_equal(vg_gpu_check(f.gpu), -EIO);
+	vg_va_insert(&a->va, &bo->va_node);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	/* A node where no BO is. */
+	stray.start = va + 8 * CH;
+	stray.end = va + 9 * CH;
+	vg_va_insert(&a->va, &stray);
+	assert_int_equal(vg_gpu_check(f.gpu), -EIO);
+	vg_va_remove(&a->va, &stray);
 	assert_int_equal(vg_gpu_check(f.gpu), 0);
 	cfx_fini(&f);
 }

@@ -459,6 +459,176 @@ static void test_free_wakes_and_unmaps(void **state)
 	cfx_fini(&f);
 }
 
+#define BO_MAX	(64ull << 30)	/* VGMEM_BO_MAX_SIZE, docs/abi.md */
+
+/*
+ * Requests that cannot succeed are refused before the host allocates
+ * anything: with the next allocation armed to fail, they must still get
+ * their own error, and the armed failure must not have fired.
+ */
+static void refused(struct cfx *f, struct vg_vm *vm, u64 size, u32 flags,
+		    u64 va, int want)
+{
+	struct snap before, after;
+	unsigned long fails = os_alloc_failures();
+	u64 v = va;
+
+	take(f, &before);
+	os_fail_alloc_after(0);
+	assert_int_equal(vg_bo_alloc(vm, size, flags, &v), want);
+	os_fail_alloc_after(-1);
+	assert_int_equal(os_alloc_failures(), fails);
+	assert_int_equal(v, va);
+	take(f, &after);
+	same(&before, &after, true);
+}
+
+static void test_refused_before_allocating(void **state)
+{
+	const u64 S = VGMEM_VA_START, E = VGMEM_VA_END;
+	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
+			      .policy = VG_POLICY_LRA, .seed = 5,
+			      .host_budget = 2 * CH };
+	struct vg_va_node all = { .start = S, .end = E };
+	struct cfx f;
+	struct vg_vm *a, *b;
+	u64 used;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	a = cfx_vm(&f, "a");
+	used = cfx_alloc(a, 2 * CH);
+	assert_int_equal(vg_vm_set_quota(a, 8 * CH), 0);
+	/* The whole VA range: a ~1 TiB chunk array before, now nothing. */
+	refused(&f, a, E - S, 0, 0, -E2BIG);
+	refused(&f, a, BO_MAX + 4096, 0, 0, -E2BIG);
+	refused(&f, a, BO_MAX + 4096, VGMEM_BO_FIXED_VA, S + BO_MAX, -E2BIG);
+	/* Over the quota. */
+	refused(&f, a, BO_MAX, 0, 0, -ENOSPC);
+	refused(&f, a, 6 * CH + 4096, 0, 0, -ENOSPC);
+	refused(&f, a, 7 * CH, VGMEM_BO_FIXED_VA, S + 64 * CH, -ENOSPC);
+	/* Overlapping a BO. */
+	refused(&f, a, CH, VGMEM_BO_FIXED_VA, used + 4096, -EINVAL);
+	/* No hole: a node over the whole range stands for a full VA space. */
+	assert_int_equal(vg_vm_set_quota(a, 0), 0);
+	vg_va_remove(&a->va, &cfx_bo(a, used)->va_node);
+	vg_va_insert(&a->va, &all);
+	refused(&f, a, 4096, 0, 0, -ENOSPC);
+	vg_va_remove(&a->va, &all);
+	vg_va_insert(&a->va, &cfx_bo(a, used)->va_node);
+	/* The largest BO itself is not refused for its size. */
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	cfx_fini(&f);
+
+	/* With a host budget: more than free VRAM plus the budget left. */
+	cfx_init_opts(&f, &o);
+	b = cfx_vm(&f, "b");
+	cfx_alloc(b, 12 * CH);
+	refused(&f, b, 6 * CH + 4096, 0, 0, -ENOMEM);
+	refused(&f, b, BO_MAX, 0, 0, -ENOMEM);
+	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 0);
+	/* Exactly that much may be tried (and here fits: b is alone). */
+	cfx_alloc(b, 6 * CH);
+	assert_int_equal(cfx_stats(b).relocated, 2 * CH);
+	cfx_fini(&f);
+}
+
+/* A failed allocation leaves the VM's resident index as it was. */
+static void test_failure_keeps_res_vec(void **state)
+{
+	struct cfx_opts o = { .vram = 256 * CH, .chunk = CH,
+			      .policy = VG_POLICY_LRA, .seed = 6,
+			      .host_budget = 8 * CH };
+	/* Placing fails, or relocating the 4 chunks to make room does. */
+	const struct { enum fake_op op; u32 nth; u64 size; } cases[] = {
+		{ FAKE_OP_MEM_ALLOC_VRAM, 30, 50 * CH },
+		{ FAKE_OP_MAP, 30, 50 * CH },
+		{ FAKE_OP_COPY_SUBMIT, 1, 60 * CH },
+		{ FAKE_OP_MEM_ALLOC_HOST, 3, 60 * CH },
+	};
+	struct cfx f;
+	struct vg_vm *a;
+	struct vg_chunk **vec;
+	u32 cap, k;
+	u64 va;
+
+	(void)state;
+	cfx_init_opts(&f, &o);
+	a = cfx_vm(&f, "a");
+	cfx_alloc(a, 200 * CH);
+	vec = a->res_vec;
+	cap = a->res_cap;
+	assert_true(cap < 250);
+	for (k = 0; k < ARRAY_SIZE(cases); k++) {
+		print_message("%s %u fails\n", fake_op_name(cases[k].op),
+			      cases[k].nth);
+		fake_fail(f.fb, cases[k].op, cases[k].nth);
+		assert_int_equal(vg_bo_alloc(a, cases[k].size, 0, &va),
+				 -ENOMEM);
+		fake_fail_clear(f.fb);
+		assert_ptr_equal(a->res_vec, vec);
+		assert_int_equal(a->res_cap, cap);
+		assert_int_equal(cfx_stats(a).allocated, 200 * CH);
+		assert_int_equal(vg_gpu_check(f.gpu), 0);
+	}
+	/* The index grows for a BO that is placed. */
+	cfx_alloc(a, 50 * CH);
+	assert_true(a->res_cap >= 250);
+	cfx_fini(&f);
+}
+
+/*
+ * A backend whose map is not all or nothing: the failing call maps the
+ * first page of its range, then fails.
+ */
+static struct vg_backend_ops partial_ops;
+static u32 partial_calls, partial_fail_at;
+
+static int partial_map(void *b, struct vg_as *as, u64 va, u64 size,
+		       struct vg_mem *mem, u64 mem_off)
+{
+	if (++partial_calls == partial_fail_at) {
+		assert_int_equal(fake_ops.map(b, as, va, 4096, mem, mem_off), 0);
+		return -EIO;
+	}
+	return fake_ops.map(b, as, va, size, mem, mem_off);
+}
+
+static void test_partial_map_failure(void **state)
+{
+	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
+			      .policy = VG_POLICY_LRA, .seed = 7,
+			      .ops = &partial_ops };
+	struct cfx f;
+	struct vg_vm *a;
+	u64 va, keep;
+	u32 k;
+
+	(void)state;
+	partial_ops = fake_ops;
+	partial_ops.map = partial_map;
+	cfx_init_opts(&f, &o);
+	a = cfx_vm(&f, "a");
+	keep = cfx_alloc(a, CH);
+	/* The first chunk, a middle one, the short tail. */
+	for (k = 1; k <= 4; k += (k == 1 ? 1 : 2)) {
+		print_message("map %u fails half done\n", k);
+		partial_calls = 0;
+		partial_fail_at = k;
+		assert_int_equal(vg_bo_alloc(a, 3 * CH + 4096, 0, &va),
+				 -ENOMEM);
+		/* Only the BO that was there is still mapped. */
+		assert_int_equal(fake_as_nr_maps(a->as), 1);
+		assert_non_null(fake_va_mem(a->as, keep, &va));
+		assert_null(fake_va_mem(a->as, keep + CH, &va));
+		assert_int_equal(fake_errors(f.fb), 0);
+		assert_int_equal(vg_gpu_check(f.gpu), 0);
+	}
+	partial_fail_at = 0;
+	cfx_alloc(a, 3 * CH + 4096);
+	cfx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +641,9 @@ int main(void)
 		cmocka_unit_test(test_host_alloc_of_new_chunks_fails),
 		cmocka_unit_test(test_core_alloc_failure),
 		cmocka_unit_test(test_free_wakes_and_unmaps),
+		cmocka_unit_test(test_refused_before_allocating),
+		cmocka_unit_test(test_failure_keeps_res_vec),
+		cmocka_unit_test(test_partial_map_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,6 +53,9 @@ struct zap_play {
 	u32 old_put;
 	bool store_new;		/* then store new_put into the page swapped in */
 	u32 new_put;
+	/* What a fault handler looking the id up inside the zap would find. */
+	u32 lookups;
+	u32 still_listed;
 };
 
 struct fx {
@@ -70,6 +73,10 @@ static void zap_cb(void *priv, struct vg_chan *ch)
 	void *left = ch->cur == ch->shadow ? ch->real : ch->shadow;
 
 	z->calls++;
+	/* The core holds gpu->lock here, as vg_chan_find() wants. */
+	z->lookups++;
+	if (vg_chan_find(ch->vm, vg_chan_id(ch)) == ch)
+		z->still_listed++;
 	/* The swap is done; the guest's stale mapping still reaches left. */
 	if (z->store_old)
 		*(volatile u32 *)((u8 *)left + VGMEM_USERD_GP_PUT) = z->old_put;
@@ -77,7 +84,8 @@ static void zap_cb(void *priv, struct vg_chan *ch)
 		*(volatile u32 *)((u8 *)ch->cur + VGMEM_USERD_GP_PUT) = z->new_put;
 }
 
-static int fx_setup_common(void **state, bool with_zap)
+static int fx_setup_common(void **state, bool with_zap,
+			   const struct vg_backend_ops *ops)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct vg_gpu_config gc = {
@@ -95,7 +103,7 @@ static int fx_setup_common(void **state, bool with_zap)
 	assert_non_null(f->gm.buf);
 	f->fb = fake_create(16 * VG_CHUNK_MIN);
 	assert_non_null(f->fb);
-	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	assert_int_equal(vg_gpu_create(&gc, ops, f->fb, &f->gpu), 0);
 	vc.gmem.read = tg_read;
 	vc.gmem.write = tg_write;
 	vc.gmem.priv = &f->gm;
@@ -110,12 +118,12 @@ static int fx_setup_common(void **state, bool with_zap)
 
 static int fx_setup(void **state)
 {
-	return fx_setup_common(state, false);
+	return fx_setup_common(state, false, &fake_ops);
 }
 
 static int fx_setup_zap(void **state)
 {
-	return fx_setup_common(state, true);
+	return fx_setup_common(state, true, &fake_ops);
 }
 
 static int fx_teardown(void **state)
@@ -231,21 +239,31 @@ static void test_create_limit_and_ids(void **state)
 	assert_int_equal(fake_nr_chans(f->fb), VG_VM_MAX_CHANS);
 
 	for (i = 0; i < VG_VM_MAX_CHANS; i++) {
-		assert_int_not_equal(vg_chan_id(chans[i]), 0);
-		assert_ptr_equal(vg_chan_find(f->vm, vg_chan_id(chans[i])),
+		/* An id is the channel's USERD page in BAR2. */
+		assert_true(vg_chan_id(chans[i]) < VG_VM_MAX_CHANS);
+		assert_ptr_equal(vg_chan_lookup(f->vm, vg_chan_id(chans[i])),
 				 chans[i]);
 		for (j = 0; j < i; j++)
 			assert_int_not_equal(vg_chan_id(chans[i]),
 					     vg_chan_id(chans[j]));
 	}
-	assert_null(vg_chan_find(f->vm, 0));
+	assert_null(vg_chan_lookup(f->vm, VG_VM_MAX_CHANS));
 
-	/* A freed slot can be used again; the old id names nothing. */
-	id = vg_chan_id(chans[7]);
-	vg_chan_destroy(chans[7]);
-	assert_null(vg_chan_find(f->vm, id));
-	chans[7] = mkchan(f);
-	assert_int_not_equal(vg_chan_id(chans[7]), id);
+	/* Ids are reused, lowest first, so they never outgrow the BAR. */
+	for (i = 0; i < 3 * VG_VM_MAX_CHANS; i++) {
+		u32 k = i % VG_VM_MAX_CHANS;
+
+		id = vg_chan_id(chans[k]);
+		vg_chan_destroy(chans[k]);
+		assert_null(vg_chan_lookup(f->vm, id));
+		chans[k] = mkchan(f);
+		assert_int_equal(vg_chan_id(chans[k]), id);
+	}
+	/* The core's own lookup, under the lock it asserts. */
+	mutex_lock(&f->gpu->lock);
+	assert_ptr_equal(vg_chan_find(f->vm, vg_chan_id(chans[3])), chans[3]);
+	assert_null(vg_chan_find(f->vm, ~0u));
+	mutex_unlock(&f->gpu->lock);
 
 	for (i = 0; i < VG_VM_MAX_CHANS; i++)
 		vg_chan_destroy(chans[i]);
@@ -493,9 +511,12 @@ static void test_guest_submits_during_drain(void **state)
 	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, guest_submits, ch);
 	suspend(f);
 	assert_int_equal(drain(f), 0);
+	/* Stopped by the first drain: a second one has nothing to wait for. */
 	assert_int_equal(drain(f), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 1);
 	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
-	/* Real ring drained up to what it had; the two went to the shadow. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 6);
+	/* Real ring drained up to what it had; the rest went to the shadow. */
 	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 4);
 	assert_int_equal(real_word(ch, VGMEM_USERD_GP_GET), 4);
 	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 6);
@@ -670,6 +691,166 @@ static void test_vm_destroy_frees_channels(void **state)
 	/* fx_teardown destroys the VM and checks for leaks. */
 }
 
+/* ---- stopping channels for the copy ------------------------------------- */
+
+/* Every channel drains first, then every channel stops; resume starts them. */
+static void test_drain_then_stop_resume_starts(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f);
+
+	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 3);
+	suspend(f);
+	fake_reset_counts(f->fb);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_log_at(f->fb, 0), FAKE_OP_CHAN_STOP);
+	assert_int_equal(fake_log_at(f->fb, 1), FAKE_OP_CHAN_STOP);
+	assert_int_equal(fake_log_at(f->fb, 2), FAKE_OP_IDLE_WAIT);
+	assert_int_equal(fake_log_at(f->fb, 3), FAKE_OP_IDLE_WAIT);
+	assert_true(fake_bchan_stopped(a->bchan));
+	assert_true(fake_bchan_stopped(b->bchan));
+	/* A second drain in the same suspension leaves them stopped. */
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 2);
+	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 5);
+	resume(f);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 2);
+	assert_false(fake_bchan_stopped(a->bchan));
+	assert_false(fake_bchan_stopped(b->bchan));
+	assert_int_equal(real_word(a, VGMEM_USERD_GP_PUT), 5);
+	/* A suspension without a drain stops and starts nothing. */
+	suspend(f);
+	resume(f);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 2);
+	vg_chan_destroy(a);
+	vg_chan_destroy(b);
+}
+
+/* A channel that does not stop: the ones already stopped run again. */
+static void test_stop_failure_rolls_back(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f), *b = mkchan(f), *c = mkchan(f);
+
+	suspend(f);
+	fake_reset_counts(f->fb);
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 2);
+	assert_int_equal(drain(f), -ETIMEDOUT);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
+	assert_false(fake_bchan_stopped(a->bchan));
+	assert_false(fake_bchan_stopped(b->bchan));
+	assert_false(fake_bchan_stopped(c->bchan));
+	/* The resume has nothing left to start (the fake counts a bad one). */
+	resume(f);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
+	/* An idle wait that times out stops nothing. */
+	suspend(f);
+	fake_fail(f->fb, FAKE_OP_IDLE_WAIT, 3);
+	assert_int_equal(drain(f), -ETIMEDOUT);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	resume(f);
+	assert_int_equal(drain(f), 0);
+	vg_chan_destroy(a);
+	vg_chan_destroy(b);
+	vg_chan_destroy(c);
+}
+
+/*
+ * The drain bug: A is parked on a semaphore acquire, so its idle wait
+ * returns at once; B drains after it and its work releases the semaphore.
+ * A must not run before the resume (the copy would miss what it writes).
+ */
+static void unpark_a(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct vg_chan **chs = priv;
+
+	(void)fb;
+	if (arg == chs[1]->bchan)
+		fake_bchan_unpark(chs[0]->bchan);
+}
+
+static void a_work(void *priv, struct fake_backend *fb, struct vg_bchan *ch)
+{
+	(void)fb;
+	(void)ch;
+	(*(u32 *)priv)++;
+}
+
+static void test_parked_channel_stays_parked(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *chs[2];
+	u32 ran = 0;
+
+	chs[0] = mkchan(f);
+	chs[1] = mkchan(f);
+	fake_bchan_set_work(chs[0]->bchan, a_work, &ran);
+	fake_bchan_park(chs[0]->bchan);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, unpark_a, chs);
+	suspend(f);
+	assert_int_equal(drain(f), 0);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	/* Released, but stopped: the GPU may run anything else, not A. */
+	assert_int_equal(fake_engine_run(f->fb), 0);
+	assert_int_equal(ran, 0);
+	resume(f);
+	assert_int_equal(fake_engine_run(f->fb), 1);
+	assert_int_equal(ran, 1);
+	assert_true(fake_last_seq(f->fb, FAKE_OP_CHAN_RUN) >
+		    fake_last_seq(f->fb, FAKE_OP_CHAN_START));
+	vg_chan_destroy(chs[0]);
+	vg_chan_destroy(chs[1]);
+}
+
+/* Without the stop ops the core still drains (and cannot do better). */
+/*
+ * channel_stop and channel_start are mandatory: without them a drain could
+ * not keep a parked channel from running during the copy.
+ */
+static void test_gpu_requires_stop_ops(void **state)
+{
+	struct vg_gpu_config gc = { .name = "t", .no_return_worker = true };
+	struct fake_backend *fb = fake_create(16 * VG_CHUNK_MIN);
+	struct vg_backend_ops ops = fake_ops;
+	struct vg_gpu *gpu = NULL;
+
+	(void)state;
+	assert_non_null(fb);
+	ops.channel_stop = NULL;
+	assert_int_equal(vg_gpu_create(&gc, &ops, fb, &gpu), -EINVAL);
+	ops = fake_ops;
+	ops.channel_start = NULL;
+	assert_int_equal(vg_gpu_create(&gc, &ops, fb, &gpu), -EINVAL);
+	assert_null(gpu);
+	assert_int_equal(vg_gpu_create(&gc, &fake_ops, fb, &gpu), 0);
+	vg_gpu_destroy(gpu);
+	assert_int_equal(fake_leaks(fb), 0);
+	fake_destroy(fb);
+}
+
+/*
+ * Destroy takes the channel off the VM's list before the zap, so a fault
+ * handler that looks the id up under the zap's lock finds nothing; the
+ * swaps' zaps still find it.
+ */
+static void test_destroy_unlists_before_zap(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *a = mkchan(f);
+
+	suspend(f);
+	resume(f);
+	assert_int_equal(f->zap.lookups, 2);
+	assert_int_equal(f->zap.still_listed, 2);
+	vg_chan_destroy(a);
+	assert_int_equal(f->zap.lookups, 3);
+	assert_int_equal(f->zap.still_listed, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -691,6 +872,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zap_fixup_resume, fx_setup_zap, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_guest_racing_swaps, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_vm_destroy_frees_channels, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_drain_then_stop_resume_starts, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_stop_failure_rolls_back, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_channel_stays_parked, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_unlists_before_zap, fx_setup_zap, fx_teardown),
+		cmocka_unit_test(test_gpu_requires_stop_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

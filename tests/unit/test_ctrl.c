@@ -127,6 +127,9 @@ static void test_bad_ops_and_tails(void **state)
 	}
 	/* A stray byte after the op's structure. */
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		/* STATS fills the whole payload: no byte comes after it. */
+		if (used[i] >= sizeof(c.raw))
+			continue;
 		c = cmd(ops[i]);
 		if (ops[i] == VGMEM_CTRL_BO_ALLOC)
 			c.bo.size = CH;
@@ -237,8 +240,8 @@ static void test_chan(void **state)
 	vg_ctrl_exec(t->vm, &c);
 	assert_int_equal(c.status, 0);
 	id1 = c.chan.chan_id;
-	assert_int_not_equal(id1, 0);
-	assert_non_null(vg_chan_find(t->vm, id1));
+	assert_true(id1 < VGMEM_MAX_CHANNELS);
+	assert_non_null(vg_chan_lookup(t->vm, id1));
 	vg_ctrl_exec(t->vm, &c);
 	assert_int_equal(c.status, 0);
 	id2 = c.chan.chan_id;
@@ -273,7 +276,7 @@ static void test_chan(void **state)
 	c.chan.gpfifo_gpa = 0;
 	vg_ctrl_exec(t->vm, &c);
 	assert_int_equal(c.status, 0);
-	assert_null(vg_chan_find(t->vm, id1));
+	assert_null(vg_chan_lookup(t->vm, id1));
 	vg_ctrl_exec(t->vm, &c);
 	assert_int_equal(c.status, -ENOENT);
 	c.chan.chan_id = 0;

@@ -284,12 +284,17 @@ static int stop_fn(void *data)
 {
 	struct stopper *s = data;
 
-	complete(&s->started);
-	while (!kthread_should_stop()) {
-		atomic_inc(&s->loops);
+	/*
+	 * Count the pass before telling the test we run: the test's
+	 * kthread_stop() may come right after complete(), before a loop
+	 * condition would be checked again.
+	 */
+	do {
+		if (atomic_inc_return(&s->loops) == 1)
+			complete(&s->started);
 		/* No timeout: only kthread_stop()'s wake-up ends this wait. */
 		wait_event(s->wq, kthread_should_stop());
-	}
+	} while (!kthread_should_stop());
 	return 42;
 }
 

@@ -134,7 +134,7 @@ static void op_alloc(struct prop *p, bool inject)
 	struct vg_vm *vm = p->f.vm[v];
 	struct mvm *m = &p->m[v];
 	u64 size = rand_size(p), va = 0, fixed_va;
-	u32 flags = 0;
+	u32 flags = 0, cap = vm->res_cap;
 	int want = 0, err;
 
 	if (m->n == MAXBOS)
@@ -164,6 +164,8 @@ static void op_alloc(struct prop *p, bool inject)
 		print_message("%u: alloc vm%u size %llu flags %u inject %d -> %d va 0x%llx (want %d)\n",
 			      p->op, v, (unsigned long long)size, flags, inject,
 			      err, (unsigned long long)va, want);
+	/* A failed allocation does not grow the VM's resident index. */
+	CHECK(p, !err || vm->res_cap == cap);
 	if (want) {
 		CHECK(p, err == want);
 		return;
@@ -190,8 +192,9 @@ static void op_bad_alloc(struct prop *p)
 	u64 va = 0;
 	u64 size = 4096;
 	u32 flags = 0;
+	int want = -EINVAL;
 
-	switch (rnd(p, 5)) {
+	switch (rnd(p, 6)) {
 	case 0:
 		size = rnd(p, 2) ? 0 : 4096 * (1 + rnd(p, 8)) + 1 + rnd(p, 4095);
 		break;
@@ -206,13 +209,18 @@ static void op_bad_alloc(struct prop *p)
 		flags = VGMEM_BO_FIXED_VA;
 		va = rnd(p, 2) ? VGMEM_VA_START - 4096 : VGMEM_VA_END;
 		break;
-	default:
+	case 4:
 		flags = VGMEM_BO_FIXED_VA;
 		va = ~0ull & ~4095ull;
 		size = 8192;
 		break;
+	default:
+		/* Above the largest BO (docs/abi.md), in the VA range. */
+		size = (64ull << 30) + 4096 * (1 + (u64)rnd(p, 1024));
+		want = -E2BIG;
+		break;
 	}
-	CHECK(p, vg_bo_alloc(vm, size, flags, &va) == -EINVAL);
+	CHECK(p, vg_bo_alloc(vm, size, flags, &va) == want);
 }
 
 static void op_free(struct prop *p)

@@ -625,6 +625,13 @@ static void test_fail_map_last(void **state)
 	run_failure(*state, VG_LOC_HOST, &fc);
 }
 
+static void test_fail_chan_stop(void **state)
+{
+	const struct failcase fc = { FAKE_OP_CHAN_STOP, 1, -ETIMEDOUT, true };
+
+	run_failure(*state, VG_LOC_HOST, &fc);
+}
+
 static void test_fail_vram_alloc_on_return(void **state)
 {
 	const struct failcase fc = { FAKE_OP_MEM_ALLOC_VRAM, 2, -ENOMEM, false };
@@ -702,6 +709,7 @@ static void test_restore_failure_keeps_chunks_whole(void **state)
 	struct vg_bo *bo = mkbo(f, vm, 2, 0, 40);
 	struct map_plan plan = { .fb = f->fb };
 	u64 warns = os_warn_count();
+	struct vg_gpu_stats gs;
 
 	mark(f, bo, 0x3);
 	fake_set_hook(f->fb, FAKE_OP_MAP, map_plan_hook, &plan);
@@ -716,6 +724,19 @@ static void test_restore_failure_keeps_chunks_whole(void **state)
 	check(f, vm, bo->va, bo->size, 40);
 	assert_int_equal(vg_gpu_check(f->gpu), 0);
 	assert_int_equal(os_warn_count(), warns);
+	/* Chunk 0 did move: the stats say so; the relocation still failed. */
+	assert_int_equal(VM_STAT(vm, reloc_out_chunks), 1);
+	assert_int_equal(VM_STAT(vm, bytes_out), CHUNK);
+	gs = gpu_stats(f);
+	assert_int_equal(gs.reloc_out_chunks, 1);
+	assert_int_equal(gs.bytes_out, CHUNK);
+	assert_int_equal(gs.relocations, 0);
+	assert_int_equal(gs.reloc_failures, 1);
+	/* And chunk 0 comes back like any other. */
+	mark(f, bo, 0x1);
+	assert_int_equal(relocate(f, vm, VG_LOC_VRAM), 0);
+	assert_int_equal(VM_STAT(vm, reloc_in_chunks), 1);
+	check(f, vm, bo->va, bo->size, 40);
 }
 
 /* VM B fails after VM A moved: A stays moved, B untouched, no marks left. */
@@ -741,6 +762,14 @@ static void test_relocate_marked_stops_at_failure(void **state)
 	assert_int_equal(f->vm[1]->marked_bytes, 0);
 	check(f, f->vm[0], a->va, a->size, 50);
 	check(f, f->vm[1], b->va, b->size, 51);
+	/* A is not moved back here, but the return worker is told to. */
+	assert_true(READ_ONCE(f->gpu->return_kick));
+	assert_int_equal(gpu_stats(f).reloc_failures, 1);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_chunk_at(f, &a->chunks[0], VG_LOC_VRAM);
+	assert_chunk_at(f, &a->chunks[1], VG_LOC_VRAM);
+	check(f, f->vm[0], a->va, a->size, 50);
+	WRITE_ONCE(f->gpu->return_kick, false);
 
 	/* The same failure on the first VM leaves the second one marked-free. */
 	mark(f, a, 0x4);
@@ -754,6 +783,79 @@ static void test_relocate_marked_stops_at_failure(void **state)
 	assert_chunk_at(f, &b->chunks[0], VG_LOC_VRAM);
 	assert_true(list_empty(&f->vm[1]->marked));
 	assert_int_equal(VM_STAT(f->vm[1], suspends), 0);
+	/* Nothing moved before the failure: nothing to bring back. */
+	assert_false(READ_ONCE(f->gpu->return_kick));
+}
+
+/*
+ * The drain bug through a whole relocation. vmA's first channel is parked
+ * on a semaphore acquire (idle as far as channel_idle_wait goes) with a
+ * write still to do; its second channel drains after it and releases the
+ * semaphore. If the first ran as soon as the GPU got to it (here: while
+ * the core rewrites the page tables, after the copy), its write would go
+ * to the old memory and be lost. Stopped, it runs after the resume and
+ * its write lands in the chunk's new place.
+ */
+struct parked {
+	struct fx *f;
+	struct vg_chan *a, *b;
+	u64 va;
+};
+
+static void parked_write(void *priv, struct fake_backend *fb,
+			 struct vg_bchan *ch)
+{
+	struct parked *p = priv;
+	static const u8 marker[8] = "written";
+
+	(void)ch;
+	assert_int_equal(fake_va_rw(fb, p->f->vm[0]->as, p->va,
+				    (void *)marker, sizeof(marker), true), 0);
+}
+
+static void release_on_b(void *priv, struct fake_backend *fb, void *arg)
+{
+	struct parked *p = priv;
+
+	(void)fb;
+	if (arg == p->b->bchan)
+		fake_bchan_unpark(p->a->bchan);
+}
+
+static void gpu_progresses(void *priv, struct fake_backend *fb, void *arg)
+{
+	(void)priv;
+	(void)arg;
+	fake_engine_run(fb);
+}
+
+static void test_parked_channel_write_not_lost(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->vm[0];
+	struct vg_bo *bo = mkbo(f, vm, 2, 0, 80);
+	struct parked p = { .f = f, .a = f->ch[0], .va = bo->va + 100 };
+	u8 got[8];
+
+	assert_int_equal(vg_chan_create(vm, 0, 64, &p.b), 0);
+	fake_bchan_set_work(p.a->bchan, parked_write, &p);
+	fake_bchan_park(p.a->bchan);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, release_on_b, &p);
+	fake_set_hook(f->fb, FAKE_OP_MAP, gpu_progresses, NULL);
+	mark(f, bo, 0x3);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	fake_set_hook(f->fb, FAKE_OP_MAP, NULL, NULL);
+	assert_int_equal(fake_bchan_runs(p.a->bchan), 0);
+	/* After the resume the GPU gets to it. */
+	assert_int_equal(fake_engine_run(f->fb), 1);
+	assert_true(fake_last_seq(f->fb, FAKE_OP_CHAN_RUN) >
+		    fake_last_seq(f->fb, FAKE_OP_CHAN_START));
+	assert_int_equal(fake_va_rw(f->fb, vm->as, p.va, got, sizeof(got),
+				    false), 0);
+	assert_memory_equal(got, "written", sizeof(got));
+	assert_chunk_at(f, &bo->chunks[0], VG_LOC_HOST);
+	vg_chan_destroy(p.b);
 }
 
 static void test_unmark_all(void **state)
@@ -792,6 +894,7 @@ static void test_bo_alloc_relocation_failures(void **state)
 	} cases[] = {
 		{ FAKE_OP_MEM_ALLOC_HOST, 1 },
 		{ FAKE_OP_IDLE_WAIT, 1 },
+		{ FAKE_OP_CHAN_STOP, 1 },
 		{ FAKE_OP_COPY_SUBMIT, 1 },
 		{ FAKE_OP_COPY_WAIT, 1 },
 		{ FAKE_OP_MAP, 1 },
@@ -843,6 +946,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fail_map_first, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_map_middle, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_map_last, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fail_chan_stop, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_vram_alloc_on_return, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_copy_on_return, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_map_on_return, fx_setup, fx_teardown),
@@ -850,6 +954,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_failure_keeps_chunks_whole, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_relocate_marked_stops_at_failure, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_unmark_all, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_channel_write_not_lost, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bo_alloc_relocation_failures, fx_setup, fx_teardown),
 	};
 

@@ -28,6 +28,25 @@ struct fx {
 	u64 warns;
 };
 
+/* Guest memory for channel rings: reads as zeroes, 64 KiB. */
+static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
+{
+	(void)priv;
+	if (gpa > (64u << 10) || len > (64u << 10) - gpa)
+		return -EFAULT;
+	memset(buf, 0, len);
+	return 0;
+}
+
+static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
+{
+	(void)priv;
+	(void)buf;
+	if (gpa > (64u << 10) || len > (64u << 10) - gpa)
+		return -EFAULT;
+	return 0;
+}
+
 static int fx_setup_cfg(void **state, bool worker, u32 interval_ms)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -47,7 +66,10 @@ static int fx_setup_cfg(void **state, bool worker, u32 interval_ms)
 	assert_non_null(f->fb);
 	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
 	for (i = 0; i < NVMS; i++) {
-		struct vg_vm_config vc = { .name = names[i] };
+		struct vg_vm_config vc = {
+			.name = names[i],
+			.gmem = { .read = tg_read, .write = tg_write },
+		};
 
 		assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm[i]), 0);
 	}
@@ -373,42 +395,109 @@ static void test_tail_fits_small_gap(void **state)
 	check(f, a, 41);
 }
 
-/* A failed return changes nothing, and the next pass succeeds. */
-static void test_failed_return_changes_nothing(void **state)
+/*
+ * One VM's return fails: it keeps its chunks (nothing half moved), the
+ * other VM still gets its chunks back in the same pass, the failure is
+ * counted, and the next pass brings the first one back too.
+ */
+static void test_failed_vm_skipped(void **state)
 {
 	struct fx *f = *state;
 	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 51);
 	struct vg_bo *b = mkbo(f, f->vm[1], 4 * CHUNK, 52);
 	static const enum fake_op ops[] = {
-		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT,
-		FAKE_OP_MAP,
+		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_IDLE_WAIT, FAKE_OP_CHAN_STOP,
+		FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT, FAKE_OP_MAP,
 	};
+	struct vg_chan *ch[2];
 	struct vg_gpu_stats gs;
 	u32 i;
 
+	/* Channels, so that the drain has something to fail on. */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(vg_chan_create(f->vm[i], 0, 64, &ch[i]), 0);
 	evict(f, a, 0x6);
-	evict(f, b, 0x9);
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		evict(f, b, 0x9);
+		/* A comes first (the VM list order) and fails. */
 		fake_fail(f->fb, ops[i], 1);
-		assert_true(vg_gpu_return_once(f->gpu) < 0);
+		assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
 		fake_fail_clear(f->fb);
-		/* The first VM failed; the other was not touched either. */
-		assert_int_equal(relocated(f, f->vm[0]) + relocated(f, f->vm[1]),
-				 4 * CHUNK);
+		assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+		assert_int_equal(relocated(f, f->vm[1]), 0);
 		assert_int_equal(vg_gpu_check(f->gpu), 0);
 		check(f, a, 51);
 		check(f, b, 52);
 	}
 	vg_gpu_get_stats(f->gpu, &gs);
 	assert_int_equal(gs.reloc_failures, ARRAY_SIZE(ops));
+	/* Only failures: the pass says so. */
+	evict(f, b, 0x9);
+	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 1);
+	fake_fail(f->fb, FAKE_OP_MEM_ALLOC_VRAM, 3);
+	assert_true(vg_gpu_return_once(f->gpu) < 0);
+	fake_fail_clear(f->fb);
 	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * CHUNK);
 	assert_int_equal(relocated(f, f->vm[0]), 0);
 	assert_int_equal(relocated(f, f->vm[1]), 0);
 	check(f, a, 51);
 	check(f, b, 52);
+	vg_chan_destroy(ch[0]);
+	vg_chan_destroy(ch[1]);
+}
+
+/*
+ * COLD: a pass with nothing to return (nothing relocated, or VRAM full)
+ * samples nothing; walking every chunk under gpu->lock each tick would
+ * block every allocation for nothing.
+ */
+static void test_cold_idle_pass_samples_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], 8 * CHUNK, 81);
+
+	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_COLD), 0);
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS), 0);
+	evict(f, a, 0x3);
+	mkbo(f, f->vm[1], 10 * CHUNK, 82);	/* VRAM full */
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS), 0);
+	check(f, a, 81);
 }
 
 /* ---- the worker thread -------------------------------------------------- */
+
+static bool wait_back(struct fx *f, struct vg_vm *vm);
+
+/*
+ * An allocation needs room from A and C; C's relocation fails after A's
+ * chunks moved out. The allocation fails, A's chunks are whole in host
+ * RAM, and the worker (whose interval is far off) is kicked to bring them
+ * back into the VRAM that nobody took.
+ */
+static void test_failed_multi_vm_kicks_worker(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_bo *a = mkbo(f, A, 8 * CHUNK, 91);
+	struct vg_bo *c = mkbo(f, C, 8 * CHUNK, 92);
+	struct vg_gpu_stats gs;
+	u64 va = 0;
+
+	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 2);
+	assert_int_equal(vg_bo_alloc(B, 8 * CHUNK, 0, &va), -ENOMEM);
+	vg_gpu_get_stats(f->gpu, &gs);
+	assert_int_equal(gs.reloc_failures, 1);
+	assert_true(wait_back(f, A));
+	fake_fail_clear(f->fb);
+	assert_int_equal(relocated(f, C), 0);
+	assert_int_equal(resident(f, A), 8 * CHUNK);
+	check(f, a, 91);
+	check(f, c, 92);
+}
 
 static bool wait_back(struct fx *f, struct vg_vm *vm)
 {
@@ -478,7 +567,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cold_hottest_first, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_random_spreads, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_tail_fits_small_gap, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_failed_return_changes_nothing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_failed_vm_skipped, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cold_idle_pass_samples_nothing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_failed_multi_vm_kicks_worker, fx_setup_worker, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_returns_after_free, fx_setup_worker, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_start_stop, fx_setup_worker, fx_teardown),
 	};

@@ -475,7 +475,7 @@ static void test_k_fill_pattern(void **state)
 	launch(f, VGMEM_K_FILL_PATTERN, a);
 	assert_int_equal(vg_sim_read_va(f->sim, f->as, VA0 + 8192, buf, 70001), 0);
 	for (i = 0; i < 70001; i++) {
-		w = vg_sim_pattern_word(42, i >> 2);
+		w = vgmem_pattern_word(42, i >> 2);
 		assert_int_equal(buf[i], (u8)(w >> (8 * (i & 3))));
 	}
 	/* Checksum on the GPU equals the CPU's over the same pattern. */
@@ -484,8 +484,8 @@ static void test_k_fill_pattern(void **state)
 	t_args64(a, 4, VA0 + 600000);
 	launch(f, VGMEM_K_CHECKSUM, a);
 	assert_int_equal(rd64(f, VA0 + 600000), t_fnv(buf, 70001));
-	assert_int_not_equal(vg_sim_pattern_word(42, 0),
-			     vg_sim_pattern_word(43, 0));
+	assert_int_not_equal(vgmem_pattern_word(42, 0),
+			     vgmem_pattern_word(43, 0));
 	free(buf);
 }
 

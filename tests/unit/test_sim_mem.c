@@ -123,6 +123,54 @@ static void test_zero_on_alloc(void **state)
 	free(buf);
 }
 
+/*
+ * Freed VRAM is zeroed in the background; an allocation right after a free
+ * (frames dirty, or being zeroed) still sees only zeros, and so does one
+ * after the zeroer is done.
+ */
+static void test_background_zeroing(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *m;
+	u8 *buf = malloc(VRAM);
+	u64 size;
+	int round;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	for (round = 0; round < 6; round++) {
+		/* All of VRAM, then parts: clean and dirty frames mixed. */
+		size = round < 3 ? VRAM : (VRAM / (u64)(round + 1)) & ~4095ull;
+		m = t_map_new(sim, as, VA0, size, VG_LOC_VRAM);
+		assert_int_equal(vg_sim_read_va(sim, as, VA0, buf, size), 0);
+		assert_true(all_zero(buf, size));
+		fill_va(sim, as, g, VA0, size, 0xdeadbeef + (u32)round);
+		ops->unmap(sim, as, VA0, size);
+		ops->mem_free(sim, m);
+		assert_int_equal(vg_sim_vram_free(sim), VRAM);
+		if (round == 2) {
+			/* Left alone, every free frame gets zeroed. */
+			while (vg_sim_vram_clean(sim) < VRAM)
+				usleep(200);
+		}
+	}
+	while (vg_sim_vram_clean(sim) < VRAM)
+		usleep(200);
+	m = t_map_new(sim, as, VA0, VRAM, VG_LOC_VRAM);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, buf, VRAM), 0);
+	assert_true(all_zero(buf, VRAM));
+	assert_int_equal(vg_sim_vram_clean(sim), 0);
+	ops->unmap(sim, as, VA0, VRAM);
+	ops->mem_free(sim, m);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+	free(buf);
+}
+
 static void test_host_limit(void **state)
 {
 	struct vg_sim *sim = t_sim(VRAM, 1ull << 20);
@@ -550,6 +598,97 @@ static void test_inject(void **state)
 	vg_sim_destroy(sim);
 }
 
+/*
+ * Page tables that map nothing are freed: a guest mapping and freeing a
+ * small buffer at distinct VAs over the whole 40 bits keeps the number of
+ * tables bounded (it would otherwise pin a leaf per 2 MiB step).
+ */
+static void test_pt_tables_freed(void **state)
+{
+	const u64 step = 254ull << 20;	/* a new leaf and L1 slot each time */
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_as *as;
+	struct vg_mem *m;
+	u64 va, i;
+	u32 v;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 8192, &m), 0);
+	assert_int_equal(vg_sim_pt_tables(sim), 0);
+	for (i = 0; i < 4096; i++) {
+		va = (4ull << 30) + i * step;
+		assert_int_equal(ops->map(sim, as, va, 4096, m, 0), 0);
+		assert_int_equal(vg_sim_pt_tables(sim), 2);
+		ops->unmap(sim, as, va, 4096);
+		assert_int_equal(vg_sim_pt_tables(sim), 0);
+	}
+	assert_true(va + 4096 <= 1ull << 40);
+
+	/* A leaf stays while any of its PTEs is valid. */
+	assert_int_equal(ops->map(sim, as, VA0, 8192, m, 0), 0);
+	ops->unmap(sim, as, VA0, 4096);
+	assert_int_equal(vg_sim_pt_tables(sim), 2);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 4096, &v, 4), 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, &v, 4), -EFAULT);
+	/* Remapping a valid PTE does not count it twice. */
+	assert_int_equal(ops->map(sim, as, VA0 + 4096, 4096, m, 0), 0);
+	ops->unmap(sim, as, VA0 + 4096, 4096);
+	assert_int_equal(vg_sim_pt_tables(sim), 0);
+
+	/* Across a leaf and an L1 boundary: 1 GiB - 4 KiB .. 1 GiB + 4 KiB. */
+	va = VA0 + (1ull << 30) - 4096;
+	assert_int_equal(ops->map(sim, as, va, 8192, m, 0), 0);
+	assert_int_equal(vg_sim_pt_tables(sim), 4);
+	ops->unmap(sim, as, va + 4096, 4096);
+	assert_int_equal(vg_sim_pt_tables(sim), 2);
+	assert_int_equal(vg_sim_read_va(sim, as, va, &v, 4), 0);
+	/* Unmapping what is not mapped is harmless and frees the rest. */
+	ops->unmap(sim, as, 0, 1ull << 40);
+	assert_int_equal(vg_sim_pt_tables(sim), 0);
+
+	/* The address space's own teardown frees what is left. */
+	assert_int_equal(ops->map(sim, as, VA0, 8192, m, 0), 0);
+	ops->as_destroy(sim, as);
+	assert_int_equal(vg_sim_pt_tables(sim), 0);
+	ops->mem_free(sim, m);
+	vg_sim_destroy(sim);
+}
+
+/*
+ * More than 1024 uncollected results: the oldest are dropped, and a wait
+ * for a dropped fence says so (-ENOENT) rather than 0, which would hide
+ * the failure of the first batch here.
+ */
+static void test_copy_wait_dropped(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_mem *a, *b;
+	struct vg_copy c;
+	u64 f[1030];
+	u32 i;
+
+	(void)state;
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4096, &a), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4096, &b), 0);
+	c = (struct vg_copy){ a, 0, b, 0, 64 };
+	vg_sim_inject(sim, VG_SIM_INJ_COPY, 1);
+	for (i = 0; i < 1030; i++)
+		assert_int_equal(ops->copy_submit(sim, &c, 1, &f[i]), 0);
+	assert_int_equal(ops->copy_wait(sim, f[1029], NULL), 0);
+	/* 1030 done, 1024 kept: the first six are gone, the failed one too. */
+	assert_int_equal(ops->copy_wait(sim, f[0], NULL), -ENOENT);
+	for (i = 1; i < 6; i++)
+		assert_int_equal(ops->copy_wait(sim, f[i], NULL), -ENOENT);
+	for (i = 6; i < 1029; i++)
+		assert_int_equal(ops->copy_wait(sim, f[i], NULL), 0);
+	/* Collected and newer than any dropped fence: 0 again. */
+	assert_int_equal(ops->copy_wait(sim, f[1029], NULL), 0);
+	ops->mem_free(sim, a);
+	ops->mem_free(sim, b);
+	vg_sim_destroy(sim);
+}
+
 static void test_create_hostile(void **state)
 {
 	struct vg_sim_config cfg = { .vram_size = 4095 };
@@ -570,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_vram_frames),
 		cmocka_unit_test(test_fragmented_vram_is_usable),
 		cmocka_unit_test(test_zero_on_alloc),
+		cmocka_unit_test(test_background_zeroing),
 		cmocka_unit_test(test_host_limit),
 		cmocka_unit_test(test_map_hostile),
 		cmocka_unit_test(test_remap_and_tlb),
@@ -580,6 +720,8 @@ int main(void)
 		cmocka_unit_test(test_cost_guest),
 		cmocka_unit_test(test_access_counters),
 		cmocka_unit_test(test_inject),
+		cmocka_unit_test(test_pt_tables_freed),
+		cmocka_unit_test(test_copy_wait_dropped),
 		cmocka_unit_test(test_create_hostile),
 	};
 

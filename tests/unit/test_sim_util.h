@@ -310,11 +310,11 @@ static inline struct vg_mem *t_map_new(struct vg_sim *sim, struct vg_as *as, u64
 
 static inline u64 t_fnv(const u8 *p, u64 n)
 {
-	u64 h = VG_SIM_FNV_BASIS;
+	u64 h = VGMEM_FNV1A_OFFSET;
 
 	while (n--) {
 		h ^= *p++;
-		h *= VG_SIM_FNV_PRIME;
+		h *= VGMEM_FNV1A_PRIME;
 	}
 	return h;
 }

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgmem-guest: the guest-side test tool (docs/vgmem-guest.md). vgg_main is
+ * the whole tool minus main(), so tests run its commands in-process against
+ * the userspace host (--inproc) and read what it prints.
+ */
+#ifndef VGMEM_GUEST_VGG_H
+#define VGMEM_GUEST_VGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "../include/libvgmem.h"
+
+/* Exit codes. */
+#define VGG_OK		0
+#define VGG_FAIL	1
+#define VGG_USAGE	2
+
+enum vgg_cmd {
+	VGG_INFO,
+	VGG_WORKLOAD,
+	VGG_FILL_CHECK,
+	VGG_SUBMIT_LOOP,
+	VGG_ALLOC,
+	VGG_HOSTILE,
+	VGG_BENCH,
+	VGG_CMD_NR
+};
+
+/* Kinds of the bench command (vgg_bench.c). */
+enum vgg_bench_kind {
+	VGG_B_SUBMIT,
+	VGG_B_MEMCPY,
+	VGG_B_NR
+};
+
+enum vgg_hostile {
+	VGG_H_WILD_VA,
+	VGG_H_BAD_ENTRY,
+	VGG_H_BAD_METHOD,
+	VGG_H_BAD_CTRL,
+	VGG_H_RING_OUTSIDE,
+	VGG_H_FLOOD,
+	VGG_H_NR
+};
+
+struct vgg_opts {
+	const char *uuid;
+	bool inproc;
+	uint64_t ram;			/* guest RAM; 0: the transport's default */
+	uint64_t vram;			/* --inproc: software GPU VRAM */
+	uint64_t quota;			/* --inproc: the guest's quota, 0: none */
+
+	enum vgg_cmd cmd;
+	int kind;			/* workload or hostile kind */
+	uint64_t ws, size, bo, seed;
+	uint32_t iters, loops, count;
+	double hold;			/* seconds */
+};
+
+struct vgg_ctx {
+	FILE *out;			/* progress lines and the RESULT line */
+	FILE *err;			/* diagnostics */
+	const struct vgg_opts *o;
+	struct vgmem_dev *dev;
+	bool vfio;
+	struct vg_host *host;		/* --inproc only */
+	struct vg_host_guest *guest;
+	char detail[768];		/* the RESULT line's details */
+};
+
+/* The whole tool: parses argv, runs one command, prints RESULT, exits code. */
+int vgg_main(int argc, char **argv, FILE *out, FILE *err);
+
+/* Parsing helpers (vgg_main.c), exposed for the tests. */
+int vgg_parse_size(const char *s, uint64_t *out);
+int vgg_parse_u64(const char *s, uint64_t *out);
+
+/* Commands (vgg_cmds.c, vgg_hostile.c): VGG_OK or VGG_FAIL, detail filled. */
+int vgg_cmd_info(struct vgg_ctx *c);
+int vgg_cmd_workload(struct vgg_ctx *c);
+int vgg_cmd_fill_check(struct vgg_ctx *c);
+int vgg_cmd_submit_loop(struct vgg_ctx *c);
+int vgg_cmd_alloc(struct vgg_ctx *c);
+int vgg_cmd_hostile(struct vgg_ctx *c);
+const char *vgg_hostile_name(int kind);
+int vgg_cmd_bench(struct vgg_ctx *c);
+/* The enum vgg_bench_kind of a name, or -1. */
+int vgg_bench_kind(const char *name);
+
+/* Shared by the commands. */
+int vgg_detail(struct vgg_ctx *c, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void vgg_log(struct vgg_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A new channel with a 64-entry ring; logs why not. */
+int vgg_chan(struct vgg_ctx *c, struct vgmem_chan **ch);
+/* The GPU's checksum of a filled pattern against the CPU's expectation. */
+int vgg_verify(struct vgmem_chan *ch, uint64_t va, uint64_t bytes, uint32_t seed,
+	       uint64_t scratch, uint64_t want, uint64_t *got);
+/* Fresh channel + BO, fill, checksum, free: does the device still work? */
+int vgg_sanity(struct vgg_ctx *c, const char **why);
+uint64_t vgg_now_ns(void);
+void vgg_sleep_ns(uint64_t ns);
+const char *vgg_chan_error_name(uint32_t e);
+
+#endif /* VGMEM_GUEST_VGG_H */

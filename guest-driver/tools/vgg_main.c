@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vgmem-guest: command line, device opening and the RESULT line. The VM
+ * tests parse the last line, so every path out of vgg_main that ran a
+ * command, or failed to, ends with exactly one "RESULT ok|fail ..." line.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vgg.h"
+#include "../../host-module/user/host.h"
+
+#define INPROC_VRAM_DEFAULT	(256ull << 20)
+#define INPROC_CHUNK		(2ull << 20)
+
+static const char *const cmd_names[VGG_CMD_NR] = {
+	[VGG_INFO] = "info",
+	[VGG_WORKLOAD] = "workload",
+	[VGG_FILL_CHECK] = "fill-check",
+	[VGG_SUBMIT_LOOP] = "submit-loop",
+	[VGG_ALLOC] = "alloc",
+	[VGG_HOSTILE] = "hostile",
+	[VGG_BENCH] = "bench",
+};
+
+static const char *const hostile_names[VGG_H_NR] = {
+	[VGG_H_WILD_VA] = "wild-va",
+	[VGG_H_BAD_ENTRY] = "bad-entry",
+	[VGG_H_BAD_METHOD] = "bad-method",
+	[VGG_H_BAD_CTRL] = "bad-ctrl",
+	[VGG_H_RING_OUTSIDE] = "ring-outside",
+	[VGG_H_FLOOD] = "flood",
+};
+
+const char *vgg_hostile_name(int kind)
+{
+	return kind >= 0 && kind < VGG_H_NR ? hostile_names[kind] : "unknown";
+}
+
+enum opt_id {
+	O_DEV, O_RAM, O_INPROC, O_VRAM, O_QUOTA,
+	O_WS, O_ITERS, O_SEED, O_SIZE, O_BO, O_LOOPS, O_HOLD, O_COUNT,
+	O_NR
+};
+
+#define CMD(c)		(1u << (c))
+#define ALL_CMDS	((1u << VGG_CMD_NR) - 1)
+
+static const struct {
+	const char *name;
+	bool arg;
+	unsigned int cmds;	/* commands that accept it */
+} opts[O_NR] = {
+	[O_DEV] = { "dev", true, ALL_CMDS },
+	[O_RAM] = { "ram", true, ALL_CMDS },
+	[O_INPROC] = { "inproc", false, ALL_CMDS },
+	[O_VRAM] = { "vram", true, ALL_CMDS },
+	[O_QUOTA] = { "quota", true, ALL_CMDS },
+	[O_WS] = { "ws", true, CMD(VGG_WORKLOAD) },
+	[O_ITERS] = { "iters", true, CMD(VGG_WORKLOAD) },
+	[O_SEED] = { "seed", true, CMD(VGG_WORKLOAD) | CMD(VGG_FILL_CHECK) },
+	[O_SIZE] = { "size", true, CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) | CMD(VGG_BENCH) },
+	[O_BO] = { "bo", true, CMD(VGG_WORKLOAD) | CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) },
+	[O_LOOPS] = { "loops", true, CMD(VGG_FILL_CHECK) },
+	[O_HOLD] = { "hold", true, CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) },
+	[O_COUNT] = { "count", true, CMD(VGG_SUBMIT_LOOP) | CMD(VGG_HOSTILE) | CMD(VGG_BENCH) },
+};
+
+static const char usage_all[] =
+	"usage: vgmem-guest (--dev UUID | --inproc) [--ram SIZE] COMMAND [options]\n"
+	"\n"
+	"  info                          query limits and statistics\n"
+	"  workload KIND --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"
+	"                                KIND: stream, strided, gather, hotcold\n"
+	"  fill-check --size SIZE [--bo SIZE] [--loops N] [--seed S] [--hold SECONDS]\n"
+	"  submit-loop --count N\n"
+	"  alloc --size SIZE [--hold SECONDS] [--bo SIZE]\n"
+	"  hostile KIND [--count N]      KIND: wild-va, bad-entry, bad-method,\n"
+	"                                bad-ctrl, ring-outside, flood\n"
+	"  bench {submit|memcpy} [--count N] [--size SIZE]\n"
+	"                                timings (docs/vgmem-guest.md)\n"
+	"\n"
+	"  --dev UUID     the vGPU mdev, opened through VFIO\n"
+	"  --ram SIZE     guest RAM to DMA-map (default 16M)\n"
+	"  --inproc       run against an in-process host instead (software GPU)\n"
+	"  --vram SIZE    with --inproc: the GPU's VRAM (default 256M)\n"
+	"  --quota SIZE   with --inproc: the guest's quota (default none)\n"
+	"\n"
+	"SIZE takes K, M, G, T suffixes (powers of 1024). `vgmem-guest COMMAND --help`\n"
+	"explains a command. Exit 0: ok, 1: a check failed, 2: usage. The last line\n"
+	"is \"RESULT ok <details>\" or \"RESULT fail <details>\".\n";
+
+static const char *const usage_cmd[VGG_CMD_NR] = {
+	[VGG_INFO] =
+	"usage: vgmem-guest (--dev UUID | --inproc) info\n"
+	"Queries the device (ABI version, channels, quota, chunk size, VA range)\n"
+	"and its statistics and prints them as \"name value\" lines. Checks the ABI\n"
+	"version and the limits are sane.\n",
+	[VGG_WORKLOAD] =
+	"usage: vgmem-guest (--dev UUID | --inproc) workload {stream|strided|gather|hotcold}\n"
+	"         --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"
+	"Allocates a working set of --ws bytes in BOs of --bo (default: 4M or less)\n"
+	"and runs --iters (default 10) steps of the built-in workload, seeded by\n"
+	"--seed (default 1). Fails on any error or channel fault.\n",
+	[VGG_FILL_CHECK] =
+	"usage: vgmem-guest (--dev UUID | --inproc) fill-check --size SIZE [--bo SIZE]\n"
+	"         [--loops N] [--seed S] [--hold SECONDS]\n"
+	"Allocates --size bytes in BOs of --bo (default: 4M or less); each loop\n"
+	"(default 1) fills every BO with FILL_PATTERN under a new seed and checks\n"
+	"the GPU's checksum of each against the CPU's. With --hold, keeps checking\n"
+	"the last patterns for that many seconds. Frees everything at the end.\n",
+	[VGG_SUBMIT_LOOP] =
+	"usage: vgmem-guest (--dev UUID | --inproc) submit-loop --count N\n"
+	"Submits N GPFIFO entries as fast as the ring allows. Entry i waits for a\n"
+	"semaphore to hold i - 1 and then releases i, so entries that ran out of\n"
+	"order would never finish; ENTRIES_DONE must only grow and end at the\n"
+	"number submitted, the semaphore at N.\n",
+	[VGG_ALLOC] =
+	"usage: vgmem-guest (--dev UUID | --inproc) alloc --size SIZE [--hold SECONDS]\n"
+	"         [--bo SIZE]\n"
+	"Allocates --size bytes in BOs of --bo (default: all in one up to 64M),\n"
+	"fills them, holds them for --hold seconds (default 0), checks a sample\n"
+	"page of every chunk, and frees them.\n",
+	[VGG_HOSTILE] =
+	"usage: vgmem-guest (--dev UUID | --inproc) hostile KIND [--count N]\n"
+	"Does one bad thing and checks it got exactly the documented error, then\n"
+	"that a fresh channel still works:\n"
+	"  wild-va       kernel on an unmapped GPU VA: channel error VA (5)\n"
+	"  bad-entry     reserved bits, zero length, GP_PUT out of range: GPFIFO\n"
+	"                (1); pushbuffer outside guest memory: PUSHBUF (2)\n"
+	"  bad-method    unknown method, bad header type, data past the end:\n"
+	"                METHOD (3); unbound subchannel, unknown class: CLASS (4)\n"
+	"  bad-ctrl      malformed control commands: -EINVAL, -ENOENT, -ENOSPC;\n"
+	"                with --dev also a doorbell too far ahead: CTRLQ_ERROR\n"
+	"  ring-outside  GPFIFO rings outside guest memory: -EINVAL; with --dev\n"
+	"                also the control ring outside the DMA map: CTRLQ_ERROR\n"
+	"  flood         --count (default 4096) control commands in full-ring\n"
+	"                batches and as many GPFIFO entries: none lost or failed\n",
+	[VGG_BENCH] =
+	"usage: vgmem-guest (--dev UUID | --inproc) bench {submit|memcpy} [--count N]\n"
+	"         [--size SIZE]\n"
+	"  submit  --count (default 2000) single-entry round trips (submit, wait for\n"
+	"          GP_GET), each a semaphore release after a MEMSET of --size bytes\n"
+	"          if given; prints latency percentiles in microseconds\n"
+	"  memcpy  --count (default 9) CPU copies of --size bytes in 4 KiB pieces;\n"
+	"          prints their times in microseconds\n"
+	"Never fails on timing; fails on any device error.\n",
+};
+
+static int find_name(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+int vgg_parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		v = strtoull(s + 2, &end, 16);
+	else
+		v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && !s[2]))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int vgg_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 0:
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift && end[1])
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int usage(struct vgg_ctx *c, int cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int usage(struct vgg_ctx *c, int cmd, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(c->err, "vgmem-guest: %s\n", msg);
+	fputs(cmd >= 0 ? usage_cmd[cmd] : usage_all, c->err);
+	fprintf(c->out, "RESULT fail usage: %s\n", msg);
+	fflush(c->out);
+	return VGG_USAGE;
+}
+
+static int to_u32(const char *v, uint32_t *out, uint32_t min)
+{
+	uint64_t x;
+
+	if (vgg_parse_u64(v, &x) || x < min || x > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+/* Convert and check what was given; everything else gets its default. */
+static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_NR])
+{
+	int cmd = (int)o->cmd;
+	char *end;
+
+	if (!!val[O_DEV] == o->inproc)
+		return usage(c, cmd, "give exactly one of --dev UUID and --inproc");
+	o->uuid = val[O_DEV];
+	if ((val[O_VRAM] || val[O_QUOTA]) && !o->inproc)
+		return usage(c, cmd, "--vram and --quota only go with --inproc");
+	if (val[O_RAM] && (vgg_parse_size(val[O_RAM], &o->ram) || !o->ram))
+		return usage(c, cmd, "--ram: '%s' is not a size", val[O_RAM]);
+	o->vram = INPROC_VRAM_DEFAULT;
+	if (val[O_VRAM] && (vgg_parse_size(val[O_VRAM], &o->vram) || !o->vram))
+		return usage(c, cmd, "--vram: '%s' is not a size", val[O_VRAM]);
+	if (val[O_QUOTA] && vgg_parse_size(val[O_QUOTA], &o->quota))
+		return usage(c, cmd, "--quota: '%s' is not a size", val[O_QUOTA]);
+	if (val[O_WS] && (vgg_parse_size(val[O_WS], &o->ws) || !o->ws))
+		return usage(c, cmd, "--ws: '%s' is not a size", val[O_WS]);
+	if (val[O_SIZE] && (vgg_parse_size(val[O_SIZE], &o->size) || !o->size))
+		return usage(c, cmd, "--size: '%s' is not a size", val[O_SIZE]);
+	if (val[O_BO] && (vgg_parse_size(val[O_BO], &o->bo) || !o->bo))
+		return usage(c, cmd, "--bo: '%s' is not a size", val[O_BO]);
+	o->seed = 1;
+	if (val[O_SEED] && vgg_parse_u64(val[O_SEED], &o->seed))
+		return usage(c, cmd, "--seed: '%s' is not a number", val[O_SEED]);
+	o->iters = 10;
+	if (val[O_ITERS] && to_u32(val[O_ITERS], &o->iters, 1))
+		return usage(c, cmd, "--iters: '%s' is not a number from 1", val[O_ITERS]);
+	o->loops = 1;
+	if (val[O_LOOPS] && to_u32(val[O_LOOPS], &o->loops, 1))
+		return usage(c, cmd, "--loops: '%s' is not a number from 1", val[O_LOOPS]);
+	o->count = o->cmd == VGG_HOSTILE ? 4096 : 0;
+	if (val[O_COUNT] && to_u32(val[O_COUNT], &o->count, 1))
+		return usage(c, cmd, "--count: '%s' is not a number from 1", val[O_COUNT]);
+	if (val[O_HOLD]) {
+		errno = 0;
+		o->hold = strtod(val[O_HOLD], &end);
+		if (errno || *end || end == val[O_HOLD] || !isfinite(o->hold) ||
+		    o->hold < 0 || o->hold > 1e7)
+			return usage(c, cmd, "--hold: '%s' is not a number of seconds",
+				     val[O_HOLD]);
+	}
+
+	switch (o->cmd) {
+	case VGG_WORKLOAD:
+		if (o->kind < 0)
+			return usage(c, cmd, "workload needs a kind");
+		if (!o->ws)
+			return usage(c, cmd, "workload needs --ws SIZE");
+		if (o->bo > o->ws)
+			return usage(c, cmd, "--bo is larger than --ws");
+		break;
+	case VGG_FILL_CHECK:
+	case VGG_ALLOC:
+		if (!o->size)
+			return usage(c, cmd, "%s needs --size SIZE", cmd_names[cmd]);
+		if (o->bo > o->size)
+			return usage(c, cmd, "--bo is larger than --size");
+		break;
+	case VGG_SUBMIT_LOOP:
+		if (!o->count)
+			return usage(c, cmd, "submit-loop needs --count N");
+		break;
+	case VGG_HOSTILE:
+		if (o->kind < 0)
+			return usage(c, cmd, "hostile needs a kind");
+		break;
+	case VGG_BENCH:
+		if (o->kind < 0)
+			return usage(c, cmd, "bench needs a kind");
+		if (o->kind == VGG_B_MEMCPY && !o->size)
+			return usage(c, cmd, "bench memcpy needs --size SIZE");
+		break;
+	default:
+		break;
+	}
+	return VGG_OK;
+}
+
+/* argv -> opts; VGG_OK, VGG_USAGE (printed), or -1 after printing help. */
+static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
+{
+	const char *val[O_NR] = { 0 };
+	bool help = false, have_cmd = false;
+	const char *a, *eq, *v;
+	size_t len;
+	int i, id, k;
+
+	memset(o, 0, sizeof(*o));
+	o->kind = -1;
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help = true;
+			continue;
+		}
+		if (a[0] == '-' && a[1] == '-' && a[2]) {
+			eq = strchr(a + 2, '=');
+			len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+			for (id = 0; id < O_NR; id++)
+				if (strlen(opts[id].name) == len &&
+				    !strncmp(opts[id].name, a + 2, len))
+					break;
+			if (id == O_NR)
+				return usage(c, have_cmd ? (int)o->cmd : -1,
+					     "unknown option %s", a);
+			if (!opts[id].arg) {
+				if (eq)
+					return usage(c, -1, "--%s takes no value", opts[id].name);
+				val[id] = "";
+				if (id == O_INPROC)
+					o->inproc = true;
+				continue;
+			}
+			if (eq) {
+				v = eq + 1;
+			} else {
+				if (i + 1 >= argc)
+					return usage(c, have_cmd ? (int)o->cmd : -1,
+						     "--%s needs a value", opts[id].name);
+				v = argv[++i];
+			}
+			val[id] = v;
+			continue;
+		}
+		if (a[0] == '-' && !help)
+			return usage(c, have_cmd ? (int)o->cmd : -1, "unknown option %s", a);
+		if (!have_cmd) {
+			k = find_name(cmd_names, VGG_CMD_NR, a);
+			if (k < 0)
+				return usage(c, -1, "unknown command '%s'", a);
+			o->cmd = (enum vgg_cmd)k;
+			have_cmd = true;
+		} else if (o->cmd == VGG_WORKLOAD && o->kind < 0) {
+			k = 0;
+			while (k < VGMEM_WL_NR && strcmp(vgmem_workload_name(k), a))
+				k++;
+			if (k == VGMEM_WL_NR)
+				return usage(c, (int)o->cmd, "unknown workload '%s'", a);
+			o->kind = k;
+		} else if (o->cmd == VGG_HOSTILE && o->kind < 0) {
+			k = find_name(hostile_names, VGG_H_NR, a);
+			if (k < 0)
+				return usage(c, (int)o->cmd, "unknown hostile kind '%s'", a);
+			o->kind = k;
+		} else if (o->cmd == VGG_BENCH && o->kind < 0) {
+			k = vgg_bench_kind(a);
+			if (k < 0)
+				return usage(c, (int)o->cmd, "unknown bench kind '%s'", a);
+			o->kind = k;
+		} else {
+			return usage(c, (int)o->cmd, "unexpected argument '%s'", a);
+		}
+	}
+	if (help) {
+		fputs(have_cmd ? usage_cmd[o->cmd] : usage_all, c->out);
+		fflush(c->out);
+		return -1;
+	}
+	if (!have_cmd)
+		return usage(c, -1, "no command given");
+	for (id = 0; id < O_NR; id++)
+		if (val[id] && !(opts[id].cmds & CMD(o->cmd)))
+			return usage(c, (int)o->cmd, "--%s does not go with %s",
+				     opts[id].name, cmd_names[o->cmd]);
+	return parse_values(c, o, val);
+}
+
+static int open_dev(struct vgg_ctx *c)
+{
+	const struct vgg_opts *o = c->o;
+	struct vg_host_config cfg;
+	int ret;
+
+	if (!o->inproc) {
+		ret = vgmem_open_vfio(o->uuid, o->ram, &c->dev);
+		if (ret) {
+			fprintf(c->err, "vgmem-guest: opening %s: %s\n", o->uuid,
+				vgmem_vfio_error());
+			return vgg_detail(c, VGG_FAIL, "open %s: %s", o->uuid,
+					  vgmem_vfio_error());
+		}
+		c->vfio = true;
+		return VGG_OK;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.sim.vram_size = o->vram;
+	cfg.gpu.name = "inproc";
+	cfg.gpu.chunk_size = INPROC_CHUNK;
+	cfg.gpu.seed = 1;
+	ret = vg_host_create(&cfg, &c->host);
+	if (ret)
+		return vgg_detail(c, VGG_FAIL, "in-process host (vram %llu): %s",
+				  (unsigned long long)o->vram, strerror(-ret));
+	ret = vg_host_guest_create(c->host, "vgmem-guest", o->quota, o->ram, &c->guest);
+	if (ret) {
+		vg_host_destroy(c->host);
+		c->host = NULL;
+		return vgg_detail(c, VGG_FAIL, "in-process guest: %s", strerror(-ret));
+	}
+	c->dev = vg_host_guest_dev(c->guest);
+	return VGG_OK;
+}
+
+static void close_dev(struct vgg_ctx *c)
+{
+	if (c->vfio)
+		vgmem_close_vfio(c->dev);
+	else if (c->host)
+		vg_host_destroy(c->host);	/* its guests and their devices too */
+	c->dev = NULL;
+	c->host = NULL;
+	c->guest = NULL;
+}
+
+int vgg_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	static int (*const run[VGG_CMD_NR])(struct vgg_ctx *) = {
+		[VGG_INFO] = vgg_cmd_info,
+		[VGG_WORKLOAD] = vgg_cmd_workload,
+		[VGG_FILL_CHECK] = vgg_cmd_fill_check,
+		[VGG_SUBMIT_LOOP] = vgg_cmd_submit_loop,
+		[VGG_ALLOC] = vgg_cmd_alloc,
+		[VGG_HOSTILE] = vgg_cmd_hostile,
+		[VGG_BENCH] = vgg_cmd_bench,
+	};
+	struct vgg_opts o;
+	struct vgg_ctx c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.out = out;
+	c.err = err;
+	c.o = &o;
+	ret = parse(&c, argc, argv, &o);
+	if (ret < 0)
+		return VGG_OK;		/* --help */
+	if (ret)
+		return ret;
+	ret = open_dev(&c);
+	if (!ret) {
+		ret = run[o.cmd](&c);
+		close_dev(&c);
+	}
+	fprintf(out, "RESULT %s %s\n", ret ? "fail" : "ok", c.detail);
+	fflush(out);
+	return ret ? VGG_FAIL : VGG_OK;
+}

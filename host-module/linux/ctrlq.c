@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The control queue: a ring of struct vgmem_ctrl slots in guest memory,
+ * configured and kicked through BAR0 (include/uapi/vgmem.h). A doorbell
+ * only queues the vGPU's work item; the work reads each slot with
+ * vfio_dma_rw(), lets the core validate and run it (vg_ctrl_exec), writes
+ * the slot back, advances CONSUMER and raises VGMEM_IRQ_CTRLQ. Commands
+ * run in a kthread because they may sleep for long (an allocation can wait
+ * for a relocation) and because vfio_dma_rw() reaches the guest's memory
+ * from a kthread by borrowing the mm that mapped it.
+ *
+ * The guest can break only its own queue: a ring it cannot read or write
+ * sets CTRLQ_ERROR (-EFAULT), a bad index or reconfiguring under load sets
+ * -EINVAL; either stops the queue until CTRLQ_ENTRIES is written again.
+ */
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "vgmem_drv.h"
+
+#define VGMEM_CTRLQ_ENTRIES_MAX	256
+#define VGMEM_CTRLQ_SLOT	sizeof(struct vgmem_ctrl)
+
+/* Unbound: a command may sleep for a whole relocation. */
+static struct workqueue_struct *vgmem_wq;
+
+static void vgmem_ctrlq_fail(struct vgmem_vgpu *v, s32 err)
+{
+	lockdep_assert_held(&v->reg_lock);
+	if (v->q_error)
+		return;
+	v->q_error = err;
+	/* Wake a guest waiting for completions: its queue is dead. */
+	vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
+}
+
+static bool vgmem_ctrlq_pending(const struct vgmem_vgpu *v)
+{
+	return v->q_entries && !v->q_error && v->q_producer != v->q_consumer;
+}
+
+void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val)
+{
+	u32 ahead, queued;
+
+	lockdep_assert_held(&v->reg_lock);
+	switch (reg) {
+	case VGMEM_REG_CTRLQ_BASE_LO:
+	case VGMEM_REG_CTRLQ_BASE_HI:
+		if (vgmem_ctrlq_pending(v)) {
+			vgmem_ctrlq_fail(v, -EINVAL);
+			return;
+		}
+		if (reg == VGMEM_REG_CTRLQ_BASE_HI) {
+			v->q_base = (v->q_base & 0xffffffffull) | ((u64)val << 32);
+		} else if (!IS_ALIGNED(val, PAGE_SIZE)) {
+			vgmem_ctrlq_fail(v, -EINVAL);
+		} else {
+			v->q_base = (v->q_base & ~0xffffffffull) | val;
+		}
+		return;
+	case VGMEM_REG_CTRLQ_ENTRIES:
+		/* The way out of an error: in error, nothing counts as pending. */
+		if (vgmem_ctrlq_pending(v)) {
+			vgmem_ctrlq_fail(v, -EINVAL);
+			return;
+		}
+		if (val > VGMEM_CTRLQ_ENTRIES_MAX || (val && !is_power_of_2(val))) {
+			v->q_entries = 0;
+			vgmem_ctrlq_fail(v, -EINVAL);
+			return;
+		}
+		v->q_entries = val;
+		v->q_producer = 0;
+		v->q_consumer = 0;
+		v->q_error = 0;
+		v->q_gen++;
+		return;
+	case VGMEM_REG_CTRLQ_PRODUCER:
+		if (v->q_error)
+			return;
+		if (!v->q_entries) {
+			vgmem_ctrlq_fail(v, -EINVAL);
+			return;
+		}
+		/* Free-running indices: compare distances, not values. */
+		ahead = val - v->q_consumer;
+		queued = v->q_producer - v->q_consumer;
+		if (ahead > v->q_entries || ahead < queued) {
+			vgmem_ctrlq_fail(v, -EINVAL);
+			return;
+		}
+		v->q_producer = val;
+		if (ahead && !v->closing)
+			queue_work(vgmem_wq, &v->ctrlq_work);
+		return;
+	}
+}
+
+/*
+ * One command: read the slot, run it, write it back. Returns 0 or the
+ * queue error. v->lock held, so the VM cannot change underneath.
+ */
+static int vgmem_ctrlq_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
+			   struct vgmem_ctrl *cmd)
+{
+	struct vg_guest_mem gmem;
+	u32 op;
+	int ret;
+
+	lockdep_assert_held(&v->lock);
+	vgmem_gmem_init(v, &gmem);
+	ret = gmem.read(gmem.priv, gpa, cmd, sizeof(*cmd));
+	if (ret)
+		return ret;
+	op = cmd->op;
+	vg_ctrl_exec(vm, cmd);
+	/*
+	 * A channel becomes reachable through BAR2 only once it is in the
+	 * page table; one that cannot be is refused.
+	 */
+	if (op == VGMEM_CTRL_CHAN_CREATE && !cmd->status) {
+		ret = vgmem_userd_add_chan(v, cmd->chan.chan_id);
+		if (ret) {
+			cmd->status = ret;
+			cmd->chan.chan_id = 0;
+		}
+	}
+	return gmem.write(gmem.priv, gpa, cmd, sizeof(*cmd));
+}
+
+void vgmem_ctrlq_work(struct work_struct *work)
+{
+	struct vgmem_vgpu *v = container_of(work, struct vgmem_vgpu, ctrlq_work);
+	struct vgmem_ctrl *cmd;
+
+	/* 512 bytes: too much for the stack of a work item. */
+	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL);
+	if (!cmd) {
+		spin_lock(&v->reg_lock);
+		vgmem_ctrlq_fail(v, -ENOMEM);
+		spin_unlock(&v->reg_lock);
+		return;
+	}
+	for (;;) {
+		u32 idx, gen;
+		u64 gpa;
+		int ret;
+
+		/* Per command, so a flood does not starve SET_IRQS or sysfs. */
+		mutex_lock(&v->lock);
+		spin_lock(&v->reg_lock);
+		if (v->closing || !v->vm || !vgmem_ctrlq_pending(v)) {
+			spin_unlock(&v->reg_lock);
+			mutex_unlock(&v->lock);
+			break;
+		}
+		idx = v->q_consumer & (v->q_entries - 1);
+		gpa = v->q_base + (u64)idx * VGMEM_CTRLQ_SLOT;
+		gen = v->q_gen;
+		spin_unlock(&v->reg_lock);
+
+		ret = vgmem_ctrlq_run(v, v->vm, gpa, cmd);
+
+		spin_lock(&v->reg_lock);
+		/* A reset or a reconfiguration meanwhile voids this command. */
+		if (gen == v->q_gen) {
+			if (ret) {
+				vgmem_ctrlq_fail(v, -EFAULT);
+			} else {
+				v->q_consumer++;
+				vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
+			}
+		}
+		spin_unlock(&v->reg_lock);
+		mutex_unlock(&v->lock);
+		/* A flood of commands must not hog the CPU. */
+		cond_resched();
+	}
+	kfree(cmd);
+}
+
+void vgmem_ctrlq_stop(struct vgmem_vgpu *v)
+{
+	spin_lock(&v->reg_lock);
+	v->closing = true;
+	spin_unlock(&v->reg_lock);
+	cancel_work_sync(&v->ctrlq_work);
+}
+
+int vgmem_ctrlq_init(void)
+{
+	vgmem_wq = alloc_workqueue("vgmem", WQ_UNBOUND, 0);
+	return vgmem_wq ? 0 : -ENOMEM;
+}
+
+void vgmem_ctrlq_exit(void)
+{
+	destroy_workqueue(vgmem_wq);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The vGPU's interrupt: one MSI vector or INTx, delivered through the
+ * eventfd that VFIO_DEVICE_SET_IRQS installs (QEMU turns it into the
+ * guest's interrupt; a VFIO user program polls it). It fires when
+ * IRQ_CAUSE & IRQ_MASK becomes non-zero. INTx is level-triggered and, as
+ * with vfio-pci, automasked: after firing it stays quiet until the user
+ * unmasks it, and an unmask while the level is still high fires again.
+ * Only one of the two is enabled at a time.
+ *
+ * The eventfd pointer is under reg_lock, so the GPU's engine thread (a
+ * channel fault) and the control queue can signal it while a SET_IRQS
+ * swaps it; the reference is dropped outside the spinlock.
+ */
+#include <linux/eventfd.h>
+
+#include "vgmem_drv.h"
+
+int vgmem_irq_count(unsigned int index)
+{
+	return index == VFIO_PCI_INTX_IRQ_INDEX ||
+	       index == VFIO_PCI_MSI_IRQ_INDEX ? 1 : 0;
+}
+
+bool vgmem_irq_pending(struct vgmem_vgpu *v)
+{
+	lockdep_assert_held(&v->reg_lock);
+	return v->irq_cause & v->irq_mask;
+}
+
+static bool vgmem_intx_disabled(struct vgmem_vgpu *v)
+{
+	u16 cmd = v->cfg[PCI_COMMAND] | (v->cfg[PCI_COMMAND + 1] << 8);
+
+	return cmd & PCI_COMMAND_INTX_DISABLE;
+}
+
+static void vgmem_irq_fire(struct vgmem_vgpu *v)
+{
+	lockdep_assert_held(&v->reg_lock);
+	if (!v->irq_trigger)
+		return;
+	if (v->irq_type == VGMEM_IRQ_INTX) {
+		if (v->intx_masked || vgmem_intx_disabled(v))
+			return;
+		v->intx_masked = true;
+	}
+	eventfd_signal(v->irq_trigger, 1);
+}
+
+void vgmem_irq_update(struct vgmem_vgpu *v, bool was_pending)
+{
+	lockdep_assert_held(&v->reg_lock);
+	/*
+	 * MSI fires on the rising edge only. INTx is a level: it also fires
+	 * when it was held back (masked or disabled) and is free now.
+	 */
+	if (!vgmem_irq_pending(v))
+		return;
+	if (!was_pending || v->irq_type == VGMEM_IRQ_INTX)
+		vgmem_irq_fire(v);
+}
+
+void vgmem_irq_raise(struct vgmem_vgpu *v, u32 cause)
+{
+	bool was_pending;
+
+	lockdep_assert_held(&v->reg_lock);
+	was_pending = vgmem_irq_pending(v);
+	v->irq_cause |= cause;
+	if (!was_pending && vgmem_irq_pending(v))
+		vgmem_irq_fire(v);
+}
+
+/* Engine thread, no core lock held: record the channel and interrupt. */
+void vgmem_chan_fault(void *priv, struct vg_chan *ch, u32 error)
+{
+	struct vgmem_vgpu *v = priv;
+	u32 id = vg_chan_id(ch);
+
+	spin_lock(&v->reg_lock);
+	if (id < VGMEM_USERD_PAGES)
+		v->faulted |= BIT_ULL(id);
+	vgmem_irq_raise(v, VGMEM_IRQ_CHAN_FAULT);
+	spin_unlock(&v->reg_lock);
+	/* Tell the management plane too (queued: this is atomic context). */
+	vgmem_nl_chan_fault(v, id, error);
+}
+
+/* Install (ctx) or remove (NULL) the trigger of type; returns the old one. */
+static struct eventfd_ctx *vgmem_irq_swap(struct vgmem_vgpu *v,
+					  enum vgmem_irq_type type,
+					  struct eventfd_ctx *ctx)
+{
+	struct eventfd_ctx *old;
+
+	spin_lock(&v->reg_lock);
+	old = v->irq_trigger;
+	v->irq_trigger = ctx;
+	v->irq_type = ctx ? type : VGMEM_IRQ_NONE;
+	v->intx_masked = false;
+	/* An interrupt already pending is delivered to the new eventfd. */
+	if (ctx)
+		vgmem_irq_update(v, false);
+	spin_unlock(&v->reg_lock);
+	return old;
+}
+
+void vgmem_irq_disable(struct vgmem_vgpu *v)
+{
+	struct eventfd_ctx *old = vgmem_irq_swap(v, VGMEM_IRQ_NONE, NULL);
+
+	if (old)
+		eventfd_ctx_put(old);
+}
+
+static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
+			     struct vfio_irq_set *hdr, void *data)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	enum vgmem_irq_type cur;
+	struct eventfd_ctx *ctx, *old;
+	s32 fd;
+
+	spin_lock(&v->reg_lock);
+	cur = v->irq_type;
+	spin_unlock(&v->reg_lock);
+
+	/* count 0 with no data: disable this index. */
+	if (!hdr->count) {
+		if (cur == type)
+			vgmem_irq_disable(v);
+		return 0;
+	}
+	if (dtype != VFIO_IRQ_SET_DATA_EVENTFD) {
+		/* Loopback: fire as the device would, for testing. */
+		if (cur != type)
+			return -EINVAL;
+		if (dtype == VFIO_IRQ_SET_DATA_BOOL && !*(u8 *)data)
+			return 0;
+		spin_lock(&v->reg_lock);
+		if (v->irq_trigger)
+			eventfd_signal(v->irq_trigger, 1);
+		spin_unlock(&v->reg_lock);
+		return 0;
+	}
+
+	fd = *(s32 *)data;
+	if (fd < 0) {
+		if (cur == type)
+			vgmem_irq_disable(v);
+		return 0;
+	}
+	/* INTx and MSI exclude each other, as on vfio-pci. */
+	if (cur != VGMEM_IRQ_NONE && cur != type)
+		return -EINVAL;
+	ctx = eventfd_ctx_fdget(fd);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	old = vgmem_irq_swap(v, type, ctx);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
+			   void *data, bool mask)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	int ret = 0;
+
+	/* Unmasking through an eventfd (irqfd resampling) is not offered. */
+	if (dtype == VFIO_IRQ_SET_DATA_EVENTFD || hdr->count != 1)
+		return -EINVAL;
+	if (dtype == VFIO_IRQ_SET_DATA_BOOL && !*(u8 *)data)
+		return 0;
+	spin_lock(&v->reg_lock);
+	if (v->irq_type != VGMEM_IRQ_INTX) {
+		ret = -EINVAL;
+	} else if (mask) {
+		v->intx_masked = true;
+	} else {
+		v->intx_masked = false;
+		vgmem_irq_update(v, true);	/* a level still high fires again */
+	}
+	spin_unlock(&v->reg_lock);
+	return ret;
+}
+
+/* hdr was checked by vfio_set_irqs_validate_and_prepare(); v->lock held. */
+int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data)
+{
+	u32 action = hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
+
+	lockdep_assert_held(&v->lock);
+	switch (hdr->index) {
+	case VFIO_PCI_INTX_IRQ_INDEX:
+		switch (action) {
+		case VFIO_IRQ_SET_ACTION_MASK:
+			return vgmem_intx_mask(v, hdr, data, true);
+		case VFIO_IRQ_SET_ACTION_UNMASK:
+			return vgmem_intx_mask(v, hdr, data, false);
+		case VFIO_IRQ_SET_ACTION_TRIGGER:
+			return vgmem_irq_trigger(v, VGMEM_IRQ_INTX, hdr, data);
+		}
+		return -EINVAL;
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
+			return vgmem_irq_trigger(v, VGMEM_IRQ_MSI, hdr, data);
+		return -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}

@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink family "vgmem": GPUs and vGPUs with their statistics,
+ * the knobs mgmtd turns (entitlement, quota, chunk policy, return interval,
+ * oversubscription limit) and a multicast group of events. The protocol is
+ * specified in include/uapi/vgmem.h and explained in docs/abi.md.
+ *
+ * Locking: requests hold vgmem_gpus_lock while they use a GPU (so it stays
+ * registered) and a GPU's lock while they walk its vGPUs; a request that
+ * must call code taking the GPU's lock itself keeps its vGPU alive with a
+ * reference on the VFIO device instead. Events from the core arrive with
+ * the core's gpu->lock held and build their message right there; channel
+ * faults arrive from the engine thread in atomic context and are queued.
+ */
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uuid.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+
+#include "vgmem_drv.h"
+
+static struct genl_family vgmem_genl_family;
+
+enum vgmem_nl_mcgrp {
+	VGMEM_NL_MCGRP_EVENTS,
+};
+
+static const struct genl_multicast_group vgmem_nl_mcgrps[] = {
+	[VGMEM_NL_MCGRP_EVENTS] = { .name = VGMEM_GENL_MCGRP_EVENTS },
+};
+
+/* ---- policies ---------------------------------------------------------- */
+
+/* Not const: 6.1's NLA_POLICY_FULL_RANGE() takes a non-const pointer. */
+static struct netlink_range_validation vgmem_nl_oversub_range = {
+	.min = 0,
+	.max = VGMEM_OVERSUB_PCT_MAX,
+};
+
+static struct netlink_range_validation vgmem_nl_quota_range = {
+	.min = VGMEM_PAGE_SIZE,
+	.max = U64_MAX,
+};
+
+/*
+ * Each command names exactly the attributes it accepts: strict parsing
+ * refuses every other one with "Unsupported attribute".
+ */
+static const struct nla_policy vgmem_nl_get_gpu_policy[VGMEM_A_MAX + 1] = {
+	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
+};
+
+static const struct nla_policy vgmem_nl_set_gpu_policy[VGMEM_A_MAX + 1] = {
+	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
+	[VGMEM_A_GPU_POLICY] = NLA_POLICY_MAX(NLA_U32, VGMEM_POLICY_MAX),
+	[VGMEM_A_GPU_RETURN_MS] = NLA_POLICY_RANGE(NLA_U32, VGMEM_RETURN_MS_MIN,
+						   VGMEM_RETURN_MS_MAX),
+	[VGMEM_A_GPU_OVERSUB_PCT] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &vgmem_nl_oversub_range),
+};
+
+static const struct nla_policy vgmem_nl_get_vm_policy[VGMEM_A_MAX + 1] = {
+	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
+	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
+};
+
+static const struct nla_policy vgmem_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
+	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
+	[VGMEM_A_VM_QUOTA] = NLA_POLICY_FULL_RANGE(NLA_U64,
+						   &vgmem_nl_quota_range),
+	[VGMEM_A_VM_ENTITLEMENT] = { .type = NLA_U64 },
+};
+
+/* ---- UUIDs ------------------------------------------------------------- */
+
+/*
+ * The wire carries a UUID in the order of its text (RFC 4122); the mdev
+ * core keeps a guid_t, whose first three fields are little endian (that is
+ * how it prints the name with %pUl). The swap is its own inverse.
+ */
+static void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
+{
+	static const u8 order[VGMEM_UUID_LEN] = {
+		3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15
+	};
+	unsigned int i;
+
+	for (i = 0; i < VGMEM_UUID_LEN; i++)
+		dst[i] = src[order[i]];
+}
+
+static int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
+{
+	u8 u[VGMEM_UUID_LEN];
+
+	vgmem_nl_swap_uuid(u, v->mdev->uuid.b);
+	return nla_put(skb, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, u);
+}
+
+/*
+ * A required attribute: names the missing type (NLMSGERR_ATTR_MISS_TYPE)
+ * and says so in words, for tools that only print the message.
+ */
+#define vgmem_nl_missing(info, attr, msg) ({				\
+	bool __missing = !(info)->attrs[attr];				\
+									\
+	if (__missing) {						\
+		NL_SET_ERR_ATTR_MISS((info)->extack, NULL, (attr));	\
+		/* A macro: NL_SET_ERR_MSG() wants a string literal. */	\
+		NL_SET_ERR_MSG((info)->extack, msg);			\
+	}								\
+	__missing;							\
+})
+
+/* ---- lookups ------------------------------------------------------------ */
+
+/* The registered GPU with the lowest index at or above min; gpus lock held. */
+static struct vgmem_gpu *vgmem_nl_gpu_from(int min)
+{
+	struct vgmem_gpu *gpu, *best = NULL;
+
+	lockdep_assert_held(&vgmem_gpus_lock);
+	list_for_each_entry(gpu, &vgmem_gpus, node)
+		if (gpu->id >= min && (!best || gpu->id < best->id))
+			best = gpu;
+	return best;
+}
+
+static struct vgmem_gpu *vgmem_nl_gpu_find(u32 index)
+{
+	struct vgmem_gpu *gpu;
+
+	if (index > INT_MAX)
+		return NULL;
+	gpu = vgmem_nl_gpu_from(index);
+	return gpu && gpu->id == index ? gpu : NULL;
+}
+
+/*
+ * The vGPU with this UUID (wire order), returned with its GPU's lock held
+ * (which keeps it on the GPU's list and so alive), or NULL.
+ */
+static struct vgmem_vgpu *vgmem_nl_vgpu_find_locked(const u8 *uuid)
+{
+	struct vgmem_gpu *gpu;
+	struct vgmem_vgpu *v;
+	guid_t g;
+
+	lockdep_assert_held(&vgmem_gpus_lock);
+	vgmem_nl_swap_uuid(g.b, uuid);
+	list_for_each_entry(gpu, &vgmem_gpus, node) {
+		mutex_lock(&gpu->lock);
+		list_for_each_entry(v, &gpu->vgpus, node)
+			if (guid_equal(&v->mdev->uuid, &g))
+				return v;
+		mutex_unlock(&gpu->lock);
+	}
+	return NULL;
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static int vgmem_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, type);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
+		if (nla_put_u64_64bit(skb, VGMEM_HIST_A_BUCKET(i), hist[i],
+				      VGMEM_HIST_A_PAD)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int vgmem_nl_put_gpu_stats(struct sk_buff *skb,
+				  const struct vg_gpu_stats *st)
+{
+	const struct {
+		int type;
+		u64 val;
+	} vals[] = {
+		{ VGMEM_GS_RELOC_OUT_CHUNKS, st->reloc_out_chunks },
+		{ VGMEM_GS_RELOC_IN_CHUNKS, st->reloc_in_chunks },
+		{ VGMEM_GS_BYTES_OUT, st->bytes_out },
+		{ VGMEM_GS_BYTES_IN, st->bytes_in },
+		{ VGMEM_GS_RELOCATIONS, st->relocations },
+		{ VGMEM_GS_RELOC_FAILURES, st->reloc_failures },
+		{ VGMEM_GS_COPY_DEVICE_NS, st->copy_device_ns },
+		{ VGMEM_GS_FAULTS, st->faults },
+	};
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, VGMEM_A_GPU_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(vals); i++)
+		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val,
+				      VGMEM_GS_PAD))
+			goto err_cancel;
+	if (vgmem_nl_put_hist(skb, VGMEM_GS_SUSPEND_HIST, st->suspend_hist) ||
+	    vgmem_nl_put_hist(skb, VGMEM_GS_STALL_HIST, st->stall_hist))
+		goto err_cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+
+err_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/* One GET_GPU message; cb is set in dumps. vgmem_gpus_lock held. */
+static int vgmem_nl_fill_gpu(struct sk_buff *skb, struct vgmem_gpu *gpu,
+			     u32 portid, u32 seq, int flags,
+			     struct netlink_callback *cb)
+{
+	struct vg_gpu_stats st;
+	struct vgmem_vgpu *v;
+	u32 nr_vgpus = 0, return_ms;
+	u64 committed;
+	void *hdr;
+
+	vg_gpu_get_stats(gpu->core, &st);
+	mutex_lock(&gpu->lock);
+	list_for_each_entry(v, &gpu->vgpus, node)
+		nr_vgpus++;
+	committed = gpu->committed;
+	return_ms = gpu->return_ms;
+	mutex_unlock(&gpu->lock);
+
+	hdr = genlmsg_put(skb, portid, seq, &vgmem_genl_family, flags,
+			  VGMEM_CMD_GET_GPU);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (nla_put_u32(skb, VGMEM_A_GPU_INDEX, gpu->id) ||
+	    nla_put_string(skb, VGMEM_A_GPU_NAME, dev_name(gpu->dev)) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_VRAM_SIZE, st.vram_size,
+			      VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_VRAM_USED, st.vram_used,
+			      VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_HOST_USED, st.host_used,
+			      VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_CHUNK_SIZE, st.chunk_size,
+			      VGMEM_A_PAD) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_POLICY, st.policy) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_RETURN_MS, return_ms) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_OVERSUB_PCT, vgmem_gpu_oversub(gpu)) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_COMMITTED, committed,
+			      VGMEM_A_PAD) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_NR_VGPUS, nr_vgpus) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_NR_VMS, st.nr_vms) ||
+	    vgmem_nl_put_gpu_stats(skb, &st))
+		goto err_cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
+				 const struct vgmem_vm_stats *st)
+{
+	const struct {
+		int type;
+		u64 val;
+	} vals[] = {
+		{ VGMEM_VS_ALLOCATED, st->allocated },
+		{ VGMEM_VS_RESIDENT, st->resident },
+		{ VGMEM_VS_RELOCATED, st->relocated },
+		{ VGMEM_VS_RELOC_OUT_CHUNKS, st->reloc_out_chunks },
+		{ VGMEM_VS_RELOC_IN_CHUNKS, st->reloc_in_chunks },
+		{ VGMEM_VS_BYTES_OUT, st->bytes_out },
+		{ VGMEM_VS_BYTES_IN, st->bytes_in },
+		{ VGMEM_VS_SUSPEND_LAST_NS, st->suspend_last_ns },
+		{ VGMEM_VS_SUSPEND_MAX_NS, st->suspend_max_ns },
+		{ VGMEM_VS_SUSPEND_TOTAL_NS, st->suspend_total_ns },
+		{ VGMEM_VS_SUSPENDS, st->suspends },
+		{ VGMEM_VS_STALL_TOTAL_NS, st->stall_total_ns },
+		{ VGMEM_VS_FAULTS, st->faults },
+	};
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, VGMEM_A_VM_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(vals); i++)
+		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val,
+				      VGMEM_VS_PAD))
+			goto err_cancel;
+	if (vgmem_nl_put_hist(skb, VGMEM_VS_SUSPEND_HIST, st->suspend_hist) ||
+	    vgmem_nl_put_hist(skb, VGMEM_VS_STALL_HIST, st->stall_hist))
+		goto err_cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+
+err_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/* One GET_VM message; the vGPU's GPU lock held (v stays on its list). */
+static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
+			    u32 portid, u32 seq, int flags,
+			    struct netlink_callback *cb)
+{
+	char type[48];
+	void *hdr;
+	struct vgmem_vm_stats *st;
+	int ret = -EMSGSIZE;
+
+	lockdep_assert_held(&v->gpu->lock);
+	/* Two histograms: too big for the stack of a netlink handler. */
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	vgmem_vgpu_stats(v, st);
+	snprintf(type, sizeof(type), "%s-%s", vgmem_mdev_driver.driver.name,
+		 v->type->type.sysfs_name);
+
+	hdr = genlmsg_put(skb, portid, seq, &vgmem_genl_family, flags,
+			  VGMEM_CMD_GET_VM);
+	if (!hdr)
+		goto out_free;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (vgmem_nl_put_uuid(skb, v) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_INDEX, v->gpu->id) ||
+	    nla_put_string(skb, VGMEM_A_VM_TYPE, type) ||
+	    nla_put_u8(skb, VGMEM_A_VM_ACTIVE, READ_ONCE(v->vm) ? 1 : 0) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_VM_QUOTA, st->quota, VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_VM_ENTITLEMENT, st->entitlement,
+			      VGMEM_A_PAD) ||
+	    vgmem_nl_put_vm_stats(skb, st)) {
+		genlmsg_cancel(skb, hdr);
+		goto out_free;
+	}
+	genlmsg_end(skb, hdr);
+	ret = 0;
+out_free:
+	kfree(st);
+	return ret;
+}
+
+/* ---- GET_GPU ------------------------------------------------------------- */
+
+static int vgmem_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct vgmem_gpu *gpu;
+	struct sk_buff *msg;
+	int ret;
+
+	if (vgmem_nl_missing(info, VGMEM_A_GPU_INDEX,
+			     "VGMEM_A_GPU_INDEX is required"))
+		return -EINVAL;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&vgmem_gpus_lock);
+	gpu = vgmem_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
+	if (!gpu) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
+				    "no GPU with this index");
+		ret = -ENODEV;
+	} else {
+		ret = vgmem_nl_fill_gpu(msg, gpu, info->snd_portid,
+					info->snd_seq, 0, NULL);
+	}
+	mutex_unlock(&vgmem_gpus_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* Dump state: the next GPU index, and the next vGPU's position on it. */
+struct vgmem_nl_dump {
+	int gpu;
+	int pos;
+};
+static_assert(sizeof(struct vgmem_nl_dump) <=
+	      sizeof_field(struct netlink_callback, ctx));
+
+static int vgmem_nl_get_gpu_dumpit(struct sk_buff *skb,
+				   struct netlink_callback *cb)
+{
+	struct vgmem_nl_dump *d = (struct vgmem_nl_dump *)cb->ctx;
+	struct vgmem_gpu *gpu;
+	int ret = 0;
+
+	mutex_lock(&vgmem_gpus_lock);
+	/* Compared between the parts of the dump: see the UAPI header. */
+	cb->seq = vgmem_registry_gen();
+	while ((gpu = vgmem_nl_gpu_from(d->gpu))) {
+		ret = vgmem_nl_fill_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+		if (ret)
+			break;
+		d->gpu = gpu->id + 1;
+	}
+	mutex_unlock(&vgmem_gpus_lock);
+	/* A full buffer ends this part; the next call resumes at d->gpu. */
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ? ret : skb->len;
+}
+
+/* ---- GET_VM ---------------------------------------------------------------- */
+
+static int vgmem_nl_get_vm_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct vgmem_vgpu *v;
+	struct sk_buff *msg;
+	int ret;
+
+	if (vgmem_nl_missing(info, VGMEM_A_VM_UUID,
+			     "VGMEM_A_VM_UUID is required"))
+		return -EINVAL;
+	if (info->attrs[VGMEM_A_GPU_INDEX]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
+				    "a GPU index only filters dumps");
+		return -EINVAL;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&vgmem_gpus_lock);
+	v = vgmem_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
+	if (!v) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_VM_UUID],
+				    "no vGPU with this UUID");
+		ret = -ENODEV;
+	} else {
+		ret = vgmem_nl_fill_vm(msg, v, info->snd_portid, info->snd_seq,
+				       0, NULL);
+		mutex_unlock(&v->gpu->lock);
+	}
+	mutex_unlock(&vgmem_gpus_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* The vGPUs of one GPU from position d->pos on; gpu->lock held. */
+static int vgmem_nl_dump_vms_of(struct sk_buff *skb,
+				struct netlink_callback *cb,
+				struct vgmem_gpu *gpu, struct vgmem_nl_dump *d)
+{
+	struct vgmem_vgpu *v;
+	int pos = 0, ret;
+
+	lockdep_assert_held(&gpu->lock);
+	list_for_each_entry(v, &gpu->vgpus, node) {
+		if (pos++ < d->pos)
+			continue;
+		ret = vgmem_nl_fill_vm(skb, v, NETLINK_CB(cb->skb).portid,
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+		if (ret)
+			return ret;
+		d->pos = pos;
+	}
+	return 0;
+}
+
+static int vgmem_nl_get_vm_dumpit(struct sk_buff *skb,
+				  struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct vgmem_nl_dump *d = (struct vgmem_nl_dump *)cb->ctx;
+	struct nlattr *only = info->attrs[VGMEM_A_GPU_INDEX];
+	struct vgmem_gpu *gpu;
+	int ret = 0;
+
+	if (info->attrs[VGMEM_A_VM_UUID]) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[VGMEM_A_VM_UUID],
+				    "a dump takes no UUID: ask for one vGPU without NLM_F_DUMP");
+		return -EINVAL;
+	}
+	mutex_lock(&vgmem_gpus_lock);
+	cb->seq = vgmem_registry_gen();
+	if (only && !d->gpu && !d->pos) {
+		gpu = vgmem_nl_gpu_find(nla_get_u32(only));
+		if (!gpu) {
+			NL_SET_ERR_MSG_ATTR(cb->extack, only,
+					    "no GPU with this index");
+			ret = -ENODEV;
+			goto out_unlock;
+		}
+		d->gpu = gpu->id;
+	}
+	while ((gpu = vgmem_nl_gpu_from(d->gpu))) {
+		if (only && gpu->id != nla_get_u32(only))
+			break;
+		mutex_lock(&gpu->lock);
+		ret = vgmem_nl_dump_vms_of(skb, cb, gpu, d);
+		mutex_unlock(&gpu->lock);
+		if (ret)
+			break;
+		d->gpu = gpu->id + 1;
+		d->pos = 0;
+	}
+out_unlock:
+	mutex_unlock(&vgmem_gpus_lock);
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ? ret : skb->len;
+}
+
+/* ---- SET_GPU ------------------------------------------------------------- */
+
+static int vgmem_nl_set_gpu_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *policy = info->attrs[VGMEM_A_GPU_POLICY];
+	struct nlattr *ret_ms = info->attrs[VGMEM_A_GPU_RETURN_MS];
+	struct nlattr *oversub = info->attrs[VGMEM_A_GPU_OVERSUB_PCT];
+	struct vgmem_gpu *gpu;
+	int ret = 0;
+
+	if (vgmem_nl_missing(info, VGMEM_A_GPU_INDEX,
+			     "VGMEM_A_GPU_INDEX is required"))
+		return -EINVAL;
+	if (!policy && !ret_ms && !oversub) {
+		NL_SET_ERR_MSG(info->extack,
+			       "nothing to set: give a policy, a return interval or an oversubscription limit");
+		return -EINVAL;
+	}
+	mutex_lock(&vgmem_gpus_lock);
+	gpu = vgmem_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
+	if (!gpu) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
+				    "no GPU with this index");
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	/* The policies validated every value: none of these can fail now. */
+	if (policy) {
+		ret = vg_gpu_set_policy(gpu->core, nla_get_u32(policy));
+		if (ret) {
+			NL_SET_ERR_MSG_ATTR(info->extack, policy,
+					    "the core refused the policy");
+			goto out_unlock;
+		}
+	}
+	if (ret_ms) {
+		mutex_lock(&gpu->lock);
+		ret = vg_gpu_set_return_interval(gpu->core,
+						 nla_get_u32(ret_ms));
+		if (!ret)
+			gpu->return_ms = nla_get_u32(ret_ms);
+		mutex_unlock(&gpu->lock);
+		if (ret) {
+			NL_SET_ERR_MSG_ATTR(info->extack, ret_ms,
+					    "the core refused the return interval");
+			goto out_unlock;
+		}
+	}
+	if (oversub)
+		vgmem_gpu_set_oversub(gpu, nla_get_u32(oversub));
+out_unlock:
+	mutex_unlock(&vgmem_gpus_lock);
+	return ret;
+}
+
+/* ---- SET_VM ------------------------------------------------------------- */
+
+static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *ent = info->attrs[VGMEM_A_VM_ENTITLEMENT];
+	struct nlattr *quota = info->attrs[VGMEM_A_VM_QUOTA];
+	struct netlink_ext_ack *extack = info->extack;
+	struct vgmem_vgpu *v;
+	int ret;
+
+	if (vgmem_nl_missing(info, VGMEM_A_VM_UUID,
+			     "VGMEM_A_VM_UUID is required"))
+		return -EINVAL;
+	if (!ent && !quota) {
+		NL_SET_ERR_MSG(extack,
+			       "nothing to set: give an entitlement or a quota");
+		return -EINVAL;
+	}
+	if (quota && !IS_ALIGNED(nla_get_u64(quota), VGMEM_PAGE_SIZE)) {
+		NL_SET_ERR_MSG_ATTR(extack, quota,
+				    "a quota must be a multiple of 4096 bytes");
+		return -EINVAL;
+	}
+
+	mutex_lock(&vgmem_gpus_lock);
+	v = vgmem_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
+	if (!v) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[VGMEM_A_VM_UUID],
+				    "no vGPU with this UUID");
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (ent && nla_get_u64(ent) > v->gpu->vram_size) {
+		mutex_unlock(&v->gpu->lock);
+		NL_SET_ERR_MSG_ATTR(extack, ent,
+				    "an entitlement cannot exceed the GPU's VRAM");
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/*
+	 * The setters take the GPU's lock themselves; the device reference
+	 * keeps v allocated and vgmem_gpus_lock keeps its GPU, and a vGPU
+	 * removed meanwhile makes the quota change fail with -ENODEV.
+	 */
+	get_device(&v->vdev.device);
+	mutex_unlock(&v->gpu->lock);
+
+	/* The quota first: it is the change that can be refused. */
+	ret = 0;
+	if (quota) {
+		ret = vgmem_gpu_set_quota(v->gpu, v, nla_get_u64(quota));
+		if (ret == -EBUSY)
+			NL_SET_ERR_MSG_ATTR(extack, quota,
+					    "the VM has more allocated than this quota");
+		else if (ret == -ENOSPC)
+			NL_SET_ERR_MSG_ATTR(extack, quota,
+					    "the GPU's oversubscription limit does not admit this quota");
+		else if (ret == -ENODEV)
+			NL_SET_ERR_MSG(extack, "the vGPU is being removed");
+		else if (ret)
+			NL_SET_ERR_MSG_ATTR(extack, quota,
+					    "the quota was refused");
+	}
+	if (!ret && ent) {
+		ret = vgmem_vgpu_set_entitlement(v, nla_get_u64(ent));
+		if (ret)
+			NL_SET_ERR_MSG_ATTR(extack, ent,
+					    "the core refused the entitlement");
+	}
+	put_device(&v->vdev.device);
+out_unlock:
+	mutex_unlock(&vgmem_gpus_lock);
+	return ret;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static bool vgmem_nl_listened(void)
+{
+	return genl_has_listeners(&vgmem_genl_family, &init_net,
+				  VGMEM_NL_MCGRP_EVENTS);
+}
+
+static struct sk_buff *vgmem_nl_event_new(u8 cmd, int gpu, void **hdr)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put(msg, 0, 0, &vgmem_genl_family, 0, cmd);
+	if (!*hdr || nla_put_u32(msg, VGMEM_A_GPU_INDEX, gpu)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static void vgmem_nl_event_send(struct sk_buff *msg, void *hdr)
+{
+	genlmsg_end(msg, hdr);
+	/* -ESRCH only says nobody listens any more. */
+	genlmsg_multicast(&vgmem_genl_family, msg, 0, VGMEM_NL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+/*
+ * Core hooks: the core's gpu->lock is held, the VM exists and so does its
+ * vGPU (a vGPU is removed only after its device, and so its VM, is gone).
+ */
+static void vgmem_nl_ev_pressure(void *priv, struct vg_vm *req, u64 need)
+{
+	struct vgmem_gpu *gpu = priv;
+	struct vgmem_vgpu *v = vg_vm_priv(req);
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!vgmem_nl_listened())
+		return;
+	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_PRESSURE, gpu->id, &hdr);
+	if (!msg)
+		return;
+	if (vgmem_nl_put_uuid(msg, v) ||
+	    nla_put_u64_64bit(msg, VGMEM_A_EV_NEED, need, VGMEM_A_PAD)) {
+		nlmsg_free(msg);
+		return;
+	}
+	vgmem_nl_event_send(msg, hdr);
+}
+
+static void vgmem_nl_ev_relocated(void *priv, struct vg_vm *vm,
+				  enum vg_loc to, u32 chunks, u64 bytes,
+				  u64 suspend_ns)
+{
+	struct vgmem_gpu *gpu = priv;
+	struct vgmem_vgpu *v = vg_vm_priv(vm);
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!vgmem_nl_listened())
+		return;
+	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_RELOCATION, gpu->id, &hdr);
+	if (!msg)
+		return;
+	if (vgmem_nl_put_uuid(msg, v) ||
+	    nla_put_u32(msg, VGMEM_A_EV_DIRECTION,
+			to == VG_LOC_HOST ? VGMEM_RELOC_OUT : VGMEM_RELOC_IN) ||
+	    nla_put_u32(msg, VGMEM_A_EV_CHUNKS, chunks) ||
+	    nla_put_u64_64bit(msg, VGMEM_A_EV_BYTES, bytes, VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(msg, VGMEM_A_EV_SUSPEND_NS, suspend_ns,
+			      VGMEM_A_PAD)) {
+		nlmsg_free(msg);
+		return;
+	}
+	vgmem_nl_event_send(msg, hdr);
+}
+
+const struct vg_gpu_events vgmem_nl_gpu_events = {
+	.pressure = vgmem_nl_ev_pressure,
+	.relocated = vgmem_nl_ev_relocated,
+};
+
+/*
+ * Channel faults come from the engine thread in atomic context: they are
+ * copied (the vGPU may be gone when the work runs) onto a bounded queue,
+ * so a guest faulting in a loop cannot make the host allocate without end.
+ */
+#define VGMEM_NL_FAULTS_MAX	256
+
+struct vgmem_nl_fault {
+	struct list_head node;
+	int gpu;
+	u32 chan;
+	u32 error;
+	u8 uuid[VGMEM_UUID_LEN];
+};
+
+static void vgmem_nl_fault_work(struct work_struct *work);
+
+static DEFINE_SPINLOCK(vgmem_nl_faults_lock);
+static LIST_HEAD(vgmem_nl_faults);		/* vgmem_nl_faults_lock */
+static unsigned int vgmem_nl_nr_faults;		/* vgmem_nl_faults_lock */
+static bool vgmem_nl_live;			/* vgmem_nl_faults_lock */
+static DECLARE_WORK(vgmem_nl_faults_work, vgmem_nl_fault_work);
+
+void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error)
+{
+	struct vgmem_nl_fault *f;
+	unsigned long flags;
+	bool queued = false;
+
+	if (!READ_ONCE(vgmem_nl_live) || !vgmem_nl_listened())
+		return;
+	f = kmalloc(sizeof(*f), GFP_ATOMIC);
+	if (!f)
+		return;
+	f->gpu = v->gpu->id;
+	f->chan = chan;
+	f->error = error;
+	vgmem_nl_swap_uuid(f->uuid, v->mdev->uuid.b);
+
+	spin_lock_irqsave(&vgmem_nl_faults_lock, flags);
+	if (vgmem_nl_live && vgmem_nl_nr_faults < VGMEM_NL_FAULTS_MAX) {
+		list_add_tail(&f->node, &vgmem_nl_faults);
+		vgmem_nl_nr_faults++;
+		queued = true;
+		schedule_work(&vgmem_nl_faults_work);
+	}
+	spin_unlock_irqrestore(&vgmem_nl_faults_lock, flags);
+	if (!queued)
+		kfree(f);
+}
+
+static void vgmem_nl_fault_work(struct work_struct *work)
+{
+	struct vgmem_nl_fault *f, *tmp;
+	struct sk_buff *msg;
+	LIST_HEAD(todo);
+	void *hdr;
+
+	spin_lock_irq(&vgmem_nl_faults_lock);
+	list_splice_init(&vgmem_nl_faults, &todo);
+	vgmem_nl_nr_faults = 0;
+	spin_unlock_irq(&vgmem_nl_faults_lock);
+
+	list_for_each_entry_safe(f, tmp, &todo, node) {
+		msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_CHAN_FAULT, f->gpu,
+					 &hdr);
+		if (msg) {
+			if (nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN,
+				    f->uuid) ||
+			    nla_put_u32(msg, VGMEM_A_EV_CHANNEL, f->chan) ||
+			    nla_put_u32(msg, VGMEM_A_EV_ERROR, f->error))
+				nlmsg_free(msg);
+			else
+				vgmem_nl_event_send(msg, hdr);
+		}
+		list_del(&f->node);
+		kfree(f);
+	}
+}
+
+/* ---- the family ------------------------------------------------------------- */
+
+static const struct genl_ops vgmem_nl_ops[] = {
+	{
+		.cmd = VGMEM_CMD_GET_GPU,
+		.doit = vgmem_nl_get_gpu_doit,
+		.dumpit = vgmem_nl_get_gpu_dumpit,
+		.policy = vgmem_nl_get_gpu_policy,
+		.maxattr = VGMEM_A_MAX,
+	},
+	{
+		.cmd = VGMEM_CMD_SET_GPU,
+		.doit = vgmem_nl_set_gpu_doit,
+		.policy = vgmem_nl_set_gpu_policy,
+		.maxattr = VGMEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = VGMEM_CMD_GET_VM,
+		.doit = vgmem_nl_get_vm_doit,
+		.dumpit = vgmem_nl_get_vm_dumpit,
+		.policy = vgmem_nl_get_vm_policy,
+		.maxattr = VGMEM_A_MAX,
+	},
+	{
+		.cmd = VGMEM_CMD_SET_VM,
+		.doit = vgmem_nl_set_vm_doit,
+		.policy = vgmem_nl_set_vm_policy,
+		.maxattr = VGMEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+static struct genl_family vgmem_genl_family __ro_after_init = {
+	.name = VGMEM_GENL_NAME,
+	.version = VGMEM_GENL_VERSION,
+	.maxattr = VGMEM_A_MAX,
+	.module = THIS_MODULE,
+	/* Our own locks serialise what needs it; dumps need not wait. */
+	.parallel_ops = true,
+	.ops = vgmem_nl_ops,
+	.n_ops = ARRAY_SIZE(vgmem_nl_ops),
+	.mcgrps = vgmem_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(vgmem_nl_mcgrps),
+};
+
+int vgmem_netlink_init(void)
+{
+	int ret;
+
+	/* The wire names the core's enums by value. */
+	BUILD_BUG_ON((int)VGMEM_POLICY_RANDOM != (int)VG_POLICY_RANDOM ||
+		     (int)VGMEM_POLICY_LRA != (int)VG_POLICY_LRA ||
+		     (int)VGMEM_POLICY_COLD != (int)VG_POLICY_COLD ||
+		     (int)__VGMEM_POLICY_MAX != (int)VG_POLICY_NR);
+	BUILD_BUG_ON(sizeof(guid_t) != VGMEM_UUID_LEN);
+
+	ret = genl_register_family(&vgmem_genl_family);
+	if (ret)
+		return ret;
+	spin_lock_irq(&vgmem_nl_faults_lock);
+	vgmem_nl_live = true;
+	spin_unlock_irq(&vgmem_nl_faults_lock);
+	return 0;
+}
+
+void vgmem_netlink_exit(void)
+{
+	struct vgmem_nl_fault *f, *tmp;
+
+	/* No GPU is left (backends pin this module): no new events come. */
+	spin_lock_irq(&vgmem_nl_faults_lock);
+	vgmem_nl_live = false;
+	spin_unlock_irq(&vgmem_nl_faults_lock);
+	cancel_work_sync(&vgmem_nl_faults_work);
+	list_for_each_entry_safe(f, tmp, &vgmem_nl_faults, node) {
+		list_del(&f->node);
+		kfree(f);
+	}
+	vgmem_nl_nr_faults = 0;
+	genl_unregister_family(&vgmem_genl_family);
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vgmem.ko's kernel-only side: registered GPUs (registry.c), their mdev
+ * parents and vGPU instances (mdev.c), and the VFIO device each vGPU is
+ * (vgpu.c: config space and BAR0; ctrlq.c: the control queue; userd.c:
+ * BAR2 and GPUswap's zap; irq.c: interrupts; gmem.c: guest memory).
+ *
+ * Lock order, outermost first:
+ *   vgmem_gpu.lock -> vgmem_vgpu.lock -> the core's gpu->lock
+ *     -> vgmem_vgpu.userd_lock -> vgmem_vgpu.reg_lock (spinlock)
+ * The fault handler holds the faulting mm's mmap_lock and then takes
+ * userd_lock; the zap therefore only try-locks an mmap_lock while holding
+ * userd_lock and otherwise drops userd_lock first (userd.c).
+ */
+#ifndef VGMEM_LINUX_DRV_H
+#define VGMEM_LINUX_DRV_H
+
+#include <linux/device.h>
+#include <linux/eventfd.h>
+#include <linux/mdev.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/pci_regs.h>
+#include <linux/spinlock.h>
+#include <linux/vfio.h>
+#include <linux/workqueue.h>
+
+#include "../core/vg.h"
+#include "vgmem_gpu.h"
+
+/*
+ * Region offsets in the device file, as vfio-pci lays them out: region
+ * index in the bits from 40 up, the offset inside the region below.
+ */
+#define VGMEM_OFFSET_SHIFT	40
+#define VGMEM_OFFSET_MASK	((1ull << VGMEM_OFFSET_SHIFT) - 1)
+#define VGMEM_PGOFF_SHIFT	(VGMEM_OFFSET_SHIFT - PAGE_SHIFT)
+#define VGMEM_PGOFF_MASK	((1ul << VGMEM_PGOFF_SHIFT) - 1)
+#define VGMEM_CFG_SIZE		PCI_CFG_SPACE_SIZE
+#define VGMEM_USERD_PAGES	VGMEM_MAX_CHANNELS
+#define VGMEM_NR_TYPES		4
+
+extern struct class *vgmem_class;
+extern struct mdev_driver vgmem_mdev_driver;
+extern const struct vfio_device_ops vgmem_vfio_ops;
+
+/* An mdev type: a VRAM quota. */
+struct vgmem_type {
+	struct mdev_type type;
+	u64 quota;
+};
+
+/*
+ * A registered GPU.
+ *
+ * Lock rules: lock (mutex) protects committed, vgpus and return_ms, and
+ * every vgpu's quota as far as admission is concerned (a quota changes
+ * under this lock and the vgpu's lock). The rest is set at registration
+ * and read-only after.
+ */
+struct vgmem_gpu {
+	struct list_head node;		/* vgmem_gpus, vgmem_gpus_lock */
+	int id;
+	struct device *dev;		/* class device vgmemN */
+	struct mdev_parent parent;
+	struct vgmem_type types[VGMEM_NR_TYPES];
+	struct mdev_type *type_ptrs[VGMEM_NR_TYPES];
+	struct vg_gpu *core;
+	struct module *owner;		/* the backend's: one reference per vGPU */
+	u64 vram_size;
+
+	struct mutex lock;
+	u64 committed;			/* sum of the quotas of its vGPUs */
+	struct list_head vgpus;		/* struct vgmem_vgpu.node */
+	u32 return_ms;			/* as last set, for reading back */
+	u32 oversub_pct;		/* 0: the module parameter (netlink sets it) */
+};
+
+/* A VMA of the BAR2 mapping that may hold page-table entries (userd.c). */
+struct vgmem_vma {
+	struct list_head node;		/* vgmem_vgpu.vmas */
+	struct vm_area_struct *vma;
+	u64 gen;			/* last zap pass that covered it */
+};
+
+enum vgmem_irq_type {
+	VGMEM_IRQ_NONE,
+	VGMEM_IRQ_INTX,
+	VGMEM_IRQ_MSI,
+};
+
+/*
+ * One vGPU: an mdev, a VFIO device and, while the device is open, a VM of
+ * the core.
+ *
+ * Lock rules:
+ *  - lock (mutex): vm (created at open, destroyed at close, replaced by a
+ *    reset), entitlement, and quota (together with gpu->lock); it also
+ *    serialises control commands with reset and close, so vm->chans
+ *    changes only under it (ctrlq.c relies on that).
+ *  - userd_lock (mutex): chans[], vmas, zap_gen; held across choosing the
+ *    page and inserting it in the fault handler and across every zap, so
+ *    a fault racing a suspend cannot map the page the zap removed.
+ *  - reg_lock (spinlock, taken from the GPU's engine thread too): the
+ *    register file, the control queue's indices, config space and the
+ *    interrupt state including the eventfd pointer.
+ */
+struct vgmem_vgpu {
+	struct vfio_device vdev;	/* first: vfio_alloc_device() wants it */
+	struct mdev_device *mdev;
+	struct vgmem_gpu *gpu;
+	const struct vgmem_type *type;
+	struct list_head node;		/* gpu->vgpus, gpu->lock */
+
+	struct mutex lock;
+	struct vg_vm *vm;
+	u64 quota;
+	u64 entitlement;		/* 0: equal share */
+
+	struct mutex userd_lock;
+	struct vg_chan *chans[VGMEM_USERD_PAGES];	/* by channel id */
+	struct list_head vmas;
+	u64 zap_gen;
+
+	spinlock_t reg_lock;
+	u8 cfg[VGMEM_CFG_SIZE];
+	bool ready;			/* a VM exists: STATUS_READY */
+	bool closing;			/* no more control-queue work */
+	u64 q_base;
+	u32 q_entries;			/* 0: queue off */
+	u32 q_producer;
+	u32 q_consumer;
+	u32 q_gen;			/* bumped when the queue is reset */
+	s32 q_error;			/* 0, or -errno: the queue is stopped */
+	u32 irq_cause;
+	u32 irq_mask;
+	u64 faulted;			/* channels 0-63 that faulted */
+	enum vgmem_irq_type irq_type;
+	struct eventfd_ctx *irq_trigger;
+	bool intx_masked;
+
+	struct work_struct ctrlq_work;
+};
+
+static inline struct vgmem_vgpu *vgmem_vgpu_from_vdev(struct vfio_device *vdev)
+{
+	return container_of(vdev, struct vgmem_vgpu, vdev);
+}
+
+/* registry.c */
+/*
+ * Every registered GPU (struct vgmem_gpu.node). A GPU found on the list
+ * under vgmem_gpus_lock stays registered until the lock is dropped
+ * (vgmem_unregister_gpu() takes it first). Lock order: vgmem_gpus_lock
+ * before vgmem_gpu.lock.
+ */
+extern struct list_head vgmem_gpus;
+extern struct mutex vgmem_gpus_lock;
+/* Changes whenever a GPU or a vGPU comes or goes (netlink dump checks). */
+u32 vgmem_registry_gen(void);
+/* The admission limit in force, in percent of VRAM; 0 sets "follow oversub_pct". */
+u32 vgmem_gpu_oversub(const struct vgmem_gpu *gpu);
+void vgmem_gpu_set_oversub(struct vgmem_gpu *gpu, u32 pct);
+int vgmem_registry_init(void);
+void vgmem_registry_exit(void);
+/* Admission: add a new vGPU's quota to the GPU, or -ENOSPC. */
+int vgmem_gpu_attach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v);
+void vgmem_gpu_detach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v);
+/* Live quota change within the GPU's oversubscription limit. */
+int vgmem_gpu_set_quota(struct vgmem_gpu *gpu, struct vgmem_vgpu *v, u64 quota);
+unsigned int vgmem_gpu_available(struct vgmem_gpu *gpu, u64 quota);
+
+/* mdev.c */
+int vgmem_mdev_init(void);
+void vgmem_mdev_exit(void);
+
+/* vgpu.c */
+void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st);
+int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes);
+
+/* ctrlq.c */
+int vgmem_ctrlq_init(void);
+void vgmem_ctrlq_exit(void);
+void vgmem_ctrlq_work(struct work_struct *work);
+/* Register writes, reg_lock held. */
+void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val);
+/* Stop the queue and wait for its work (close). */
+void vgmem_ctrlq_stop(struct vgmem_vgpu *v);
+
+/* userd.c */
+int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma);
+void vgmem_userd_zap(void *priv, struct vg_chan *ch);
+int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id);
+u32 vgmem_userd_read(struct vgmem_vgpu *v, u64 off);
+void vgmem_userd_write(struct vgmem_vgpu *v, u64 off, u32 val);
+
+/* irq.c */
+int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data);
+int vgmem_irq_count(unsigned int index);
+void vgmem_irq_disable(struct vgmem_vgpu *v);
+/* Set cause bits and raise the interrupt on a rising edge; reg_lock held. */
+void vgmem_irq_raise(struct vgmem_vgpu *v, u32 cause);
+/* After cause, mask or command changed; reg_lock held. */
+void vgmem_irq_update(struct vgmem_vgpu *v, bool was_pending);
+bool vgmem_irq_pending(struct vgmem_vgpu *v);
+void vgmem_chan_fault(void *priv, struct vg_chan *ch, u32 error);
+
+/* netlink.c: the generic netlink family "vgmem" (include/uapi/vgmem.h). */
+int vgmem_netlink_init(void);
+void vgmem_netlink_exit(void);
+/* The core's event hooks of every registered GPU (priv: the vgmem_gpu). */
+extern const struct vg_gpu_events vgmem_nl_gpu_events;
+/* A channel fault, from the engine thread (atomic): queued for multicast. */
+void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error);
+
+/* gmem.c */
+void vgmem_gmem_init(struct vgmem_vgpu *v, struct vg_guest_mem *gmem);
+
+#endif /* VGMEM_LINUX_DRV_H */

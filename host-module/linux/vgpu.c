@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A vGPU as a VFIO device: PCI config space and BAR0 behind one access
+ * dispatcher, BAR2 (USERD pages) in userd.c, the control queue in ctrlq.c,
+ * interrupts in irq.c. The device's VM of the core exists while the device
+ * is open: guest memory is only reachable then (vfio_dma_rw), and a fresh
+ * open, like VFIO_DEVICE_RESET, is a fresh vGPU.
+ */
+#include <linux/pci_regs.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "vgmem_drv.h"
+
+#define VGMEM_MSI_CAP		0x40
+#define VGMEM_BAR_MEM32		PCI_BASE_ADDRESS_SPACE_MEMORY	/* 0: 32-bit, non-prefetchable */
+
+/* The four bytes of a 32-bit value, as designated initialisers. */
+#define VGMEM_WMASK32(off, v)				\
+	[(off)] = (u8)(v), [(off) + 1] = (u8)((v) >> 8),	\
+	[(off) + 2] = (u8)((v) >> 16), [(off) + 3] = (u8)((v) >> 24)
+
+/* Which bits of each config-space byte the guest may change. */
+static const u8 vgmem_cfg_wmask[VGMEM_CFG_SIZE] = {
+	/* No I/O BARs: memory space, bus master and INTx disable only. */
+	[PCI_COMMAND] = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER,
+	[PCI_COMMAND + 1] = PCI_COMMAND_INTX_DISABLE >> 8,
+	[PCI_CACHE_LINE_SIZE] = 0xff,
+	[PCI_LATENCY_TIMER] = 0xff,
+	/* BAR sizing: only the address bits above the size stick. */
+	VGMEM_WMASK32(PCI_BASE_ADDRESS_0, ~(u32)(VGMEM_BAR0_SIZE - 1)),
+	VGMEM_WMASK32(PCI_BASE_ADDRESS_2, ~(u32)(VGMEM_USERD_BAR_SIZE - 1)),
+	[PCI_INTERRUPT_LINE] = 0xff,
+	/* MSI: one vector, so only the enable bit of the control word. */
+	[VGMEM_MSI_CAP + PCI_MSI_FLAGS] = PCI_MSI_FLAGS_ENABLE,
+	VGMEM_WMASK32(VGMEM_MSI_CAP + PCI_MSI_ADDRESS_LO, ~3u),
+	VGMEM_WMASK32(VGMEM_MSI_CAP + PCI_MSI_ADDRESS_HI, ~0u),
+	[VGMEM_MSI_CAP + PCI_MSI_DATA_64] = 0xff,
+	[VGMEM_MSI_CAP + PCI_MSI_DATA_64 + 1] = 0xff,
+};
+
+static void vgmem_put8(u8 *p, unsigned int off, u8 v)
+{
+	p[off] = v;
+}
+
+static void vgmem_put16(u8 *p, unsigned int off, u16 v)
+{
+	p[off] = v & 0xff;
+	p[off + 1] = v >> 8;
+}
+
+static void vgmem_put32(u8 *p, unsigned int off, u32 v)
+{
+	vgmem_put16(p, off, v & 0xffff);
+	vgmem_put16(p, off + 2, v >> 16);
+}
+
+static void vgmem_cfg_reset(struct vgmem_vgpu *v)
+{
+	u8 *c = v->cfg;
+
+	lockdep_assert_held(&v->reg_lock);
+	memset(c, 0, VGMEM_CFG_SIZE);
+	vgmem_put16(c, PCI_VENDOR_ID, VGMEM_PCI_VENDOR);
+	vgmem_put16(c, PCI_DEVICE_ID, VGMEM_PCI_DEVICE);
+	vgmem_put16(c, PCI_STATUS, PCI_STATUS_CAP_LIST);
+	vgmem_put8(c, PCI_REVISION_ID, VGMEM_ABI_VERSION);
+	vgmem_put8(c, PCI_CLASS_PROG, VGMEM_PCI_CLASS & 0xff);
+	vgmem_put16(c, PCI_CLASS_DEVICE, VGMEM_PCI_CLASS >> 8);
+	vgmem_put8(c, PCI_HEADER_TYPE, PCI_HEADER_TYPE_NORMAL);
+	vgmem_put32(c, PCI_BASE_ADDRESS_0, VGMEM_BAR_MEM32);
+	vgmem_put32(c, PCI_BASE_ADDRESS_2, VGMEM_BAR_MEM32);
+	vgmem_put16(c, PCI_SUBSYSTEM_VENDOR_ID, VGMEM_PCI_VENDOR);
+	vgmem_put16(c, PCI_SUBSYSTEM_ID, VGMEM_PCI_DEVICE);
+	vgmem_put8(c, PCI_CAPABILITY_LIST, VGMEM_MSI_CAP);
+	vgmem_put8(c, PCI_INTERRUPT_PIN, 1);	/* INTA# */
+	vgmem_put8(c, VGMEM_MSI_CAP + PCI_CAP_LIST_ID, PCI_CAP_ID_MSI);
+	vgmem_put8(c, VGMEM_MSI_CAP + PCI_CAP_LIST_NEXT, 0);
+	vgmem_put16(c, VGMEM_MSI_CAP + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
+}
+
+/* Config space: any naturally aligned 1, 2 or 4 byte access. */
+static int vgmem_cfg_access(struct vgmem_vgpu *v, u32 off, u8 *val,
+			    unsigned int size, bool write)
+{
+	unsigned int i;
+	bool was_pending;
+
+	spin_lock(&v->reg_lock);
+	if (!write) {
+		memcpy(val, v->cfg + off, size);
+		spin_unlock(&v->reg_lock);
+		return 0;
+	}
+	was_pending = vgmem_irq_pending(v);
+	for (i = 0; i < size; i++) {
+		u8 m = vgmem_cfg_wmask[off + i];
+
+		v->cfg[off + i] = (v->cfg[off + i] & ~m) | (val[i] & m);
+	}
+	/* INTx disable may have changed. */
+	vgmem_irq_update(v, was_pending);
+	spin_unlock(&v->reg_lock);
+	return 0;
+}
+
+/* ---- BAR0 ------------------------------------------------------------------- */
+
+static u32 vgmem_status(struct vgmem_vgpu *v)
+{
+	u32 st = 0;
+
+	lockdep_assert_held(&v->reg_lock);
+	if (v->ready)
+		st |= VGMEM_STATUS_READY;
+	if (v->q_error)
+		st |= VGMEM_STATUS_CTRLQ_ERROR;
+	else if (v->q_entries && v->q_producer != v->q_consumer)
+		st |= VGMEM_STATUS_CTRLQ_BUSY;
+	return st;
+}
+
+static u32 vgmem_bar0_read(struct vgmem_vgpu *v, u32 reg)
+{
+	lockdep_assert_held(&v->reg_lock);
+	switch (reg) {
+	case VGMEM_REG_ID:
+		return VGMEM_ID_MAGIC;
+	case VGMEM_REG_ABI_VERSION:
+		return VGMEM_ABI_VERSION;
+	case VGMEM_REG_MAX_CHANNELS:
+		return VGMEM_MAX_CHANNELS;
+	case VGMEM_REG_CTRLQ_BASE_LO:
+		return (u32)v->q_base;
+	case VGMEM_REG_CTRLQ_BASE_HI:
+		return (u32)(v->q_base >> 32);
+	case VGMEM_REG_CTRLQ_ENTRIES:
+		return v->q_entries;
+	case VGMEM_REG_CTRLQ_PRODUCER:
+		return v->q_producer;
+	case VGMEM_REG_CTRLQ_CONSUMER:
+		return v->q_consumer;
+	case VGMEM_REG_STATUS:
+		return vgmem_status(v);
+	case VGMEM_REG_CTRLQ_ERROR:
+		return (u32)v->q_error;
+	case VGMEM_REG_IRQ_CAUSE:
+		return v->irq_cause;
+	case VGMEM_REG_IRQ_MASK:
+		return v->irq_mask;
+	case VGMEM_REG_FAULTED_LO:
+		return (u32)v->faulted;
+	case VGMEM_REG_FAULTED_HI:
+		return (u32)(v->faulted >> 32);
+	default:
+		return 0;	/* unassigned registers read as zero */
+	}
+}
+
+#define VGMEM_IRQ_ALL	(VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT)
+
+/* Writes to read-only or unassigned registers are dropped, as on hardware. */
+static void vgmem_bar0_write(struct vgmem_vgpu *v, u32 reg, u32 val)
+{
+	bool was_pending;
+
+	lockdep_assert_held(&v->reg_lock);
+	switch (reg) {
+	case VGMEM_REG_CTRLQ_BASE_LO:
+	case VGMEM_REG_CTRLQ_BASE_HI:
+	case VGMEM_REG_CTRLQ_ENTRIES:
+	case VGMEM_REG_CTRLQ_PRODUCER:
+		vgmem_ctrlq_write(v, reg, val);
+		break;
+	case VGMEM_REG_IRQ_CAUSE:
+		was_pending = vgmem_irq_pending(v);
+		v->irq_cause &= ~val;
+		vgmem_irq_update(v, was_pending);
+		break;
+	case VGMEM_REG_IRQ_MASK:
+		was_pending = vgmem_irq_pending(v);
+		v->irq_mask = val & VGMEM_IRQ_ALL;
+		vgmem_irq_update(v, was_pending);
+		break;
+	case VGMEM_REG_FAULTED_LO:
+		v->faulted &= ~(u64)val;
+		break;
+	case VGMEM_REG_FAULTED_HI:
+		v->faulted &= ~((u64)val << 32);
+		break;
+	default:
+		break;
+	}
+}
+
+static void vgmem_regs_reset(struct vgmem_vgpu *v)
+{
+	lockdep_assert_held(&v->reg_lock);
+	v->q_base = 0;
+	v->q_entries = 0;
+	v->q_producer = 0;
+	v->q_consumer = 0;
+	v->q_gen++;		/* a command in flight is not counted */
+	v->q_error = 0;
+	v->irq_cause = 0;
+	v->irq_mask = 0;
+	v->faulted = 0;
+	v->intx_masked = false;
+}
+
+/*
+ * The one dispatcher for trapped accesses: config space in naturally
+ * aligned pieces of up to 4 bytes, BAR0 and BAR2 in aligned 32-bit words
+ * only. Returns 0 or -EINVAL; *val is little endian, as the guest sees it.
+ */
+static int vgmem_access(struct vgmem_vgpu *v, unsigned int index, u64 off,
+			u8 *val, unsigned int size, bool write)
+{
+	u32 word;
+
+	switch (index) {
+	case VFIO_PCI_CONFIG_REGION_INDEX:
+		if (off >= VGMEM_CFG_SIZE || !IS_ALIGNED(off, size))
+			return -EINVAL;
+		return vgmem_cfg_access(v, off, val, size, write);
+	case VFIO_PCI_BAR0_REGION_INDEX:
+		if (size != 4 || off >= VGMEM_BAR0_SIZE || !IS_ALIGNED(off, 4))
+			return -EINVAL;
+		spin_lock(&v->reg_lock);
+		if (write) {
+			memcpy(&word, val, 4);
+			vgmem_bar0_write(v, off, le32_to_cpu((__force __le32)word));
+		} else {
+			word = (__force u32)cpu_to_le32(vgmem_bar0_read(v, off));
+			memcpy(val, &word, 4);
+		}
+		spin_unlock(&v->reg_lock);
+		return 0;
+	case VFIO_PCI_BAR2_REGION_INDEX:
+		if (size != 4 || off >= VGMEM_USERD_BAR_SIZE || !IS_ALIGNED(off, 4))
+			return -EINVAL;
+		if (write) {
+			memcpy(&word, val, 4);
+			vgmem_userd_write(v, off, le32_to_cpu((__force __le32)word));
+		} else {
+			word = (__force u32)cpu_to_le32(vgmem_userd_read(v, off));
+			memcpy(val, &word, 4);
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Access size for the next piece: config space splits, BARs do not. */
+static unsigned int vgmem_piece(unsigned int index, u64 off, size_t count)
+{
+	if (index != VFIO_PCI_CONFIG_REGION_INDEX)
+		return 4;
+	if (count >= 4 && IS_ALIGNED(off, 4))
+		return 4;
+	if (count >= 2 && IS_ALIGNED(off, 2))
+		return 2;
+	return 1;
+}
+
+static ssize_t vgmem_rw(struct vfio_device *vdev, char __user *ubuf,
+			size_t count, loff_t *ppos, bool write)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	unsigned int index = (u64)*ppos >> VGMEM_OFFSET_SHIFT;
+	u64 off = (u64)*ppos & VGMEM_OFFSET_MASK;
+	size_t done = 0;
+	u8 val[4];
+	int ret;
+
+	if (*ppos < 0)
+		return -EINVAL;
+	/* A BAR access must be whole words: no partial effects. */
+	if (index != VFIO_PCI_CONFIG_REGION_INDEX &&
+	    (!IS_ALIGNED(count, 4) || !IS_ALIGNED(off, 4)))
+		return -EINVAL;
+	while (done < count) {
+		unsigned int size = vgmem_piece(index, off, count - done);
+
+		if (write && copy_from_user(val, ubuf + done, size))
+			return done ? done : -EFAULT;
+		ret = vgmem_access(v, index, off, val, size, write);
+		if (ret)
+			return done ? done : ret;
+		if (!write && copy_to_user(ubuf + done, val, size))
+			return done ? done : -EFAULT;
+		done += size;
+		off += size;
+		*ppos += size;
+	}
+	return done;
+}
+
+static ssize_t vgmem_read(struct vfio_device *vdev, char __user *buf,
+			  size_t count, loff_t *ppos)
+{
+	return vgmem_rw(vdev, buf, count, ppos, false);
+}
+
+static ssize_t vgmem_write(struct vfio_device *vdev, const char __user *buf,
+			   size_t count, loff_t *ppos)
+{
+	return vgmem_rw(vdev, (char __user *)buf, count, ppos, true);
+}
+
+/* ---- the VM behind the device ------------------------------------------------ */
+
+static int vgmem_vm_create(struct vgmem_vgpu *v)
+{
+	struct vg_vm_config cfg = {
+		.name = dev_name(&v->mdev->dev),
+		.quota = v->quota,
+		.platform = {
+			.userd_zap = vgmem_userd_zap,
+			.chan_fault = vgmem_chan_fault,
+			.priv = v,
+		},
+	};
+	struct vg_vm *vm;
+	int ret;
+
+	lockdep_assert_held(&v->lock);
+	vgmem_gmem_init(v, &cfg.gmem);
+	ret = vg_vm_create(v->gpu->core, &cfg, &vm);
+	if (ret)
+		return ret;
+	if (v->entitlement) {
+		ret = vg_vm_set_entitlement(vm, v->entitlement);
+		if (ret) {
+			vg_vm_destroy(vm);
+			return ret;
+		}
+	}
+	WRITE_ONCE(v->vm, vm);	/* the zap reads it under the core's lock */
+	spin_lock(&v->reg_lock);
+	v->ready = true;
+	spin_unlock(&v->reg_lock);
+	return 0;
+}
+
+static void vgmem_vm_destroy(struct vgmem_vgpu *v)
+{
+	lockdep_assert_held(&v->lock);
+	spin_lock(&v->reg_lock);
+	v->ready = false;
+	spin_unlock(&v->reg_lock);
+	if (!v->vm)
+		return;
+	/* Destroys channels first; each one's zap clears its BAR2 page. */
+	vg_vm_destroy(v->vm);
+	WRITE_ONCE(v->vm, NULL);
+}
+
+void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st)
+{
+	mutex_lock(&v->lock);
+	if (v->vm) {
+		vg_vm_get_stats(v->vm, st);
+	} else {
+		memset(st, 0, sizeof(*st));
+		st->quota = v->quota;
+		st->entitlement = v->entitlement;
+	}
+	mutex_unlock(&v->lock);
+}
+
+int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes)
+{
+	int ret = 0;
+
+	if (bytes > v->gpu->vram_size)
+		return -EINVAL;
+	mutex_lock(&v->lock);
+	if (v->vm)
+		ret = vg_vm_set_entitlement(v->vm, bytes);
+	if (!ret)
+		v->entitlement = bytes;
+	mutex_unlock(&v->lock);
+	return ret;
+}
+
+static int vgmem_open_device(struct vfio_device *vdev)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	int ret;
+
+	mutex_lock(&v->lock);
+	spin_lock(&v->reg_lock);
+	vgmem_cfg_reset(v);
+	vgmem_regs_reset(v);
+	v->closing = false;
+	spin_unlock(&v->reg_lock);
+	ret = vgmem_vm_create(v);
+	mutex_unlock(&v->lock);
+	return ret;
+}
+
+static void vgmem_close_device(struct vfio_device *vdev)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+
+	/* No control command may touch guest memory after we return. */
+	vgmem_ctrlq_stop(v);
+	mutex_lock(&v->lock);
+	vgmem_vm_destroy(v);
+	mutex_unlock(&v->lock);
+	vgmem_irq_disable(v);
+	/* Every mapping holds the device file open: none is left now. */
+	WARN_ON(!list_empty(&v->vmas));
+}
+
+/*
+ * VFIO_DEVICE_RESET: a fresh vGPU. Channels and BOs go with the old VM;
+ * interrupt eventfds stay, as vfio-pci keeps them over a reset.
+ */
+static int vgmem_reset(struct vgmem_vgpu *v)
+{
+	int ret;
+
+	mutex_lock(&v->lock);
+	vgmem_vm_destroy(v);
+	spin_lock(&v->reg_lock);
+	vgmem_cfg_reset(v);
+	vgmem_regs_reset(v);
+	spin_unlock(&v->reg_lock);
+	ret = vgmem_vm_create(v);
+	mutex_unlock(&v->lock);
+	return ret;
+}
+
+/* ---- ioctls -------------------------------------------------------------------- */
+
+static int vgmem_region_info(struct vfio_region_info *info)
+{
+	info->cap_offset = 0;
+	info->offset = (u64)info->index << VGMEM_OFFSET_SHIFT;
+	switch (info->index) {
+	case VFIO_PCI_CONFIG_REGION_INDEX:
+		info->size = VGMEM_CFG_SIZE;
+		info->flags = VFIO_REGION_INFO_FLAG_READ |
+			      VFIO_REGION_INFO_FLAG_WRITE;
+		break;
+	case VFIO_PCI_BAR0_REGION_INDEX:
+		info->size = VGMEM_BAR0_SIZE;
+		info->flags = VFIO_REGION_INFO_FLAG_READ |
+			      VFIO_REGION_INFO_FLAG_WRITE;
+		break;
+	case VFIO_PCI_BAR2_REGION_INDEX:
+		info->size = VGMEM_USERD_BAR_SIZE;
+		info->flags = VFIO_REGION_INFO_FLAG_READ |
+			      VFIO_REGION_INFO_FLAG_WRITE |
+			      VFIO_REGION_INFO_FLAG_MMAP;
+		break;
+	default:
+		if (info->index >= VFIO_PCI_NUM_REGIONS)
+			return -EINVAL;
+		info->size = 0;
+		info->flags = 0;
+		break;
+	}
+	return 0;
+}
+
+static long vgmem_ioctl_device_info(void __user *arg)
+{
+	unsigned long minsz = offsetofend(struct vfio_device_info, num_irqs);
+	struct vfio_device_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz)
+		return -EINVAL;
+	info.flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
+	info.num_regions = VFIO_PCI_NUM_REGIONS;
+	info.num_irqs = VFIO_PCI_NUM_IRQS;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vgmem_ioctl_region_info(void __user *arg)
+{
+	unsigned long minsz = offsetofend(struct vfio_region_info, offset);
+	struct vfio_region_info info;
+	int ret;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz)
+		return -EINVAL;
+	ret = vgmem_region_info(&info);
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vgmem_ioctl_irq_info(void __user *arg)
+{
+	unsigned long minsz = offsetofend(struct vfio_irq_info, count);
+	struct vfio_irq_info info;
+
+	if (copy_from_user(&info, arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
+		return -EINVAL;
+	info.count = vgmem_irq_count(info.index);
+	info.flags = 0;
+	if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
+		info.flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_MASKABLE |
+			     VFIO_IRQ_INFO_AUTOMASKED;
+	else if (info.index == VFIO_PCI_MSI_IRQ_INDEX)
+		info.flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
+	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
+}
+
+static long vgmem_ioctl_set_irqs(struct vgmem_vgpu *v, void __user *arg)
+{
+	unsigned long minsz = offsetofend(struct vfio_irq_set, count);
+	struct vfio_irq_set hdr;
+	size_t data_size = 0;
+	void *data = NULL;
+	int ret;
+
+	if (copy_from_user(&hdr, arg, minsz))
+		return -EFAULT;
+	ret = vfio_set_irqs_validate_and_prepare(&hdr,
+						 hdr.index < VFIO_PCI_NUM_IRQS ?
+						 vgmem_irq_count(hdr.index) : 0,
+						 VFIO_PCI_NUM_IRQS, &data_size);
+	if (ret)
+		return ret;
+	if (data_size) {
+		data = memdup_user(arg + minsz, data_size);
+		if (IS_ERR(data))
+			return PTR_ERR(data);
+	}
+	mutex_lock(&v->lock);
+	ret = vgmem_irq_set(v, &hdr, data);
+	mutex_unlock(&v->lock);
+	kfree(data);
+	return ret;
+}
+
+static long vgmem_ioctl(struct vfio_device *vdev, unsigned int cmd,
+			unsigned long arg)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case VFIO_DEVICE_GET_INFO:
+		return vgmem_ioctl_device_info(uarg);
+	case VFIO_DEVICE_GET_REGION_INFO:
+		return vgmem_ioctl_region_info(uarg);
+	case VFIO_DEVICE_GET_IRQ_INFO:
+		return vgmem_ioctl_irq_info(uarg);
+	case VFIO_DEVICE_SET_IRQS:
+		return vgmem_ioctl_set_irqs(v, uarg);
+	case VFIO_DEVICE_RESET:
+		return vgmem_reset(v);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int vgmem_mmap(struct vfio_device *vdev, struct vm_area_struct *vma)
+{
+	return vgmem_userd_mmap(vgmem_vgpu_from_vdev(vdev), vma);
+}
+
+/* Called by vfio_alloc_device() from the mdev probe. */
+static int vgmem_vgpu_init(struct vfio_device *vdev)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct mdev_device *mdev = to_mdev_device(vdev->dev);
+
+	v->mdev = mdev;
+	v->gpu = container_of(mdev->type->parent, struct vgmem_gpu, parent);
+	v->type = container_of(mdev->type, struct vgmem_type, type);
+	v->quota = v->type->quota;
+	INIT_LIST_HEAD(&v->node);
+	mutex_init(&v->lock);
+	mutex_init(&v->userd_lock);
+	INIT_LIST_HEAD(&v->vmas);
+	spin_lock_init(&v->reg_lock);
+	INIT_WORK(&v->ctrlq_work, vgmem_ctrlq_work);
+	spin_lock(&v->reg_lock);
+	vgmem_cfg_reset(v);
+	vgmem_regs_reset(v);
+	spin_unlock(&v->reg_lock);
+	return 0;
+}
+
+static void vgmem_vgpu_release(struct vfio_device *vdev)
+{
+	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+
+	mutex_destroy(&v->userd_lock);
+	mutex_destroy(&v->lock);
+	vfio_free_device(vdev);
+}
+
+const struct vfio_device_ops vgmem_vfio_ops = {
+	.name = "vgmem",
+	.init = vgmem_vgpu_init,
+	.release = vgmem_vgpu_release,
+	.open_device = vgmem_open_device,
+	.close_device = vgmem_close_device,
+	.read = vgmem_read,
+	.write = vgmem_write,
+	.ioctl = vgmem_ioctl,
+	.mmap = vgmem_mmap,
+};

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The embedded backend: one userspace host (core + software GPU) per
+ * configured GPU, in this process. A VM that starts gets an in-process
+ * guest (a core VM with a libvgmem device) named after its mdev UUID, so
+ * mgmtd runs, and can be tested end to end, on a machine without
+ * vgmem.ko. The model serialises every call (backend.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "log.h"
+#include "../host-module/user/host.h"
+
+struct emb_vm {
+	char id[MG_ID_LEN];
+	int gpu;
+	struct vg_host_guest *guest;
+};
+
+struct emb {
+	struct vg_host **hosts;
+	uint32_t nr_gpus;
+	uint64_t host_budget;
+	uint32_t *return_ms;		/* per GPU, as last set */
+	struct emb_vm *vms;
+	size_t nr_vms, cap_vms;
+};
+
+static struct emb_vm *emb_find(struct emb *e, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_vms; i++)
+		if (!strcmp(e->vms[i].id, id))
+			return &e->vms[i];
+	return NULL;
+}
+
+static int emb_list_gpus(void *b, struct mg_gpu_info **out, size_t *n)
+{
+	struct emb *e = b;
+	struct mg_gpu_info *v;
+	uint32_t i;
+
+	v = calloc(e->nr_gpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < e->nr_gpus; i++) {
+		struct vg_gpu_stats st;
+		struct mg_gpu_info *g = &v[i];
+
+		vg_gpu_get_stats(vg_host_gpu(e->hosts[i]), &st);
+		g->index = (int)i;
+		snprintf(g->name, sizeof(g->name), "sim%u", i);
+		g->vram_size = st.vram_size;
+		g->vram_used = st.vram_used;
+		g->host_used = st.host_used;
+		g->chunk_size = st.chunk_size;
+		g->host_budget = e->host_budget;
+		snprintf(g->policy, sizeof(g->policy), "%s",
+			 vg_policy_name(st.policy));
+		g->return_interval_ms = e->return_ms[i];
+		g->nr_vms = st.nr_vms;
+		g->reloc_out_chunks = st.reloc_out_chunks;
+		g->reloc_in_chunks = st.reloc_in_chunks;
+		g->bytes_out = st.bytes_out;
+		g->bytes_in = st.bytes_in;
+		g->relocations = st.relocations;
+		g->reloc_failures = st.reloc_failures;
+		g->copy_device_ns = st.copy_device_ns;
+		g->faults = st.faults;
+		memcpy(g->suspend_hist, st.suspend_hist, sizeof(g->suspend_hist));
+		memcpy(g->stall_hist, st.stall_hist, sizeof(g->stall_hist));
+	}
+	*out = v;
+	*n = e->nr_gpus;
+	return 0;
+}
+
+static int emb_vm_start(void *b, const char *id, const char *name,
+			uint64_t quota, int *gpu)
+{
+	struct emb *e = b;
+	struct emb_vm *vm, *nv;
+	int ret;
+
+	(void)name;	/* the core VM is named by UUID: unique, unlike names */
+	if (*gpu < 0 || (uint32_t)*gpu >= e->nr_gpus || !mg_uuid_valid(id))
+		return -EINVAL;
+	if (emb_find(e, id))
+		return -EEXIST;
+	if (e->nr_vms == e->cap_vms) {
+		size_t cap = e->cap_vms ? e->cap_vms * 2 : 16;
+
+		nv = realloc(e->vms, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		e->vms = nv;
+		e->cap_vms = cap;
+	}
+	vm = &e->vms[e->nr_vms];
+	memset(vm, 0, sizeof(*vm));
+	snprintf(vm->id, sizeof(vm->id), "%s", id);
+	vm->gpu = *gpu;
+	/* 1 MiB of guest RAM: mgmtd's guests hold rings, not workloads. */
+	ret = vg_host_guest_create(e->hosts[*gpu], id, quota, 1ull << 20,
+				   &vm->guest);
+	if (ret)
+		return ret;
+	e->nr_vms++;
+	return 0;
+}
+
+static void emb_vm_stop(void *b, const char *id)
+{
+	struct emb *e = b;
+	struct emb_vm *vm = emb_find(e, id);
+
+	if (!vm)
+		return;
+	vg_host_guest_destroy(vm->guest);
+	*vm = e->vms[--e->nr_vms];
+}
+
+static int emb_list_vms(void *b, struct mg_backend_vm **out, size_t *n)
+{
+	struct emb *e = b;
+	struct mg_backend_vm *v;
+	size_t i;
+
+	v = calloc(e->nr_vms ? e->nr_vms : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < e->nr_vms; i++) {
+		snprintf(v[i].id, sizeof(v[i].id), "%s", e->vms[i].id);
+		v[i].gpu = e->vms[i].gpu;
+		vg_vm_get_stats(vg_host_guest_vm(e->vms[i].guest), &v[i].stats);
+	}
+	*out = v;
+	*n = e->nr_vms;
+	return 0;
+}
+
+static int emb_vm_stats(void *b, const char *id, struct vgmem_vm_stats *st)
+{
+	struct emb_vm *vm = emb_find(b, id);
+
+	if (!vm)
+		return -ENOENT;
+	vg_vm_get_stats(vg_host_guest_vm(vm->guest), st);
+	return 0;
+}
+
+static int emb_set_entitlement(void *b, const char *id, uint64_t bytes)
+{
+	struct emb_vm *vm = emb_find(b, id);
+
+	if (!vm)
+		return -ENOENT;
+	if (!bytes)
+		return -EINVAL;	/* 0 means "equal share" to the core */
+	return vg_vm_set_entitlement(vg_host_guest_vm(vm->guest), bytes);
+}
+
+static int emb_set_quota(void *b, const char *id, uint64_t bytes)
+{
+	struct emb_vm *vm = emb_find(b, id);
+
+	if (!vm)
+		return -ENOENT;
+	if (!bytes)
+		return -EINVAL;	/* 0 means "unlimited" to the core */
+	return vg_vm_set_quota(vg_host_guest_vm(vm->guest), bytes);
+}
+
+static int emb_set_knobs(void *b, int gpu, const struct mg_knobs *k)
+{
+	const char *policy = k->policy;
+	uint32_t return_interval_ms = k->return_interval_ms;
+	struct emb *e = b;
+	enum vg_chunk_policy p;
+	struct vg_gpu *g;
+	int ret;
+
+	if (gpu < 0 || (uint32_t)gpu >= e->nr_gpus)
+		return -EINVAL;
+	g = vg_host_gpu(e->hosts[gpu]);
+	ret = vg_policy_parse(policy, &p);
+	if (ret)
+		return ret;
+	ret = vg_gpu_set_return_interval(g, return_interval_ms);
+	if (ret)
+		return ret;
+	e->return_ms[gpu] = return_interval_ms;
+	return vg_gpu_set_policy(g, p);
+}
+
+static void emb_destroy(void *b)
+{
+	struct emb *e = b;
+	uint32_t i;
+
+	while (e->nr_vms)
+		emb_vm_stop(e, e->vms[0].id);
+	for (i = 0; i < e->nr_gpus; i++)
+		vg_host_destroy(e->hosts[i]);
+	free(e->hosts);
+	free(e->return_ms);
+	free(e->vms);
+	free(e);
+}
+
+static const struct mg_backend_ops emb_ops = {
+	.name = "embedded",
+	.list_gpus = emb_list_gpus,
+	.vm_start = emb_vm_start,
+	.vm_stop = emb_vm_stop,
+	.list_vms = emb_list_vms,
+	.vm_stats = emb_vm_stats,
+	.set_entitlement = emb_set_entitlement,
+	.set_quota = emb_set_quota,
+	.set_knobs = emb_set_knobs,
+	.poll_events = NULL,	/* faults and relocations show in the counters */
+	.destroy = emb_destroy,
+};
+
+int mg_backend_embedded_create(const struct mg_config *cfg,
+			       struct mg_backend *out)
+{
+	struct vg_host_config hc;
+	struct emb *e;
+	uint32_t i;
+	int ret;
+
+	if (!cfg->embedded_gpus || cfg->embedded_gpus > 8)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->hosts = calloc(cfg->embedded_gpus, sizeof(*e->hosts));
+	e->return_ms = calloc(cfg->embedded_gpus, sizeof(*e->return_ms));
+	if (!e->hosts || !e->return_ms) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	e->host_budget = cfg->embedded_host_budget;
+	for (i = 0; i < cfg->embedded_gpus; i++) {
+		enum vg_chunk_policy p = VG_POLICY_RANDOM;
+		char name[16];
+
+		snprintf(name, sizeof(name), "sim%u", i);
+		memset(&hc, 0, sizeof(hc));
+		hc.sim.vram_size = cfg->embedded_vram;
+		hc.sim.host_limit = cfg->embedded_host_budget;
+		hc.gpu.name = name;
+		hc.gpu.chunk_size = cfg->embedded_chunk;
+		vg_policy_parse(cfg->knobs.policy, &p);
+		hc.gpu.policy = p;
+		hc.gpu.return_interval_ms = cfg->knobs.return_interval_ms;
+		hc.gpu.host_budget = cfg->embedded_host_budget;
+		hc.gpu.seed = 0x6d676d74ull + i;
+		ret = vg_host_create(&hc, &e->hosts[i]);
+		if (ret) {
+			mg_err("embedded: software GPU %u: %s", i, strerror(-ret));
+			goto err_destroy_hosts;
+		}
+		e->return_ms[i] = cfg->knobs.return_interval_ms ?
+			cfg->knobs.return_interval_ms : VG_RETURN_MS_DEFAULT;
+		e->nr_gpus++;
+	}
+	out->ops = &emb_ops;
+	out->priv = e;
+	return 0;
+
+err_destroy_hosts:
+	for (i = 0; i < e->nr_gpus; i++)
+		vg_host_destroy(e->hosts[i]);
+err_free:
+	free(e->hosts);
+	free(e->return_ms);
+	free(e);
+	return ret;
+}
+
+struct vg_host_guest *mg_backend_embedded_guest(struct mg_backend *be,
+						 const char *id)
+{
+	struct emb_vm *vm;
+
+	if (!be || be->ops != &emb_ops)
+		return NULL;
+	vm = emb_find(be->priv, id);
+	return vm ? vm->guest : NULL;
+}

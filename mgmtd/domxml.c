@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Domain XML: which mdev a domain uses and its <vgmem:gpu> policy.
+ *
+ *   <domain ...>
+ *     <metadata>
+ *       <vgmem:gpu xmlns:vgmem="https://vgmem.dev/xmlns/vgmem/1"
+ *                  quota="8G" weight="100" min="1G" low="2G" max="6G"
+ *                  priority="1" gpu="0"/>
+ *     </metadata>
+ *     <devices>
+ *       <hostdev mode='subsystem' type='mdev' model='vfio-pci'>
+ *         <source><address uuid='c2177883-f1bb-47f0-914d-32a22e3a8804'/></source>
+ *       </hostdev>
+ *
+ * Strict: an unknown attribute, a malformed number or a value out of range
+ * is an error naming it, so an operator's typo never passes silently.
+ * Relations between fields (min <= low <= max <= quota) are checked by the
+ * model with the policy engine. Input is untrusted: no network access and
+ * no entity expansion while parsing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "mgmtd.h"
+#include "../policy/policy.h"
+
+#define MG_XML_MAX	(4u << 20)	/* larger domain XML is refused */
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static xmlDocPtr read_doc(const char *xml)
+{
+	size_t len;
+
+	if (!xml)
+		return NULL;
+	len = strlen(xml);
+	if (len > MG_XML_MAX)
+		return NULL;
+	return xmlReadMemory(xml, (int)len, "domain.xml", NULL,
+			     XML_PARSE_NONET | XML_PARSE_NOERROR |
+			     XML_PARSE_NOWARNING);
+}
+
+static bool is_elem(xmlNodePtr n, const char *name)
+{
+	return n && n->type == XML_ELEMENT_NODE &&
+	       !xmlStrcmp(n->name, (const xmlChar *)name);
+}
+
+static bool in_our_ns(xmlNodePtr n)
+{
+	return n->ns && n->ns->href &&
+	       !xmlStrcmp(n->ns->href, (const xmlChar *)MG_XMLNS);
+}
+
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The attributes of one <vgmem:gpu> element. */
+static int parse_gpu_elem(xmlNodePtr n, struct mg_vm_policy *meta,
+			  unsigned int *mask, int *gpu, char *err,
+			  size_t errlen)
+{
+	xmlAttrPtr a;
+	int ret = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	*mask = 0;
+	*gpu = -1;
+	for (a = n->properties; a && !ret; a = a->next) {
+		const char *name = (const char *)a->name;
+		xmlChar *vx = xmlNodeListGetString(n->doc, a->children, 1);
+		const char *v = vx ? (const char *)vx : "";
+		uint64_t *size = NULL;
+		unsigned int bit = 0;
+		uint32_t u;
+
+		if (!strcmp(name, "quota")) {
+			size = &meta->quota;
+			bit = MG_POL_QUOTA;
+		} else if (!strcmp(name, "min")) {
+			size = &meta->min;
+			bit = MG_POL_MIN;
+		} else if (!strcmp(name, "low")) {
+			size = &meta->low;
+			bit = MG_POL_LOW;
+		} else if (!strcmp(name, "max")) {
+			size = &meta->max;
+			bit = MG_POL_MAX;
+		}
+		if (size) {
+			if (mg_parse_size(v, size))
+				ret = perr(err, errlen,
+					   "vgmem:gpu %s=\"%.40s\" is not a size (e.g. 8G, 512M, bytes)",
+					   name, v);
+			*mask |= bit;
+		} else if (!strcmp(name, "weight")) {
+			if (parse_u32(v, VGP_WEIGHT_MIN, VGP_WEIGHT_MAX, &u))
+				ret = perr(err, errlen,
+					   "vgmem:gpu weight=\"%.40s\" is not an integer in %u..%u",
+					   v, VGP_WEIGHT_MIN, VGP_WEIGHT_MAX);
+			meta->weight = u;
+			*mask |= MG_POL_WEIGHT;
+		} else if (!strcmp(name, "priority")) {
+			if (parse_u32(v, 0, VGP_PRIO_MAX, &u))
+				ret = perr(err, errlen,
+					   "vgmem:gpu priority=\"%.40s\" is not an integer in 0..%u",
+					   v, VGP_PRIO_MAX);
+			meta->priority = u;
+			*mask |= MG_POL_PRIORITY;
+		} else if (!strcmp(name, "gpu")) {
+			if (parse_u32(v, 0, 255, &u))
+				ret = perr(err, errlen,
+					   "vgmem:gpu gpu=\"%.40s\" is not a GPU index", v);
+			*gpu = (int)u;
+		} else {
+			ret = perr(err, errlen,
+				   "vgmem:gpu has an unknown attribute '%.40s' (known: quota min low max weight priority gpu)",
+				   name);
+		}
+		xmlFree(vx);
+	}
+	if (!ret && !(*mask & MG_POL_QUOTA))
+		ret = perr(err, errlen, "vgmem:gpu needs a quota attribute");
+	return ret;
+}
+
+int mg_metadata_parse(const char *xml, struct mg_vm_policy *meta,
+		      unsigned int *mask, int *gpu, char *err, size_t errlen)
+{
+	xmlDocPtr doc = read_doc(xml);
+	xmlNodePtr root;
+	int ret;
+
+	if (!doc)
+		return perr(err, errlen, "vgmem metadata is not well-formed XML");
+	root = xmlDocGetRootElement(doc);
+	/*
+	 * virDomainGetMetadata() returns the element without its namespace
+	 * (it was asked for ours); accept it with ours too, nothing else.
+	 */
+	if (!is_elem(root, "gpu") || (root->ns && !in_our_ns(root)))
+		ret = perr(err, errlen, "vgmem metadata is not a <gpu> element in namespace %s",
+			   MG_XMLNS);
+	else
+		ret = parse_gpu_elem(root, meta, mask, gpu, err, errlen);
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+/* The first mdev hostdev's UUID, lower-cased; "" if none. */
+static int find_mdev(xmlNodePtr devices, char *mdev, size_t len, char *err,
+		     size_t errlen)
+{
+	xmlNodePtr h, s, a;
+
+	mdev[0] = 0;
+	for (h = devices ? devices->children : NULL; h; h = h->next) {
+		xmlChar *mode, *type, *uuid;
+		bool ok;
+
+		if (!is_elem(h, "hostdev"))
+			continue;
+		mode = xmlGetProp(h, (const xmlChar *)"mode");
+		type = xmlGetProp(h, (const xmlChar *)"type");
+		ok = mode && type && !xmlStrcmp(mode, (const xmlChar *)"subsystem") &&
+		     !xmlStrcmp(type, (const xmlChar *)"mdev");
+		xmlFree(mode);
+		xmlFree(type);
+		if (!ok)
+			continue;
+		for (s = h->children; s && !is_elem(s, "source"); s = s->next)
+			;
+		for (a = s ? s->children : NULL; a && !is_elem(a, "address");
+		     a = a->next)
+			;
+		uuid = a ? xmlGetProp(a, (const xmlChar *)"uuid") : NULL;
+		if (!uuid)
+			return perr(err, errlen, "mdev hostdev without <source><address uuid=...>");
+		if (xmlStrlen(uuid) == 36 && len > 36) {
+			size_t i;
+
+			for (i = 0; i < 36; i++)
+				mdev[i] = (char)tolower(uuid[i]);
+			mdev[36] = 0;
+		}
+		xmlFree(uuid);
+		if (!mg_uuid_valid(mdev)) {
+			mdev[0] = 0;
+			return perr(err, errlen, "mdev hostdev has a malformed UUID");
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
+		    struct mg_vm_policy *meta, unsigned int *mask, int *gpu,
+		    char *err, size_t errlen)
+{
+	xmlNodePtr root, n, m, found = NULL;
+	xmlDocPtr doc;
+	int ret = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	*mask = 0;
+	*gpu = -1;
+	if (mdevlen)
+		mdev[0] = 0;
+	if (mdevlen < MG_ID_LEN)
+		return perr(err, errlen, "internal: mdev buffer too small");
+	doc = read_doc(xml);
+	if (!doc)
+		return perr(err, errlen, "domain XML is not well-formed");
+	root = xmlDocGetRootElement(doc);
+	if (!is_elem(root, "domain")) {
+		ret = perr(err, errlen, "not a <domain>");
+		goto out;
+	}
+	for (n = root->children; n; n = n->next) {
+		if (is_elem(n, "devices")) {
+			ret = find_mdev(n, mdev, mdevlen, err, errlen);
+			if (ret)
+				goto out;
+		} else if (is_elem(n, "metadata")) {
+			for (m = n->children; m; m = m->next) {
+				if (m->type != XML_ELEMENT_NODE || !in_our_ns(m))
+					continue;
+				if (!is_elem(m, "gpu")) {
+					ret = perr(err, errlen,
+						   "unknown element <%.40s> in the vgmem namespace",
+						   (const char *)m->name);
+					goto out;
+				}
+				if (found) {
+					ret = perr(err, errlen, "more than one <vgmem:gpu>");
+					goto out;
+				}
+				found = m;
+			}
+		}
+	}
+	if (found)
+		ret = parse_gpu_elem(found, meta, mask, gpu, err, errlen);
+out:
+	xmlFreeDoc(doc);
+	return ret;
+}

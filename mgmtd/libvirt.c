@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libvirt: follows domains that carry a <vgmem:gpu> element and a vgmem
+ * mdev hostdev (domxml.c). A domain that starts is started in the model
+ * (which applies its policy), one that stops is stopped (its vGPU's
+ * entitlement released), one whose metadata changes gets its new policy
+ * live. Bad metadata: an "error" event and a log line, nothing else.
+ *
+ * Threads: one event-loop thread runs virEventRunDefaultImpl(); every
+ * callback runs on it and calls into the model (which has its own lock).
+ * The domain table (domain UUID -> mdev UUID, needed when a transient
+ * domain is gone by the time its stop event arrives) is under lv->lock.
+ * Migrations run on their own threads, counted so that stop waits.
+ * If the connection drops, the loop reconnects every few seconds and
+ * re-reads every domain.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include "mgmtd.h"
+#include "log.h"
+
+#define RECONNECT_MS	5000
+
+struct lv_dom {
+	char uuid[VIR_UUID_STRING_BUFLEN];	/* the domain's own UUID */
+	char name[MG_NAME_LEN];
+	char mdev[MG_ID_LEN];
+};
+
+struct mg_libvirt {
+	struct mg *mg;
+	char *uri;
+	virConnectPtr conn;		/* NULL while disconnected */
+	int cb_life, cb_meta;		/* callback ids, -1: none */
+	int reconnect_timer;
+	pthread_t thread;
+	volatile int stop;
+	int wake_timer;
+
+	pthread_mutex_t lock;		/* doms, connected, migrations */
+	pthread_cond_t mig_done;
+	struct lv_dom *doms;
+	size_t nr_doms, cap_doms;
+	bool connected;
+	unsigned int migrations;
+};
+
+static pthread_once_t lv_once = PTHREAD_ONCE_INIT;
+static int lv_once_err;
+
+static void lv_error_func(void *priv, virErrorPtr err)
+{
+	(void)priv;
+	/* Callers log what matters; libvirt's own chatter goes to debug. */
+	if (err && err->message)
+		mg_dbg("libvirt: %s", err->message);
+}
+
+static void lv_global_init(void)
+{
+	if (virInitialize() < 0 || virEventRegisterDefaultImpl() < 0)
+		lv_once_err = -EIO;
+	virSetErrorFunc(NULL, lv_error_func);
+}
+
+static const char *lv_errmsg(void)
+{
+	virErrorPtr e = virGetLastError();
+
+	return e && e->message ? e->message : "unknown libvirt error";
+}
+
+/* ---- domain table ----------------------------------------------------- */
+
+static struct lv_dom *dom_find(struct mg_libvirt *lv, const char *uuid)
+{
+	size_t i;
+
+	for (i = 0; i < lv->nr_doms; i++)
+		if (!strcmp(lv->doms[i].uuid, uuid))
+			return &lv->doms[i];
+	return NULL;
+}
+
+static void dom_remember(struct mg_libvirt *lv, const char *uuid,
+			 const char *name, const char *mdev)
+{
+	struct lv_dom *d;
+
+	pthread_mutex_lock(&lv->lock);
+	d = dom_find(lv, uuid);
+	if (!d) {
+		if (lv->nr_doms == lv->cap_doms) {
+			size_t cap = lv->cap_doms ? lv->cap_doms * 2 : 16;
+			struct lv_dom *nd = realloc(lv->doms, cap * sizeof(*nd));
+
+			if (!nd) {
+				pthread_mutex_unlock(&lv->lock);
+				return;
+			}
+			lv->doms = nd;
+			lv->cap_doms = cap;
+		}
+		d = &lv->doms[lv->nr_doms++];
+	}
+	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->mdev, sizeof(d->mdev), "%s", mdev);
+	pthread_mutex_unlock(&lv->lock);
+}
+
+static bool dom_lookup_mdev(struct mg_libvirt *lv, const char *uuid,
+			    char mdev[MG_ID_LEN], bool forget)
+{
+	struct lv_dom *d;
+	bool found = false;
+
+	pthread_mutex_lock(&lv->lock);
+	d = dom_find(lv, uuid);
+	if (d) {
+		snprintf(mdev, MG_ID_LEN, "%s", d->mdev);
+		found = true;
+		if (forget)
+			*d = lv->doms[--lv->nr_doms];
+	}
+	pthread_mutex_unlock(&lv->lock);
+	return found;
+}
+
+/* ---- domains -> model ----------------------------------------------- */
+
+/*
+ * Reads a domain's definition and starts or defines it in the model.
+ * Domains without <vgmem:gpu> are not ours and are ignored.
+ */
+static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN], err[MG_WHY_LEN];
+	struct mg_vm_policy meta;
+	unsigned int mask;
+	const char *name = virDomainGetName(dom);
+	int active = virDomainIsActive(dom), gpu, ret;
+	char *xml;
+
+	if (!name || virDomainGetUUIDString(dom, uuid) < 0)
+		return;
+	xml = virDomainGetXMLDesc(dom, 0);
+	if (!xml) {
+		mg_warn("libvirt: domain %s: cannot read its XML: %s", name,
+			lv_errmsg());
+		return;
+	}
+	ret = mg_domain_parse(xml, mdev, sizeof(mdev), &meta, &mask, &gpu,
+			      err, sizeof(err));
+	free(xml);
+	if (ret) {
+		mg_vm_report_error(lv->mg, mdev[0] ? mdev : NULL, name, err);
+		return;
+	}
+	if (!mask) {
+		mg_dbg("libvirt: domain %s has no vgmem metadata: not managed",
+		       name);
+		return;
+	}
+	if (!mdev[0]) {
+		mg_vm_report_error(lv->mg, NULL, name,
+				   "vgmem:gpu metadata but no <hostdev type='mdev'> with a UUID");
+		return;
+	}
+	dom_remember(lv, uuid, name, mdev);
+	if (active == 1)
+		ret = mg_vm_start(lv->mg, mdev, name, &meta, mask, gpu,
+				  MG_SRC_LIBVIRT, err, sizeof(err));
+	else
+		ret = mg_vm_define(lv->mg, mdev, name, &meta, mask,
+				   MG_SRC_LIBVIRT, err, sizeof(err));
+	if (ret == -EINVAL && active != 1)
+		mg_vm_report_error(lv->mg, mdev, name, err);
+	/* -EEXIST: already running in the model; a metadata event updates it */
+}
+
+static void lv_sync_all(struct mg_libvirt *lv)
+{
+	virDomainPtr *doms = NULL;
+	int n, i;
+
+	n = virConnectListAllDomains(lv->conn, &doms, 0);
+	if (n < 0) {
+		mg_err("libvirt: cannot list domains: %s", lv_errmsg());
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		lv_sync_domain(lv, doms[i]);
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+}
+
+static void lv_domain_stopped(struct mg_libvirt *lv, virDomainPtr dom,
+			      bool undefined)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN];
+
+	if (virDomainGetUUIDString(dom, uuid) < 0)
+		return;
+	if (!dom_lookup_mdev(lv, uuid, mdev, undefined))
+		return;
+	mg_vm_stop(lv->mg, mdev);
+	if (undefined)
+		mg_vm_forget(lv->mg, mdev);
+}
+
+static int lv_lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event,
+			   int detail, void *opaque)
+{
+	struct mg_libvirt *lv = opaque;
+
+	(void)conn;
+	(void)detail;
+	switch (event) {
+	case VIR_DOMAIN_EVENT_STARTED:
+	case VIR_DOMAIN_EVENT_DEFINED:
+		lv_sync_domain(lv, dom);
+		break;
+	case VIR_DOMAIN_EVENT_STOPPED:
+		lv_domain_stopped(lv, dom, false);
+		/* a transient domain is gone with its stop */
+		if (virDomainIsPersistent(dom) != 1)
+			lv_domain_stopped(lv, dom, true);
+		break;
+	case VIR_DOMAIN_EVENT_UNDEFINED:
+		lv_domain_stopped(lv, dom, true);
+		break;
+	default:
+		break;		/* suspend/resume keep the vGPU as it is */
+	}
+	return 0;
+}
+
+static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
+			  const char *nsuri, void *opaque)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN], err[MG_WHY_LEN];
+	struct mg_libvirt *lv = opaque;
+	struct mg_vm_policy meta;
+	const char *name = virDomainGetName(dom);
+	unsigned int mask = 0;
+	int gpu, active, ret;
+	char *xml;
+
+	(void)conn;
+	if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri ||
+	    strcmp(nsuri, MG_XMLNS))
+		return 0;
+	if (!name || virDomainGetUUIDString(dom, uuid) < 0)
+		return 0;
+	if (!dom_lookup_mdev(lv, uuid, mdev, false)) {
+		/* metadata added to a domain we did not manage yet */
+		lv_sync_domain(lv, dom);
+		return 0;
+	}
+	active = virDomainIsActive(dom);
+	xml = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, MG_XMLNS,
+				   active == 1 ? VIR_DOMAIN_AFFECT_LIVE :
+				   VIR_DOMAIN_AFFECT_CONFIG);
+	if (!xml) {
+		mg_vm_report_error(lv->mg, mdev, name,
+				   "vgmem:gpu metadata was removed; the last valid policy stays");
+		return 0;
+	}
+	ret = mg_metadata_parse(xml, &meta, &mask, &gpu, err, sizeof(err));
+	free(xml);
+	if (ret) {
+		mg_vm_report_error(lv->mg, mdev, name, err);
+		return 0;
+	}
+	/* the model reports its own refusals (error event, VM's error) */
+	mg_vm_set_meta(lv->mg, mdev, &meta, mask, err, sizeof(err));
+	return 0;
+}
+
+/* ---- connection ------------------------------------------------------- */
+
+static void lv_close_cb(virConnectPtr conn, int reason, void *opaque)
+{
+	struct mg_libvirt *lv = opaque;
+
+	(void)conn;
+	mg_warn("libvirt: connection to %s closed (reason %d); reconnecting",
+		lv->uri, reason);
+	pthread_mutex_lock(&lv->lock);
+	lv->connected = false;
+	pthread_mutex_unlock(&lv->lock);
+	mg_emit(lv->mg, "error", "", "{\"op\":\"libvirt\",\"reason\":\"connection closed\"}");
+}
+
+static void lv_disconnect(struct mg_libvirt *lv)
+{
+	if (!lv->conn)
+		return;
+	if (lv->cb_life >= 0)
+		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_life);
+	if (lv->cb_meta >= 0)
+		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_meta);
+	virConnectUnregisterCloseCallback(lv->conn, lv_close_cb);
+	lv->cb_life = lv->cb_meta = -1;
+	virConnectClose(lv->conn);
+	lv->conn = NULL;
+	pthread_mutex_lock(&lv->lock);
+	lv->connected = false;
+	pthread_mutex_unlock(&lv->lock);
+}
+
+static int lv_connect(struct mg_libvirt *lv)
+{
+	lv->conn = virConnectOpen(lv->uri);
+	if (!lv->conn) {
+		mg_err("libvirt: cannot connect to %s: %s", lv->uri, lv_errmsg());
+		return -ECONNREFUSED;
+	}
+	lv->cb_life = virConnectDomainEventRegisterAny(lv->conn, NULL,
+		VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+		VIR_DOMAIN_EVENT_CALLBACK(lv_lifecycle_cb), lv, NULL);
+	lv->cb_meta = virConnectDomainEventRegisterAny(lv->conn, NULL,
+		VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+		VIR_DOMAIN_EVENT_CALLBACK(lv_metadata_cb), lv, NULL);
+	if (lv->cb_life < 0 || lv->cb_meta < 0) {
+		mg_err("libvirt: %s: cannot register domain events: %s",
+		       lv->uri, lv_errmsg());
+		lv_disconnect(lv);
+		return -EIO;
+	}
+	virConnectRegisterCloseCallback(lv->conn, lv_close_cb, lv, NULL);
+	pthread_mutex_lock(&lv->lock);
+	lv->connected = true;
+	pthread_mutex_unlock(&lv->lock);
+	mg_info("libvirt: connected to %s", lv->uri);
+	lv_sync_all(lv);
+	return 0;
+}
+
+static void lv_reconnect_cb(int timer, void *opaque)
+{
+	struct mg_libvirt *lv = opaque;
+	bool connected;
+
+	(void)timer;
+	pthread_mutex_lock(&lv->lock);
+	connected = lv->connected;
+	pthread_mutex_unlock(&lv->lock);
+	if (connected || lv->stop)
+		return;
+	lv_disconnect(lv);
+	lv_connect(lv);
+}
+
+static void lv_wake_cb(int timer, void *opaque)
+{
+	(void)timer;
+	(void)opaque;
+}
+
+static void *lv_thread(void *arg)
+{
+	struct mg_libvirt *lv = arg;
+
+	while (!lv->stop) {
+		if (virEventRunDefaultImpl() < 0)
+			mg_err("libvirt: event loop: %s", lv_errmsg());
+	}
+	return NULL;
+}
+
+int mg_libvirt_start(struct mg *mg, const char *uri, struct mg_libvirt **out)
+{
+	struct mg_libvirt *lv;
+	int ret;
+
+	if (!mg || !uri || !*uri || !out)
+		return -EINVAL;
+	pthread_once(&lv_once, lv_global_init);
+	if (lv_once_err)
+		return lv_once_err;
+	lv = calloc(1, sizeof(*lv));
+	if (!lv)
+		return -ENOMEM;
+	lv->mg = mg;
+	lv->cb_life = lv->cb_meta = -1;
+	lv->uri = strdup(uri);
+	pthread_mutex_init(&lv->lock, NULL);
+	pthread_cond_init(&lv->mig_done, NULL);
+	if (!lv->uri) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/*
+	 * A libvirtd that is not up yet (mgmtd often starts first at boot) is
+	 * not fatal: the reconnect timer keeps trying, as after a drop.
+	 */
+	if (lv_connect(lv))
+		mg_warn("libvirt: %s not reachable yet; retrying every %d ms",
+			lv->uri, RECONNECT_MS);
+	lv->reconnect_timer = virEventAddTimeout(RECONNECT_MS, lv_reconnect_cb,
+						 lv, NULL);
+	ret = pthread_create(&lv->thread, NULL, lv_thread, lv);
+	if (ret) {
+		ret = -ret;
+		goto err_disconnect;
+	}
+	mg_set_libvirt(mg, lv);
+	*out = lv;
+	return 0;
+
+err_disconnect:
+	if (lv->reconnect_timer >= 0)
+		virEventRemoveTimeout(lv->reconnect_timer);
+	lv_disconnect(lv);
+err_free:
+	pthread_cond_destroy(&lv->mig_done);
+	pthread_mutex_destroy(&lv->lock);
+	free(lv->uri);
+	free(lv);
+	return ret;
+}
+
+void mg_libvirt_stop(struct mg_libvirt *lv)
+{
+	if (!lv)
+		return;
+	mg_set_libvirt(lv->mg, NULL);
+	pthread_mutex_lock(&lv->lock);
+	while (lv->migrations)
+		pthread_cond_wait(&lv->mig_done, &lv->lock);
+	pthread_mutex_unlock(&lv->lock);
+	lv->stop = 1;
+	/* a zero timeout makes the loop return at once */
+	lv->wake_timer = virEventAddTimeout(0, lv_wake_cb, NULL, NULL);
+	pthread_join(lv->thread, NULL);
+	if (lv->wake_timer >= 0)
+		virEventRemoveTimeout(lv->wake_timer);
+	if (lv->reconnect_timer >= 0)
+		virEventRemoveTimeout(lv->reconnect_timer);
+	lv_disconnect(lv);
+	pthread_cond_destroy(&lv->mig_done);
+	pthread_mutex_destroy(&lv->lock);
+	free(lv->doms);
+	free(lv->uri);
+	free(lv);
+}
+
+bool mg_libvirt_connected(struct mg_libvirt *lv)
+{
+	bool c;
+
+	pthread_mutex_lock(&lv->lock);
+	c = lv->connected;
+	pthread_mutex_unlock(&lv->lock);
+	return c;
+}
+
+void *mg_libvirt_conn(struct mg_libvirt *lv)
+{
+	return lv->conn;
+}
+
+/* ---- migration -------------------------------------------------------- */
+
+struct lv_mig {
+	struct mg_libvirt *lv;
+	virDomainPtr dom;
+	char name[MG_NAME_LEN];
+	char mdev[MG_ID_LEN];
+	char *dest;
+};
+
+static void *lv_migrate_thread(void *arg)
+{
+	struct lv_mig *m = arg;
+	struct mg_libvirt *lv = m->lv;
+	char edest[300], emsg[300];
+	int r;
+
+	mg_info("libvirt: live-migrating %s to %s", m->name, m->dest);
+	r = virDomainMigrateToURI3(m->dom, m->dest, NULL, 0,
+				   VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER |
+				   VIR_MIGRATE_PERSIST_DEST |
+				   VIR_MIGRATE_UNDEFINE_SOURCE);
+	mg_json_escape(edest, sizeof(edest), m->dest);
+	if (r < 0) {
+		mg_json_escape(emsg, sizeof(emsg), lv_errmsg());
+		mg_err("libvirt: migration of %s to %s failed: %s", m->name,
+		       m->dest, lv_errmsg());
+		mg_emit(lv->mg, "advisory", m->mdev,
+			"{\"state\":\"migration-failed\",\"migrate_to\":\"%s\",\"reason\":\"%s\"}",
+			edest, emsg);
+	} else {
+		mg_info("libvirt: %s migrated to %s", m->name, m->dest);
+		mg_emit(lv->mg, "advisory", m->mdev,
+			"{\"state\":\"migrated\",\"migrate_to\":\"%s\"}", edest);
+	}
+	virDomainFree(m->dom);
+	free(m->dest);
+	free(m);
+	pthread_mutex_lock(&lv->lock);
+	lv->migrations--;
+	pthread_cond_broadcast(&lv->mig_done);
+	pthread_mutex_unlock(&lv->lock);
+	return NULL;
+}
+
+int mg_libvirt_migrate(struct mg_libvirt *lv, const char *domain,
+		       const char *dest_uri)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct lv_mig *m;
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret;
+
+	if (!lv || !domain || !dest_uri || !*dest_uri)
+		return -EINVAL;
+	if (!lv->conn)
+		return -ENOTCONN;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->lv = lv;
+	snprintf(m->name, sizeof(m->name), "%s", domain);
+	m->dest = strdup(dest_uri);
+	m->dom = virDomainLookupByName(lv->conn, domain);
+	if (!m->dest || !m->dom) {
+		ret = m->dom ? -ENOMEM : -ENOENT;
+		goto err_free;
+	}
+	if (virDomainGetUUIDString(m->dom, uuid) == 0)
+		dom_lookup_mdev(lv, uuid, m->mdev, false);
+	pthread_mutex_lock(&lv->lock);
+	lv->migrations++;
+	pthread_mutex_unlock(&lv->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&t, &attr, lv_migrate_thread, m);
+	pthread_attr_destroy(&attr);
+	if (ret) {
+		pthread_mutex_lock(&lv->lock);
+		lv->migrations--;
+		pthread_mutex_unlock(&lv->lock);
+		ret = -ret;
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	if (m->dom)
+		virDomainFree(m->dom);
+	free(m->dest);
+	free(m);
+	return ret;
+}

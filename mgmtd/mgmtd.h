@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mgmtd internals shared by model.c, libvirt.c, thrash.c and main.c (the
+ * REST side uses model.h only).
+ */
+#ifndef VGMEM_MGMTD_MGMTD_H
+#define VGMEM_MGMTD_MGMTD_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "config.h"
+#include "backend.h"
+
+/* ---- model.c: what libvirt.c and config-defined VMs feed in ---------- */
+
+/*
+ * A VM (domain) became known, with the policy its definition carries
+ * (meta_mask: which fields it set; MG_POL_QUOTA is required). Not started.
+ * -EINVAL with why if the policy is invalid (nothing is changed).
+ */
+int mg_vm_define(struct mg *mg, const char *id, const char *name,
+		 const struct mg_vm_policy *meta, unsigned int meta_mask,
+		 enum mg_vm_source src, char *why, size_t whylen);
+/*
+ * It started: defines it as above, places it on a GPU (gpu < 0: the one
+ * with most room), checks admission and starts it on the backend. On
+ * error an "error" event says why and the VM stays stopped.
+ */
+int mg_vm_start(struct mg *mg, const char *id, const char *name,
+		const struct mg_vm_policy *meta, unsigned int meta_mask,
+		int gpu, enum mg_vm_source src, char *why, size_t whylen);
+int mg_vm_stop(struct mg *mg, const char *id);
+/* The domain was undefined: forgets a stopped VM (-EBUSY if running). */
+int mg_vm_forget(struct mg *mg, const char *id);
+/*
+ * Live metadata change: validated and admitted as an operator change is,
+ * applied, or refused with an "error" event and the VM's error text set.
+ */
+int mg_vm_set_meta(struct mg *mg, const char *id,
+		   const struct mg_vm_policy *meta, unsigned int meta_mask,
+		   char *why, size_t whylen);
+/*
+ * adopt_mdevs: every vGPU the backend shows that no VM has becomes a
+ * running VM of source "backend" (its mdev UUID as id, its quota); such
+ * VMs whose vGPU is gone are stopped and forgotten. No-op when the
+ * setting is off. Call without the lock (the timer does, every tick).
+ */
+int mg_adopt_backend_vms(struct mg *mg);
+/* Records a VM's definition error (bad metadata): event, log, info.error. */
+void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
+			const char *msg);
+
+/* Queues an event (detail: printf format producing a JSON object) and
+ * delivers it (persist, then subscribers). Must not be called with the
+ * model lock held; model.c uses its own locked variant. */
+void mg_emit(struct mg *mg, const char *type, const char *vm,
+	     const char *detail_fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Copies src into dst[len], truncating; always NUL-terminated. */
+static inline void mg_strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n = 0;
+
+	if (!len)
+		return;
+	while (src && src[n] && n + 1 < len) {
+		dst[n] = src[n];
+		n++;
+	}
+	dst[n] = 0;
+}
+
+/* JSON string escaping into dst (always NUL-terminated, truncates). */
+void mg_json_escape(char *dst, size_t len, const char *src);
+
+/*
+ * One timer period at now_mono_ms: counters, fault/relocation events,
+ * thrash detection, recompute (daemon.c; tests call it directly with a
+ * recompute_ms too long for the timer to interfere).
+ */
+void mg_tick(struct mg *mg, int64_t now_mono_ms);
+
+/* The backend (tests reach the embedded guests through it). */
+struct mg_backend *mg_get_backend(struct mg *mg);
+const struct mg_config *mg_get_config(struct mg *mg);
+int64_t mg_now_ms(void);		/* wall clock */
+int64_t mg_mono_ms(void);		/* monotonic */
+
+/* ---- thrash.c: migration advisories --------------------------------- */
+
+struct mg_thrash {
+	int64_t since_ms;		/* monotonic start of the episode; 0: none */
+	int64_t last_active_ms;		/* last tick with relocation activity */
+	uint64_t last_moves;		/* reloc_out + reloc_in chunks last tick */
+	bool primed;			/* last_moves is valid */
+	bool advisory;
+};
+
+enum mg_thrash_verdict {
+	MG_THRASH_NONE = 0,
+	MG_THRASH_RAISE,		/* the episode just reached the window */
+	MG_THRASH_CLEAR,		/* an advised episode ended */
+};
+
+/*
+ * One observation of a running VM at now_ms (monotonic). A tick is
+ * "thrashing" when the VM holds more than its entitlement, some of it is
+ * relocated, and its relocation counters advanced; the episode survives
+ * quiet ticks for up to grace_ms, and ends when the VM is no longer above
+ * its entitlement with relocated memory, or was quiet for longer. An
+ * episode lasting window_ms raises the advisory once.
+ */
+enum mg_thrash_verdict mg_thrash_step(struct mg_thrash *t,
+				      const struct vgmem_vm_stats *st,
+				      uint64_t entitlement, int64_t now_ms,
+				      int64_t window_ms, int64_t grace_ms);
+/* Forget the episode (VM stopped). */
+void mg_thrash_reset(struct mg_thrash *t);
+
+/* ---- libvirt.c ------------------------------------------------------- */
+
+struct mg_libvirt;
+
+#define MG_XMLNS	"https://vgmem.dev/xmlns/vgmem/1"
+
+/*
+ * Connects to uri, registers lifecycle and metadata-change callbacks,
+ * syncs every domain and runs the event loop on its own thread.
+ */
+int mg_libvirt_start(struct mg *mg, const char *uri, struct mg_libvirt **out);
+void mg_libvirt_stop(struct mg_libvirt *lv);
+bool mg_libvirt_connected(struct mg_libvirt *lv);
+/* The virConnectPtr (tests drive the test driver through it). */
+void *mg_libvirt_conn(struct mg_libvirt *lv);
+/* Asynchronous live migration of a domain to dest_uri (thrash.c). */
+int mg_libvirt_migrate(struct mg_libvirt *lv, const char *domain,
+		       const char *dest_uri);
+/* model.c tells mgmtd which libvirt to use for migrations. */
+void mg_set_libvirt(struct mg *mg, struct mg_libvirt *lv);
+
+/*
+ * Domain XML -> what mgmtd needs (pure; tested on its own). mdev: the
+ * first vgmem-capable mdev hostdev's UUID ("" if none). Returns 0 with
+ * meta filled (mask 0 if there is no <vgmem:gpu>), or -EINVAL with err.
+ */
+int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
+		    struct mg_vm_policy *meta, unsigned int *mask, int *gpu,
+		    char *err, size_t errlen);
+/*
+ * The <gpu .../> element alone, as virDomainGetMetadata() answers (without
+ * a namespace, or in ours).
+ */
+int mg_metadata_parse(const char *xml, struct mg_vm_policy *meta,
+		      unsigned int *mask, int *gpu, char *err, size_t errlen);
+
+#endif /* VGMEM_MGMTD_MGMTD_H */

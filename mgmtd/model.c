@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mgmtd's model (model.h): the VM table, effective policies, entitlements
+ * from policy/ applied to the backend, knobs, and the recompute timer.
+ * Events are in events.c, VM definitions (libvirt, config) in vms.c.
+ *
+ * Locking: mg->lock (a mutex) protects everything in struct mg except the
+ * event delivery state (events.c). Backend calls and state writes happen
+ * under it, so an operator change is validated, admitted, made durable and
+ * applied as one step that no other change can interleave with. Events are
+ * queued under it and delivered after it is dropped.
+ *
+ * A VM's effective policy is built from three layers: defaults (min = low
+ * = 0, weight 100, priority 0), the fields its definition sets (libvirt
+ * metadata or the config file), and the fields an operator set through the
+ * API, which win and are the only ones persisted. max, if no layer sets
+ * it, follows quota.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model_priv.h"
+#include "log.h"
+
+int64_t mg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t mg_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mg_why_set(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- lookups --------------------------------------------------------- */
+
+struct mg_vm *mg_find_locked(struct mg *mg, const char *id_or_name)
+{
+	size_t i;
+
+	if (!id_or_name || !*id_or_name)
+		return NULL;
+	for (i = 0; i < mg->nr_vms; i++)
+		if (!strcmp(mg->vms[i]->info.id, id_or_name))
+			return mg->vms[i];
+	for (i = 0; i < mg->nr_vms; i++)
+		if (mg->vms[i]->info.name[0] &&
+		    !strcmp(mg->vms[i]->info.name, id_or_name))
+			return mg->vms[i];
+	return NULL;
+}
+
+const struct mg_state_policy *mg_stored_find(struct mg *mg, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < mg->nr_stored; i++)
+		if (!strcmp(mg->stored[i].id, id))
+			return &mg->stored[i];
+	return NULL;
+}
+
+/* ---- policy layers --------------------------------------------------- */
+
+static void apply_fields(struct mg_vm_policy *dst, const struct mg_vm_policy *src,
+			 unsigned int mask)
+{
+	if (mask & MG_POL_QUOTA)
+		dst->quota = src->quota;
+	if (mask & MG_POL_MIN)
+		dst->min = src->min;
+	if (mask & MG_POL_LOW)
+		dst->low = src->low;
+	if (mask & MG_POL_MAX)
+		dst->max = src->max;
+	if (mask & MG_POL_WEIGHT)
+		dst->weight = src->weight;
+	if (mask & MG_POL_PRIORITY)
+		dst->priority = src->priority;
+}
+
+void mg_effective(const struct mg_vm_policy *meta, unsigned int meta_mask,
+		  const struct mg_vm_policy *op, unsigned int op_mask,
+		  struct mg_vm_policy *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->weight = VGP_WEIGHT_DEFAULT;
+	apply_fields(out, meta, meta_mask);
+	apply_fields(out, op, op_mask);
+	if (!((meta_mask | op_mask) & MG_POL_MAX))
+		out->max = out->quota;
+	/*
+	 * An unset low protects what min protects, as in cgroup v2 where the
+	 * effective protection is the larger of memory.min and memory.low; so
+	 * `min` alone is a valid policy on every path (PUT, PATCH, metadata).
+	 */
+	if (!((meta_mask | op_mask) & MG_POL_LOW) && out->low < out->min)
+		out->low = out->min;
+}
+
+static void to_vgp(const struct mg_vm_policy *p, uint64_t demand,
+		   struct vgp_vm *v)
+{
+	v->quota = p->quota;
+	v->min = p->min;
+	v->low = p->low;
+	v->max = p->max;
+	v->weight = p->weight;
+	v->prio = p->priority;
+	v->demand = demand;
+}
+
+int mg_gpu_params_locked(struct mg *mg, int gpu, struct vgp_gpu *g)
+{
+	const struct mg_gpu_info *gi;
+
+	if (gpu < 0 || (size_t)gpu >= mg->nr_gpus)
+		return -EINVAL;
+	gi = &mg->gpus[gpu];
+	memset(g, 0, sizeof(*g));
+	g->vram = gi->vram_size;
+	/* The backend's 0 is "unlimited"; policy/ wants a number. */
+	g->host_budget = gi->host_budget ? gi->host_budget : UINT64_MAX;
+	g->chunk = gi->chunk_size ? gi->chunk_size : (2ull << 20);
+	g->oversub_pct = mg->knobs.oversub_pct;
+	g->hold_spare = mg->cfg->hold_spare;
+	return 0;
+}
+
+/*
+ * Would policy p for vm (p == NULL: its current one) on gpu, with every
+ * other running VM there as it is, be admitted under oversub_pct?
+ */
+int mg_admit_locked(struct mg *mg, const struct mg_vm *vm, int gpu,
+			const struct mg_vm_policy *p, uint32_t oversub_pct,
+			char *why, size_t whylen)
+{
+	struct vgp_status st;
+	struct vgp_vm *others, cand;
+	struct vgp_gpu g;
+	size_t i, n = 0;
+	int ret;
+
+	ret = mg_gpu_params_locked(mg, gpu, &g);
+	if (ret) {
+		mg_why_set(why, whylen, "no GPU %d", gpu);
+		return ret;
+	}
+	g.oversub_pct = oversub_pct;
+	others = calloc(mg->nr_vms + 1, sizeof(*others));
+	if (!others)
+		return -ENOMEM;
+	for (i = 0; i < mg->nr_vms; i++) {
+		const struct mg_vm *o = mg->vms[i];
+
+		if (o == vm || !o->info.running || o->info.gpu != gpu)
+			continue;
+		to_vgp(&o->info.policy, 0, &others[n++]);
+	}
+	if (vm) {
+		to_vgp(p ? p : &vm->info.policy, 0, &cand);
+		ret = vgp_admit(&g, others, n, &cand, &st);
+	} else {
+		ret = vgp_admit(&g, others, n, NULL, &st);
+	}
+	free(others);
+	if (ret)
+		mg_why_set(why, whylen, "%s: %s", vgp_code_name(st.code), st.reason);
+	return ret;
+}
+
+int mg_validate_policy_locked(struct mg *mg, int gpu,
+				  const struct mg_vm_policy *p, char *why,
+				  size_t whylen)
+{
+	struct vgp_status st;
+	struct vgp_gpu g;
+	struct vgp_vm v;
+
+	if (mg_gpu_params_locked(mg, gpu < 0 ? 0 : gpu, &g)) {
+		mg_why_set(why, whylen, "no GPU to validate against");
+		return -EINVAL;
+	}
+	to_vgp(p, 0, &v);
+	if (vgp_validate_vm(&g, &v, &st)) {
+		mg_why_set(why, whylen, "%s", st.reason);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- stats, recompute ------------------------------------------------ */
+
+static int refresh_gpus_locked(struct mg *mg)
+{
+	struct mg_gpu_info *v;
+	size_t n, i;
+	int ret;
+
+	ret = mg->be.ops->list_gpus(mg->be.priv, &v, &n);
+	if (ret)
+		return ret;
+	for (i = 0; i < n && i < mg->nr_gpus; i++) {
+		/* keep the policy engine's view of the last recompute */
+		v[i].entitled = mg->gpus[i].entitled;
+		v[i].spare = mg->gpus[i].spare;
+		v[i].demand = mg->gpus[i].demand;
+		v[i].contended = mg->gpus[i].contended;
+	}
+	for (i = 0; i < n; i++)
+		v[i].oversub_pct = mg->knobs.oversub_pct;
+	free(mg->gpus);
+	mg->gpus = v;
+	mg->nr_gpus = n;
+	return 0;
+}
+
+int mg_refresh_stats_locked(struct mg *mg)
+{
+	struct mg_backend_vm *bv;
+	size_t n, i;
+	int ret;
+
+	ret = refresh_gpus_locked(mg);
+	if (ret)
+		return ret;
+	ret = mg->be.ops->list_vms(mg->be.priv, &bv, &n);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		struct mg_vm *vm = mg_find_locked(mg, bv[i].id);
+
+		if (vm && vm->info.running)
+			vm->info.stats = bv[i].stats;
+	}
+	free(bv);
+	mg->stats_ms = mg_mono_ms();
+	return 0;
+}
+
+/* Bytes sent to the backend for an entitlement (its 0 means equal share). */
+static uint64_t backend_ent(const struct mg_gpu_info *g, uint64_t bytes)
+{
+	(void)g;
+	return bytes ? bytes : 1;
+}
+
+static int recompute_gpu_locked(struct mg *mg, int gpu)
+{
+	struct mg_gpu_info *gi = &mg->gpus[gpu];
+	struct mg_vm **sel = NULL;
+	struct vgp_status st;
+	struct vgp_vm *in = NULL;
+	struct vgp_ent *out = NULL;
+	struct vgp_gpu g;
+	void *scratch = NULL;
+	size_t i, n = 0, slen;
+	bool was_contended = gi->contended;
+	int ret;
+
+	ret = mg_gpu_params_locked(mg, gpu, &g);
+	if (ret)
+		return ret;
+	sel = calloc(mg->nr_vms + 1, sizeof(*sel));
+	in = calloc(mg->nr_vms + 1, sizeof(*in));
+	out = calloc(mg->nr_vms + 1, sizeof(*out));
+	if (!sel || !in || !out) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < mg->nr_vms; i++) {
+		struct mg_vm *vm = mg->vms[i];
+
+		if (!vm->info.running || vm->info.gpu != gpu)
+			continue;
+		sel[n] = vm;
+		to_vgp(&vm->info.policy, vm->info.stats.allocated, &in[n]);
+		n++;
+	}
+	slen = vgp_scratch_size(n);
+	scratch = malloc(slen ? slen : 16);
+	if (!scratch) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = vgp_compute(&g, in, n, out, scratch, slen, &st);
+	if (ret) {
+		mg_err("recompute gpu %d: %s", gpu, st.reason);
+		goto out_free;
+	}
+	for (i = 0; i < n; i++) {
+		struct mg_vm *vm = sel[i];
+		int r;
+
+		if (vm->applied && vm->info.entitlement == out[i].bytes) {
+			vm->info.guaranteed = out[i].guaranteed;
+			continue;
+		}
+		r = mg->be.ops->set_entitlement(mg->be.priv, vm->info.id,
+						 backend_ent(gi, out[i].bytes));
+		if (r) {
+			mg_warn("vm %s: backend refused entitlement %llu: %s",
+				vm->info.id, (unsigned long long)out[i].bytes,
+				strerror(-r));
+			if (!ret)
+				ret = r;
+			continue;
+		}
+		vm->info.entitlement = out[i].bytes;
+		vm->info.guaranteed = out[i].guaranteed;
+		vm->info.stats.entitlement = out[i].bytes;
+		vm->applied = true;
+	}
+	gi->entitled = st.entitled;
+	gi->spare = st.spare;
+	gi->demand = st.demand;
+	gi->contended = !!(st.flags & VGP_F_CONTENDED);
+	if (gi->contended != was_contended)
+		mg_emit_locked(mg, "pressure", "",
+			       "{\"gpu\":%d,\"state\":\"%s\",\"demand\":%llu,\"vram\":%llu}",
+			       gpu, gi->contended ? "contended" : "relieved",
+			       (unsigned long long)st.demand,
+			       (unsigned long long)gi->vram_size);
+	mg->recomputes++;
+out_free:
+	free(scratch);
+	free(out);
+	free(in);
+	free(sel);
+	return ret;
+}
+
+int mg_recompute_locked(struct mg *mg)
+{
+	size_t i;
+	int ret = 0, r;
+
+	for (i = 0; i < mg->nr_gpus; i++) {
+		r = recompute_gpu_locked(mg, (int)i);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+int mg_recompute(struct mg *mg)
+{
+	int ret;
+
+	pthread_mutex_lock(&mg->lock);
+	ret = mg_refresh_stats_locked(mg);
+	if (!ret)
+		ret = mg_recompute_locked(mg);
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+/* ---- public reads ---------------------------------------------------- */
+
+/* Stats older than this are refreshed by a read (the timer refreshes too). */
+#define MG_STATS_FRESH_MS 100
+
+static void maybe_refresh_locked(struct mg *mg)
+{
+	if (mg_mono_ms() - mg->stats_ms >= MG_STATS_FRESH_MS)
+		mg_refresh_stats_locked(mg);
+}
+
+/*
+ * GPU i as listed: the knobs are global, so they override what the
+ * backend reported. memcpy (not assignment) so that every byte, padding
+ * included, is a function of the model, which mg_view_equal() relies on.
+ */
+static void gpu_view_locked(struct mg *mg, size_t i, struct mg_gpu_info *out)
+{
+	memcpy(out, &mg->gpus[i], sizeof(*out));
+	snprintf(out->policy, sizeof(out->policy), "%s", mg->knobs.policy);
+	out->oversub_pct = mg->knobs.oversub_pct;
+}
+
+int mg_list_gpus(struct mg *mg, struct mg_gpu_info **out, size_t *n)
+{
+	struct mg_gpu_info *v;
+	size_t i;
+
+	if (!mg || !out || !n)
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	maybe_refresh_locked(mg);
+	v = malloc((mg->nr_gpus ? mg->nr_gpus : 1) * sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&mg->lock);
+		return -ENOMEM;
+	}
+	for (i = 0; i < mg->nr_gpus; i++)
+		gpu_view_locked(mg, i, &v[i]);
+	*n = mg->nr_gpus;
+	pthread_mutex_unlock(&mg->lock);
+	*out = v;
+	return 0;
+}
+
+int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n)
+{
+	struct mg_vm_info *v;
+	size_t i;
+
+	if (!mg || !out || !n)
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	maybe_refresh_locked(mg);
+	v = malloc((mg->nr_vms ? mg->nr_vms : 1) * sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&mg->lock);
+		return -ENOMEM;
+	}
+	for (i = 0; i < mg->nr_vms; i++)
+		v[i] = mg->vms[i]->info;
+	*n = mg->nr_vms;
+	pthread_mutex_unlock(&mg->lock);
+	*out = v;
+	return 0;
+}
+
+int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
+		 struct mg_vm_info **vms, size_t *nvms)
+{
+	struct mg_gpu_info *g;
+	struct mg_vm_info *v;
+	size_t i;
+
+	if (!mg || !gpus || !ngpus || !vms || !nvms)
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	maybe_refresh_locked(mg);
+	g = malloc((mg->nr_gpus ? mg->nr_gpus : 1) * sizeof(*g));
+	v = malloc((mg->nr_vms ? mg->nr_vms : 1) * sizeof(*v));
+	if (!g || !v) {
+		pthread_mutex_unlock(&mg->lock);
+		free(g);
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < mg->nr_gpus; i++)
+		gpu_view_locked(mg, i, &g[i]);
+	for (i = 0; i < mg->nr_vms; i++)
+		memcpy(&v[i], &mg->vms[i]->info, sizeof(v[i]));
+	*ngpus = mg->nr_gpus;
+	*nvms = mg->nr_vms;
+	pthread_mutex_unlock(&mg->lock);
+	*gpus = g;
+	*vms = v;
+	return 0;
+}
+
+bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
+		   size_t ngpus, const struct mg_vm_info *vms, size_t nvms)
+{
+	struct mg_gpu_info t;
+	bool eq = true;
+	size_t i;
+
+	if (!mg)
+		return false;
+	pthread_mutex_lock(&mg->lock);
+	maybe_refresh_locked(mg);
+	if (gpus) {
+		eq = ngpus == mg->nr_gpus;
+		for (i = 0; eq && i < ngpus; i++) {
+			gpu_view_locked(mg, i, &t);
+			eq = !memcmp(&t, &gpus[i], sizeof(t));
+		}
+	}
+	if (eq && vms) {
+		eq = nvms == mg->nr_vms;
+		for (i = 0; eq && i < nvms; i++)
+			eq = !memcmp(&mg->vms[i]->info, &vms[i], sizeof(vms[i]));
+	}
+	pthread_mutex_unlock(&mg->lock);
+	return eq;
+}
+
+int mg_get_vm(struct mg *mg, const char *id_or_name, struct mg_vm_info *out)
+{
+	struct mg_vm *vm;
+	int ret = 0;
+
+	if (!mg || !id_or_name || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	maybe_refresh_locked(mg);
+	vm = mg_find_locked(mg, id_or_name);
+	if (vm)
+		*out = vm->info;
+	else
+		ret = -ENOENT;
+	pthread_mutex_unlock(&mg->lock);
+	return ret;
+}
+
+int mg_get_status(struct mg *mg, struct mg_status *out)
+{
+	if (!mg || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&mg->lock);
+	snprintf(out->version, sizeof(out->version), "%s", MG_VERSION);
+	snprintf(out->backend, sizeof(out->backend), "%s", mg->be.ops->name);
+	if (mg->lv)
+		snprintf(out->libvirt_uri, sizeof(out->libvirt_uri), "%s",
+			 mg->cfg->libvirt_uri);
+	out->started_ms = mg->started_ms;
+	out->recomputes = mg->recomputes;
+	out->advisories = mg->advisories;
+	out->nr_gpus = (uint32_t)mg->nr_gpus;
+	out->nr_vms = (uint32_t)mg->nr_vms;
+	pthread_mutex_unlock(&mg->lock);
+	out->libvirt_connected = mg->lv && mg_libvirt_connected(mg->lv);
+	out->last_event_id = mg_events_last_id(mg);
+	return 0;
+}
+
+int mg_get_knobs(struct mg *mg, struct mg_knobs *out)
+{
+	if (!mg || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	*out = mg->knobs;
+	pthread_mutex_unlock(&mg->lock);
+	return 0;
+}
+
+/* ---- operator writes -------------------------------------------------- */
+
+static int policy_valid_mask(unsigned int mask)
+{
+	return mask && !(mask & ~(unsigned int)MG_POL_ALL);
+}
+
+/*
+ * Applies a new effective policy to vm (validated and admitted already):
+ * quota to the backend first, since that is the step that may fail.
+ */
+int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
+			       const struct mg_vm_policy *np, char *why,
+			       size_t whylen)
+{
+	int ret;
+
+	if (vm->info.running && np->quota != vm->info.policy.quota) {
+		ret = mg->be.ops->set_quota(mg->be.priv, vm->info.id, np->quota);
+		if (ret == -EBUSY) {
+			mg_why_set(why, whylen,
+				"quota %llu is below what the VM holds now (%llu bytes)",
+				(unsigned long long)np->quota,
+				(unsigned long long)vm->info.stats.allocated);
+			return ret;
+		}
+		if (ret) {
+			mg_why_set(why, whylen, "backend refused quota %llu (%s)",
+				(unsigned long long)np->quota, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p)
+{
+	snprintf(buf, len,
+		 "\"quota\":%llu,\"min\":%llu,\"low\":%llu,\"max\":%llu,\"weight\":%u,\"priority\":%u",
+		 (unsigned long long)p->quota, (unsigned long long)p->min,
+		 (unsigned long long)p->low, (unsigned long long)p->max,
+		 p->weight, p->priority);
+}
+
+int mg_set_vm_policy(struct mg *mg, const char *id,
+		     const struct mg_vm_policy *p, unsigned int mask,
+		     char *why, size_t whylen)
+{
+	struct mg_vm_policy nop, np;
+	unsigned int nmask;
+	struct mg_vm *vm;
+	char pj[200];
+	int ret;
+
+	if (why && whylen)
+		why[0] = 0;
+	if (!mg || !id || !p) {
+		mg_why_set(why, whylen, "missing argument");
+		return -EINVAL;
+	}
+	if (!policy_valid_mask(mask)) {
+		mg_why_set(why, whylen, "no policy field given");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (!vm) {
+		mg_why_set(why, whylen, "no VM '%s'", id);
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	nop = vm->op;
+	apply_fields(&nop, p, mask);
+	nmask = vm->op_mask | mask;
+	mg_effective(&vm->meta, vm->meta_mask, &nop, nmask, &np);
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, why, whylen);
+	if (ret)
+		goto out_unlock;
+	if (vm->info.gpu >= 0) {
+		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
+				   mg->knobs.oversub_pct, why, whylen);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = mg_apply_policy_locked(mg, vm, &np, why, whylen);
+	if (ret)
+		goto out_unlock;
+	/* Durable before acknowledged; undo the backend quota if not. */
+	ret = mg_state_put_policy(mg->state, vm->info.id, &nop, nmask);
+	if (ret) {
+		if (vm->info.running && np.quota != vm->info.policy.quota)
+			mg->be.ops->set_quota(mg->be.priv, vm->info.id,
+					      vm->info.policy.quota);
+		mg_why_set(why, whylen, "state database write failed");
+		ret = -EIO;
+		goto out_unlock;
+	}
+	vm->op = nop;
+	vm->op_mask = nmask;
+	vm->info.policy = np;
+	vm->info.operator_policy = true;
+	mg_stored_update_locked(mg, vm->info.id, &nop, nmask);
+	mg_policy_json(pj, sizeof(pj), &np);
+	mg_emit_locked(mg, "policy", vm->info.id,
+		       "{\"source\":\"operator\",\"mask\":%u,%s}", mask, pj);
+	mg_info("vm %s: operator policy %s", vm->info.id, pj);
+	if (vm->info.running) {
+		mg_refresh_stats_locked(mg);
+		mg_recompute_locked(mg);
+	}
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
+		       size_t whylen)
+{
+	struct mg_vm_policy np, none;
+	struct mg_vm *vm;
+	int ret;
+
+	if (why && whylen)
+		why[0] = 0;
+	if (!mg || !id)
+		return -EINVAL;
+	memset(&none, 0, sizeof(none));
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (!vm) {
+		mg_why_set(why, whylen, "no VM '%s'", id);
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	mg_effective(&vm->meta, vm->meta_mask, &none, 0, &np);
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, why, whylen);
+	if (!ret && vm->info.gpu >= 0)
+		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
+				   mg->knobs.oversub_pct, why, whylen);
+	if (!ret)
+		ret = mg_apply_policy_locked(mg, vm, &np, why, whylen);
+	if (ret)
+		goto out_unlock;
+	ret = mg_state_put_policy(mg->state, vm->info.id, &none, 0);
+	if (ret) {
+		if (vm->info.running && np.quota != vm->info.policy.quota)
+			mg->be.ops->set_quota(mg->be.priv, vm->info.id,
+					      vm->info.policy.quota);
+		mg_why_set(why, whylen, "state database write failed");
+		ret = -EIO;
+		goto out_unlock;
+	}
+	memset(&vm->op, 0, sizeof(vm->op));
+	vm->op_mask = 0;
+	vm->info.policy = np;
+	vm->info.operator_policy = false;
+	mg_stored_update_locked(mg, vm->info.id, &none, 0);
+	mg_emit_locked(mg, "policy", vm->info.id,
+		       "{\"source\":\"operator\",\"reset\":true}");
+	if (vm->info.running) {
+		mg_refresh_stats_locked(mg);
+		mg_recompute_locked(mg);
+	}
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+int mg_knobs_validate(const struct mg_knobs *k, unsigned int mask, char *why,
+		      size_t whylen)
+{
+	if (!mask || (mask & ~(unsigned int)MG_KNOB_ALL)) {
+		mg_why_set(why, whylen, "no knob given");
+		return -EINVAL;
+	}
+	if ((mask & MG_KNOB_POLICY) && strcmp(k->policy, "random") &&
+	    strcmp(k->policy, "lra") && strcmp(k->policy, "cold")) {
+		mg_why_set(why, whylen, "policy must be random, lra or cold");
+		return -EINVAL;
+	}
+	if ((mask & MG_KNOB_RETURN_INTERVAL) &&
+	    (k->return_interval_ms < VGMEM_RETURN_MS_MIN ||
+	     k->return_interval_ms > VGMEM_RETURN_MS_MAX)) {
+		mg_why_set(why, whylen, "return_interval_ms must be %u..%u",
+			VGMEM_RETURN_MS_MIN, VGMEM_RETURN_MS_MAX);
+		return -EINVAL;
+	}
+	if ((mask & MG_KNOB_OVERSUB) && (k->oversub_pct < VGP_OVERSUB_MIN ||
+					 k->oversub_pct > VGP_OVERSUB_MAX)) {
+		mg_why_set(why, whylen, "oversub_pct must be %u..%u",
+			VGP_OVERSUB_MIN, VGP_OVERSUB_MAX);
+		return -EINVAL;
+	}
+	if ((mask & MG_KNOB_THRASH_WINDOW) &&
+	    (k->thrash_window_s < 1 || k->thrash_window_s > 86400)) {
+		mg_why_set(why, whylen, "thrash_window_s must be 1..86400");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void apply_knob_fields(struct mg_knobs *dst, const struct mg_knobs *src,
+			      unsigned int mask)
+{
+	if (mask & MG_KNOB_POLICY)
+		snprintf(dst->policy, sizeof(dst->policy), "%s", src->policy);
+	if (mask & MG_KNOB_RETURN_INTERVAL)
+		dst->return_interval_ms = src->return_interval_ms;
+	if (mask & MG_KNOB_OVERSUB)
+		dst->oversub_pct = src->oversub_pct;
+	if (mask & MG_KNOB_THRASH_WINDOW)
+		dst->thrash_window_s = src->thrash_window_s;
+}
+
+static int knobs_to_backend_locked(struct mg *mg, const struct mg_knobs *k)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < mg->nr_gpus; i++) {
+		ret = mg->be.ops->set_knobs(mg->be.priv, (int)i, k);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
+		 char *why, size_t whylen)
+{
+	struct mg_knobs nk;
+	size_t i;
+	int ret;
+
+	if (why && whylen)
+		why[0] = 0;
+	if (!mg || !k) {
+		mg_why_set(why, whylen, "missing argument");
+		return -EINVAL;
+	}
+	ret = mg_knobs_validate(k, mask, why, whylen);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&mg->lock);
+	nk = mg->knobs;
+	apply_knob_fields(&nk, k, mask);
+	/* A lower oversubscription limit must still admit every GPU's VMs. */
+	if (nk.oversub_pct < mg->knobs.oversub_pct) {
+		for (i = 0; i < mg->nr_gpus; i++) {
+			ret = mg_admit_locked(mg, NULL, (int)i, NULL, nk.oversub_pct,
+					   why, whylen);
+			if (ret)
+				goto out_unlock;
+		}
+	}
+	ret = knobs_to_backend_locked(mg, &nk);
+	if (ret) {
+		knobs_to_backend_locked(mg, &mg->knobs);
+		mg_why_set(why, whylen, "backend refused the knobs (%s)",
+			strerror(-ret));
+		goto out_unlock;
+	}
+	ret = mg_state_put_knobs(mg->state, &nk, mg->knobs_mask | mask);
+	if (ret) {
+		knobs_to_backend_locked(mg, &mg->knobs);
+		mg_why_set(why, whylen, "state database write failed");
+		ret = -EIO;
+		goto out_unlock;
+	}
+	mg->knobs = nk;
+	mg->knobs_mask |= mask;
+	mg_emit_locked(mg, "policy", "",
+		       "{\"source\":\"operator\",\"knobs\":{\"policy\":\"%s\",\"return_interval_ms\":%u,\"oversub_pct\":%u,\"thrash_window_s\":%u}}",
+		       nk.policy, nk.return_interval_ms, nk.oversub_pct,
+		       nk.thrash_window_s);
+	mg_info("knobs: policy=%s return_interval_ms=%u oversub_pct=%u thrash_window_s=%u",
+		nk.policy, nk.return_interval_ms, nk.oversub_pct,
+		nk.thrash_window_s);
+	mg_refresh_stats_locked(mg);
+	mg_recompute_locked(mg);
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+struct mg_backend *mg_get_backend(struct mg *mg)
+{
+	return &mg->be;
+}
+
+const struct mg_config *mg_get_config(struct mg *mg)
+{
+	return mg->cfg;
+}
+
+void mg_set_libvirt(struct mg *mg, struct mg_libvirt *lv)
+{
+	pthread_mutex_lock(&mg->lock);
+	mg->lv = lv;
+	pthread_mutex_unlock(&mg->lock);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mgmtd's model: the table of GPUs and VMs, their policies and
+ * entitlements, global knobs and the event history. Everything the REST
+ * server, the metrics exporter and the SSE stream show comes from here.
+ *
+ * Every function is thread-safe (libmicrohttpd runs handlers on its own
+ * threads; libvirt events and the recompute timer run on mgmtd's). Every
+ * function returns 0 or a negative errno unless it says otherwise; a call
+ * that fails changes nothing. Out-arrays are malloc()ed and the caller
+ * free()s them.
+ *
+ * Policy fields follow policy/policy.h (min <= low <= max <= quota,
+ * weight 1..10000, priority 0..3); an unset max means "= quota".
+ */
+#ifndef VGMEM_MGMTD_MODEL_H
+#define VGMEM_MGMTD_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/uapi/vgmem.h"
+
+#define MG_VERSION		"0.1.0"
+#define MG_ID_LEN		40	/* mdev UUID (36 chars) + NUL */
+#define MG_NAME_LEN		64	/* libvirt domain name */
+#define MG_WHY_LEN		256	/* suggested size of why buffers */
+#define MG_EVENT_DETAIL_LEN	256
+
+struct mg;			/* the daemon */
+struct mg_config;		/* config.h */
+
+struct mg_vm_policy {
+	uint64_t quota, min, low, max;
+	uint32_t weight, priority;
+};
+
+/* Which fields of a struct mg_vm_policy a set call changes (PATCH). */
+enum {
+	MG_POL_QUOTA = 1,
+	MG_POL_MIN = 2,
+	MG_POL_LOW = 4,
+	MG_POL_MAX = 8,
+	MG_POL_WEIGHT = 16,
+	MG_POL_PRIORITY = 32,
+	MG_POL_ALL = 63,	/* PUT */
+};
+
+/* Where a VM came from. */
+enum mg_vm_source {
+	MG_SRC_CONFIG = 0,	/* --embedded-vm / vm= in the config file */
+	MG_SRC_LIBVIRT = 1,	/* a libvirt domain with a vgmem mdev */
+	MG_SRC_BACKEND = 2,	/* found on the backend (a vGPU of vgmem.ko) */
+};
+
+struct mg_vm_info {
+	char id[MG_ID_LEN];		/* mdev UUID, lower case */
+	char name[MG_NAME_LEN];		/* libvirt domain ("" if none) */
+	int gpu;			/* index into mg_list_gpus() */
+	struct mg_vm_policy policy;	/* effective (operator > metadata > default) */
+	uint64_t entitlement;		/* last computed and applied, bytes */
+	uint64_t guaranteed;		/* of which min/low guarantees */
+	struct vgmem_vm_stats stats;	/* the backend's counters */
+	bool running;			/* has a live vGPU on the backend */
+	bool advisory;			/* migration advisory raised (thrash.c) */
+	int64_t advisory_since_ms;	/* 0 if !advisory */
+	int64_t started_ms;		/* last start, wall clock ms; 0 if never */
+	enum mg_vm_source source;
+	bool operator_policy;		/* some field was set through the API */
+	char error[128];		/* last metadata error, "" if none */
+};
+
+struct mg_gpu_info {
+	int index;
+	char name[32];
+	uint64_t vram_size, vram_used, host_used, chunk_size, host_budget;
+	char policy[8];			/* random | lra | cold */
+	uint32_t return_interval_ms, oversub_pct, nr_vms;
+	/* the core's per-GPU counters (struct vg_gpu_stats) */
+	uint64_t reloc_out_chunks, reloc_in_chunks, bytes_out, bytes_in;
+	uint64_t relocations, reloc_failures, copy_device_ns, faults;
+	uint64_t suspend_hist[VGMEM_HIST_BUCKETS];	/* bucket i: [2^i, 2^(i+1)) us */
+	uint64_t stall_hist[VGMEM_HIST_BUCKETS];
+	/* policy engine's view at the last recompute */
+	uint64_t entitled, spare, demand;
+	bool contended;
+};
+
+/* Global knobs, applied to every GPU. */
+struct mg_knobs {
+	char policy[8];			/* random | lra | cold */
+	uint32_t return_interval_ms;	/* VGMEM_RETURN_MS_MIN..MAX (1..10000) */
+	uint32_t oversub_pct;		/* VGP_OVERSUB_MIN..MAX */
+	uint32_t thrash_window_s;	/* 1..86400 */
+};
+
+enum {
+	MG_KNOB_POLICY = 1,
+	MG_KNOB_RETURN_INTERVAL = 2,
+	MG_KNOB_OVERSUB = 4,
+	MG_KNOB_THRASH_WINDOW = 8,
+	MG_KNOB_ALL = 15,
+};
+
+/*
+ * Event types: pressure | relocation | fault | advisory | policy |
+ * lifecycle | error. detail is the text of a JSON object (always valid
+ * JSON, e.g. {"reason":"..."}), ready to embed.
+ */
+struct mg_event {
+	uint64_t id;			/* strictly increasing, survives restarts */
+	int64_t ts_ms;			/* wall clock, ms since the epoch */
+	char type[16];
+	char vm[MG_ID_LEN];		/* "" for GPU-wide/global events */
+	char detail[MG_EVENT_DETAIL_LEN];
+};
+
+/* Daemon-wide facts for /healthz and the metrics exporter. */
+struct mg_status {
+	char version[16];
+	char backend[16];		/* embedded | netlink */
+	char libvirt_uri[128];		/* "" if libvirt is off */
+	bool libvirt_connected;
+	int64_t started_ms;
+	uint64_t last_event_id;
+	uint64_t recomputes;		/* entitlement recomputations so far */
+	uint64_t advisories;		/* migration advisories raised so far */
+	uint32_t nr_gpus, nr_vms;
+};
+
+int mg_list_gpus(struct mg *mg, struct mg_gpu_info **out, size_t *n);
+int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n);
+/*
+ * For caches of rendered answers (the REST server's /v1/vms, /v1/gpus and
+ * /metrics). mg_list_view() is mg_list_gpus() and mg_list_vms() read under
+ * one lock; mg_view_equal() says whether the model would list exactly
+ * gpus (unless NULL) and vms (unless NULL) now, compared byte for byte
+ * under the lock after the same stats refresh a listing does. Comparing
+ * content instead of counting changes means no writer anywhere has to
+ * remember to invalidate anything: an answer rendered from a listing is
+ * current exactly while mg_view_equal() holds for that listing.
+ */
+int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
+		 struct mg_vm_info **vms, size_t *nvms);
+bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
+		   size_t ngpus, const struct mg_vm_info *vms, size_t nvms);
+/* By UUID or by domain name; -ENOENT. */
+int mg_get_vm(struct mg *mg, const char *id_or_name, struct mg_vm_info *out);
+int mg_get_status(struct mg *mg, struct mg_status *out);
+
+/*
+ * Changes the masked fields of a VM's policy (id: UUID or domain name).
+ * -EINVAL (bad values, bad mask), -ENOENT, -ENOSPC (admission refused:
+ * the GPU could not honour the quotas/mins/host budget), -EBUSY (a quota
+ * below the bytes the running VM holds now: HTTP 409), -EIO (the state
+ * database failed; nothing changed: HTTP 500). why gets a
+ * human-readable reason on error (may be NULL). Written durably to the
+ * state database before it returns 0; entitlements are recomputed and
+ * applied before it returns.
+ */
+int mg_set_vm_policy(struct mg *mg, const char *id,
+		     const struct mg_vm_policy *p, unsigned int mask,
+		     char *why, size_t whylen);
+/* Forgets the operator's policy of a VM: metadata/defaults apply again. */
+int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
+		       size_t whylen);
+
+int mg_get_knobs(struct mg *mg, struct mg_knobs *out);
+/* -EINVAL with why; durable before it returns 0. */
+int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
+		 char *why, size_t whylen);
+
+/*
+ * Events with id > after_id, oldest first, at most max (0: -EINVAL).
+ * Old events come from the state database, so history survives restarts.
+ */
+int mg_events_since(struct mg *mg, uint64_t after_id, size_t max,
+		    struct mg_event **out, size_t *n);
+
+/*
+ * cb is called for every new event, in id order, on the publishing thread
+ * with no model lock held (it may call mg_* functions except
+ * mg_subscribe/mg_unsubscribe, and must not block for long). After
+ * mg_unsubscribe() returns, cb is not running and will not be called.
+ * Returns a handle >= 0 or -errno.
+ */
+int mg_subscribe(struct mg *mg,
+		 void (*cb)(void *priv, const struct mg_event *ev),
+		 void *priv);
+void mg_unsubscribe(struct mg *mg, int handle);
+
+/* Lifetime (main.c and tests). */
+int mg_create(const struct mg_config *cfg, struct mg **out);
+void mg_destroy(struct mg *mg);
+/* Recompute and apply every GPU's entitlements now (the timer does it too). */
+int mg_recompute(struct mg *mg);
+
+/*
+ * The REST server (mgmtd/rest*.c) is started by main.c after mg_create()
+ * and stopped before mg_destroy():
+ */
+struct mg_rest;
+int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
+		  struct mg_rest **out);
+void mg_rest_stop(struct mg_rest *rest);
+
+#endif /* VGMEM_MGMTD_MODEL_H */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The model's structures (model.c, events.c, daemon.c). Lock rules:
+ * mg->lock protects everything in struct mg and struct mg_vm except the
+ * fields under "events" (events.c documents those).
+ */
+#ifndef VGMEM_MGMTD_MODEL_PRIV_H
+#define VGMEM_MGMTD_MODEL_PRIV_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "mgmtd.h"
+#include "state.h"
+#include "../policy/policy.h"
+
+struct mg_vm {
+	struct mg_vm_info info;		/* info.policy: the effective policy */
+	struct mg_vm_policy meta;	/* from the definition (metadata/config) */
+	unsigned int meta_mask;
+	struct mg_vm_policy op;		/* from operators (persisted) */
+	unsigned int op_mask;
+	bool applied;			/* info.entitlement was sent to the backend */
+	struct mg_thrash thrash;
+	uint64_t last_faults;		/* counters at the last tick, for events */
+	uint64_t last_moves;
+};
+
+struct mg_sub {
+	void (*cb)(void *priv, const struct mg_event *ev);
+	void *priv;
+	bool used;
+};
+
+#define MG_EVENT_RING		1024	/* recent events kept in memory */
+#define MG_EVENT_KEEP		100000	/* events kept in the database */
+
+struct mg {
+	pthread_mutex_t lock;
+	const struct mg_config *cfg;	/* the caller's; outlives mg */
+	struct mg_backend be;
+	struct mg_state *state;
+	struct mg_knobs knobs;
+	unsigned int knobs_mask;	/* fields operators set (persisted) */
+
+	struct mg_vm **vms;
+	size_t nr_vms, cap_vms;
+	struct mg_state_policy *stored;	/* operator policies by VM id */
+	size_t nr_stored;
+	struct mg_gpu_info *gpus;	/* backend view + policy results */
+	size_t nr_gpus;
+	int64_t stats_ms;		/* monotonic time of the last refresh */
+	int64_t started_ms;
+	uint64_t recomputes, advisories;
+	struct mg_libvirt *lv;
+
+	/* timer thread (daemon.c) */
+	pthread_t timer;
+	pthread_cond_t timer_cond;	/* with lock */
+	bool timer_running, stopping;
+	uint64_t ticks;
+
+	/*
+	 * events (events.c): next_event_id and pending under lock; the ring
+	 * under lock too; subscribers under sub_lock, which is held while
+	 * callbacks run (so unsubscribe waits for a running callback) and
+	 * never taken with lock held.
+	 */
+	uint64_t next_event_id;
+	struct mg_event *pending;
+	size_t nr_pending, cap_pending;
+	bool flushing;
+	struct mg_event ring[MG_EVENT_RING];
+	size_t ring_head, ring_count;	/* oldest at ring_head */
+	uint64_t last_delivered;
+	pthread_mutex_t sub_lock;
+	struct mg_sub *subs;
+	size_t nr_subs;
+};
+
+/* model.c */
+struct mg_vm *mg_find_locked(struct mg *mg, const char *id_or_name);
+void mg_effective(const struct mg_vm_policy *meta, unsigned int meta_mask,
+		  const struct mg_vm_policy *op, unsigned int op_mask,
+		  struct mg_vm_policy *out);
+int mg_gpu_params_locked(struct mg *mg, int gpu, struct vgp_gpu *g);
+int mg_refresh_stats_locked(struct mg *mg);
+int mg_recompute_locked(struct mg *mg);
+int mg_knobs_validate(const struct mg_knobs *k, unsigned int mask, char *why,
+		      size_t whylen);
+/* Keeps mg->stored in step with what was persisted (mask 0: removed). */
+void mg_stored_update_locked(struct mg *mg, const char *id,
+			     const struct mg_vm_policy *p, unsigned int mask);
+
+/* model.c helpers shared with vms.c */
+void mg_why_set(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+const struct mg_state_policy *mg_stored_find(struct mg *mg, const char *id);
+/*
+ * Would policy p for vm (vm NULL: the GPU's VMs alone; p NULL: vm's own)
+ * on gpu, with every other running VM there as it is, be admitted under
+ * oversub_pct? 0, -ENOSPC (why says which limit), -EINVAL, -ENOMEM.
+ */
+int mg_admit_locked(struct mg *mg, const struct mg_vm *vm, int gpu,
+		    const struct mg_vm_policy *p, uint32_t oversub_pct,
+		    char *why, size_t whylen);
+int mg_validate_policy_locked(struct mg *mg, int gpu,
+			      const struct mg_vm_policy *p, char *why,
+			      size_t whylen);
+/* The backend side of a new effective policy (the quota of a running VM). */
+int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
+			   const struct mg_vm_policy *np, char *why,
+			   size_t whylen);
+/* "quota":..,"min":.. (JSON members, no braces) */
+void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p);
+
+/* events.c */
+void mg_emit_locked(struct mg *mg, const char *type, const char *vm,
+		    const char *detail_fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Persists and delivers pending events; call without lock. */
+void mg_events_flush(struct mg *mg);
+uint64_t mg_events_last_id(struct mg *mg);
+int mg_events_init(struct mg *mg);
+void mg_events_fini(struct mg *mg);
+
+#endif /* VGMEM_MGMTD_MODEL_PRIV_H */

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* JSON encoders and strict body parsers of the REST API (rest_json.h). */
+#include "rest_json.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+/* ---- encoders ---------------------------------------------------------- */
+
+static void kv_u64(struct rbuf *b, const char *k, uint64_t v, bool first)
+{
+	rbuf_json_key(b, k, first);
+	rbuf_u64(b, v);
+}
+
+static void kv_i64(struct rbuf *b, const char *k, int64_t v)
+{
+	rbuf_json_key(b, k, false);
+	rbuf_i64(b, v);
+}
+
+static void kv_bool(struct rbuf *b, const char *k, bool v)
+{
+	rbuf_json_key(b, k, false);
+	rbuf_puts(b, v ? "true" : "false");
+}
+
+static void kv_str(struct rbuf *b, const char *k, const char *v, bool first)
+{
+	rbuf_json_key(b, k, first);
+	rbuf_json_str(b, v);
+}
+
+/* h: VGMEM_HIST_BUCKETS 64-bit counters (__u64 or uint64_t) */
+static void hist(struct rbuf *b, const char *k, const void *h)
+{
+	unsigned int i;
+	uint64_t v;
+
+	rbuf_json_key(b, k, false);
+	rbuf_putc(b, '[');
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
+		if (i)
+			rbuf_putc(b, ',');
+		memcpy(&v, (const char *)h + i * sizeof(v), sizeof(v));
+		rbuf_u64(b, v);
+	}
+	rbuf_putc(b, ']');
+}
+
+void rj_policy(struct rbuf *b, const struct mg_vm_policy *p)
+{
+	rbuf_putc(b, '{');
+	kv_u64(b, "quota", p->quota, true);
+	kv_u64(b, "min", p->min, false);
+	kv_u64(b, "low", p->low, false);
+	kv_u64(b, "max", p->max, false);
+	kv_u64(b, "weight", p->weight, false);
+	kv_u64(b, "priority", p->priority, false);
+	rbuf_putc(b, '}');
+}
+
+static const char *source_name(enum mg_vm_source s)
+{
+	switch (s) {
+	case MG_SRC_CONFIG: return "config";
+	case MG_SRC_LIBVIRT: return "libvirt";
+	case MG_SRC_BACKEND: return "backend";
+	}
+	return "unknown";
+}
+
+void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail)
+{
+	const struct vgmem_vm_stats *s = &vm->stats;
+
+	rbuf_putc(b, '{');
+	kv_str(b, "id", vm->id, true);
+	kv_str(b, "name", vm->name, false);
+	kv_i64(b, "gpu", vm->gpu);
+	kv_bool(b, "running", vm->running);
+	kv_str(b, "source", source_name(vm->source), false);
+	kv_bool(b, "operator_policy", vm->operator_policy);
+	kv_str(b, "error", vm->error, false);
+	rbuf_json_key(b, "policy", false);
+	rj_policy(b, &vm->policy);
+	kv_u64(b, "entitlement", vm->entitlement, false);
+	kv_u64(b, "guaranteed", vm->guaranteed, false);
+
+	rbuf_json_key(b, "usage", false);
+	rbuf_putc(b, '{');
+	kv_u64(b, "allocated", s->allocated, true);
+	kv_u64(b, "resident", s->resident, false);
+	kv_u64(b, "relocated", s->relocated, false);
+	rbuf_putc(b, '}');
+
+	rbuf_json_key(b, "relocations", false);
+	rbuf_putc(b, '{');
+	kv_u64(b, "out_chunks", s->reloc_out_chunks, true);
+	kv_u64(b, "in_chunks", s->reloc_in_chunks, false);
+	kv_u64(b, "bytes_out", s->bytes_out, false);
+	kv_u64(b, "bytes_in", s->bytes_in, false);
+	rbuf_putc(b, '}');
+
+	rbuf_json_key(b, "suspension", false);
+	rbuf_putc(b, '{');
+	kv_u64(b, "count", s->suspends, true);
+	kv_u64(b, "last_ns", s->suspend_last_ns, false);
+	kv_u64(b, "max_ns", s->suspend_max_ns, false);
+	kv_u64(b, "total_ns", s->suspend_total_ns, false);
+	if (detail)
+		hist(b, "histogram_log2_us", s->suspend_hist);
+	rbuf_putc(b, '}');
+
+	rbuf_json_key(b, "alloc_stall", false);
+	rbuf_putc(b, '{');
+	kv_u64(b, "total_ns", s->stall_total_ns, true);
+	if (detail)
+		hist(b, "histogram_log2_us", s->stall_hist);
+	rbuf_putc(b, '}');
+
+	kv_u64(b, "faults", s->faults, false);
+	kv_bool(b, "advisory", vm->advisory);
+	kv_i64(b, "advisory_since_ms", vm->advisory_since_ms);
+	kv_i64(b, "started_ms", vm->started_ms);
+	rbuf_putc(b, '}');
+}
+
+void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail)
+{
+	rbuf_putc(b, '{');
+	rbuf_json_key(b, "index", true);
+	rbuf_i64(b, g->index);
+	kv_str(b, "name", g->name, false);
+	kv_u64(b, "vram_size", g->vram_size, false);
+	kv_u64(b, "vram_used", g->vram_used, false);
+	kv_u64(b, "host_used", g->host_used, false);
+	kv_u64(b, "host_budget", g->host_budget, false);
+	kv_u64(b, "chunk_size", g->chunk_size, false);
+	kv_str(b, "policy", g->policy, false);
+	kv_u64(b, "return_interval_ms", g->return_interval_ms, false);
+	kv_u64(b, "oversub_pct", g->oversub_pct, false);
+	kv_u64(b, "nr_vms", g->nr_vms, false);
+	kv_u64(b, "entitled", g->entitled, false);
+	kv_u64(b, "spare", g->spare, false);
+	kv_u64(b, "demand", g->demand, false);
+	kv_bool(b, "contended", g->contended);
+	rbuf_json_key(b, "relocations", false);
+	rbuf_putc(b, '{');
+	kv_u64(b, "out_chunks", g->reloc_out_chunks, true);
+	kv_u64(b, "in_chunks", g->reloc_in_chunks, false);
+	kv_u64(b, "bytes_out", g->bytes_out, false);
+	kv_u64(b, "bytes_in", g->bytes_in, false);
+	kv_u64(b, "passes", g->relocations, false);
+	kv_u64(b, "failures", g->reloc_failures, false);
+	kv_u64(b, "copy_ns", g->copy_device_ns, false);
+	rbuf_putc(b, '}');
+	kv_u64(b, "faults", g->faults, false);
+	if (detail) {
+		hist(b, "suspension_histogram_log2_us", g->suspend_hist);
+		hist(b, "alloc_stall_histogram_log2_us", g->stall_hist);
+	}
+	rbuf_putc(b, '}');
+}
+
+void rj_knobs(struct rbuf *b, const struct mg_knobs *k)
+{
+	char pol[sizeof(k->policy) + 1];
+
+	memcpy(pol, k->policy, sizeof(k->policy));
+	pol[sizeof(k->policy)] = '\0';
+	rbuf_putc(b, '{');
+	kv_str(b, "policy", pol, true);
+	kv_u64(b, "return_interval_ms", k->return_interval_ms, false);
+	kv_u64(b, "oversub_pct", k->oversub_pct, false);
+	kv_u64(b, "thrash_window_s", k->thrash_window_s, false);
+	rbuf_putc(b, '}');
+}
+
+void rj_event(struct rbuf *b, const struct mg_event *ev)
+{
+	char detail[MG_EVENT_DETAIL_LEN + 1];
+	json_t *j;
+
+	memcpy(detail, ev->detail, MG_EVENT_DETAIL_LEN);
+	detail[MG_EVENT_DETAIL_LEN] = '\0';
+	rbuf_putc(b, '{');
+	kv_u64(b, "id", ev->id, true);
+	kv_i64(b, "ts_ms", ev->ts_ms);
+	kv_str(b, "type", ev->type, false);
+	kv_str(b, "vm", ev->vm, false);
+	rbuf_json_key(b, "detail", false);
+	/*
+	 * The model promises a JSON object; check rather than trust it, so a
+	 * bad detail can never break the stream's framing or a client's
+	 * parser. Re-encoding also puts it on one line, as SSE data needs.
+	 */
+	j = json_loads(detail, JSON_REJECT_DUPLICATES, NULL);
+	if (j && json_is_object(j)) {
+		char *txt = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+		if (txt)
+			rbuf_puts(b, txt);
+		else
+			rbuf_puts(b, "{}");
+		free(txt);
+	} else {
+		rbuf_puts(b, "{\"text\":");
+		rbuf_json_str(b, detail);
+		rbuf_putc(b, '}');
+	}
+	json_decref(j);
+	rbuf_putc(b, '}');
+}
+
+/* ---- parsers ----------------------------------------------------------- */
+
+int rj_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTP";
+	uint64_t ip = 0, frac = 0, fscale = 1, mult = 1, v;
+	const char *p = s, *u;
+	int fdigits = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		ip = ip * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (++fdigits > 9)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			fscale *= 10;
+		}
+	}
+	if (*p) {
+		u = strchr(units, *p);
+		if (!u)
+			return -EINVAL;
+		mult = (uint64_t)1 << (10 * (u - units + 1));
+		p++;
+		if (*p == 'i')
+			p++;
+		if (*p == 'B')
+			p++;
+	} else if (fdigits) {
+		return -EINVAL;	/* "1.5" bytes */
+	}
+	if (*p == 'B' && mult == 1)
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (ip > UINT64_MAX / mult)
+		return -EINVAL;
+	v = ip * mult;
+	/* frac < 10^9 and mult <= 2^50: split to stay in 64 bits */
+	if (fdigits) {
+		uint64_t whole = mult / fscale * frac;
+		uint64_t part = (mult % fscale) * frac / fscale;
+
+		if (v > UINT64_MAX - whole - part)
+			return -EINVAL;
+		v += whole + part;
+	}
+	*out = v;
+	return 0;
+}
+
+static int rj_fail(struct rj_error *e, unsigned int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int rj_fail(struct rj_error *e, unsigned int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = status;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static json_t *rj_load(const char *body, size_t len, struct rj_error *e)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (!len) {
+		rj_fail(e, 400, "the request body is empty; a JSON object is required");
+		return NULL;
+	}
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		rj_fail(e, 400, "malformed JSON at line %d, column %d: %s",
+			jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		rj_fail(e, 400, "the body must be a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
+static int rj_size_field(const char *key, json_t *v, uint64_t *out,
+			 struct rj_error *e)
+{
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+
+		if (i < 0)
+			return rj_fail(e, 422, "\"%s\" must not be negative", key);
+		*out = (uint64_t)i;
+		return 0;
+	}
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		if (strlen(s) != json_string_length(v) || rj_parse_size(s, out))
+			return rj_fail(e, 400,
+				       "\"%s\" is not a size: use bytes or a number with a unit (K, M, G, T, P), e.g. \"8G\"",
+				       key);
+		return 0;
+	}
+	return rj_fail(e, 400, "\"%s\" must be an integer or a size string such as \"8G\"",
+		       key);
+}
+
+static int rj_u32_field(const char *key, json_t *v, uint32_t *out,
+			struct rj_error *e)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return rj_fail(e, 400, "\"%s\" must be an integer", key);
+	i = json_integer_value(v);
+	if (i < 0 || i > (json_int_t)UINT32_MAX)
+		return rj_fail(e, 422, "\"%s\" is out of range", key);
+	*out = (uint32_t)i;
+	return 0;
+}
+
+int rj_parse_policy(const char *body, size_t len, bool full,
+		    struct mg_vm_policy *p, unsigned int *mask,
+		    struct rj_error *e)
+{
+	struct mg_vm_policy np = { .weight = 100 };
+	unsigned int m = 0;
+	const char *key;
+	json_t *root, *v;
+	int ret = 0;
+
+	root = rj_load(body, len, e);
+	if (!root)
+		return -EINVAL;
+	json_object_foreach(root, key, v) {
+		if (!strcmp(key, "quota")) {
+			ret = rj_size_field(key, v, &np.quota, e);
+			m |= MG_POL_QUOTA;
+		} else if (!strcmp(key, "min")) {
+			ret = rj_size_field(key, v, &np.min, e);
+			m |= MG_POL_MIN;
+		} else if (!strcmp(key, "low")) {
+			ret = rj_size_field(key, v, &np.low, e);
+			m |= MG_POL_LOW;
+		} else if (!strcmp(key, "max")) {
+			ret = rj_size_field(key, v, &np.max, e);
+			m |= MG_POL_MAX;
+		} else if (!strcmp(key, "weight")) {
+			ret = rj_u32_field(key, v, &np.weight, e);
+			m |= MG_POL_WEIGHT;
+		} else if (!strcmp(key, "priority")) {
+			ret = rj_u32_field(key, v, &np.priority, e);
+			m |= MG_POL_PRIORITY;
+		} else {
+			ret = rj_fail(e, 400,
+				      "unknown field \"%.64s\" (allowed: quota, min, low, max, weight, priority)",
+				      key);
+		}
+		if (ret)
+			goto out;
+	}
+	if (full) {
+		if (!(m & MG_POL_QUOTA)) {
+			ret = rj_fail(e, 422, "PUT needs \"quota\" (use PATCH to change single fields)");
+			goto out;
+		}
+		if (!(m & MG_POL_MAX))
+			np.max = np.quota;
+		if (!(m & MG_POL_LOW))
+			np.low = np.min;	/* min alone implies low >= min */
+		m = MG_POL_ALL;
+	} else if (!m) {
+		ret = rj_fail(e, 422, "the body changes nothing: give at least one field");
+		goto out;
+	}
+	*p = np;
+	*mask = m;
+out:
+	json_decref(root);
+	return ret;
+}
+
+int rj_parse_knobs(const char *body, size_t len, struct mg_knobs *k,
+		   unsigned int *mask, struct rj_error *e)
+{
+	struct mg_knobs nk;
+	unsigned int m = 0;
+	const char *key;
+	json_t *root, *v;
+	int ret = 0;
+
+	memset(&nk, 0, sizeof(nk));
+	root = rj_load(body, len, e);
+	if (!root)
+		return -EINVAL;
+	json_object_foreach(root, key, v) {
+		if (!strcmp(key, "policy")) {
+			const char *s;
+
+			m |= MG_KNOB_POLICY;
+			if (!json_is_string(v)) {
+				ret = rj_fail(e, 400, "\"policy\" must be a string");
+				goto out;
+			}
+			s = json_string_value(v);
+			if (strcmp(s, "random") && strcmp(s, "lra") &&
+			    strcmp(s, "cold")) {
+				ret = rj_fail(e, 422, "\"policy\" must be one of random, lra, cold");
+				goto out;
+			}
+			snprintf(nk.policy, sizeof(nk.policy), "%s", s);
+		} else if (!strcmp(key, "return_interval_ms")) {
+			ret = rj_u32_field(key, v, &nk.return_interval_ms, e);
+			m |= MG_KNOB_RETURN_INTERVAL;
+		} else if (!strcmp(key, "oversub_pct")) {
+			ret = rj_u32_field(key, v, &nk.oversub_pct, e);
+			m |= MG_KNOB_OVERSUB;
+		} else if (!strcmp(key, "thrash_window_s")) {
+			ret = rj_u32_field(key, v, &nk.thrash_window_s, e);
+			m |= MG_KNOB_THRASH_WINDOW;
+		} else {
+			ret = rj_fail(e, 400,
+				      "unknown field \"%.64s\" (allowed: policy, return_interval_ms, oversub_pct, thrash_window_s)",
+				      key);
+		}
+		if (ret)
+			goto out;
+	}
+	if (!m) {
+		ret = rj_fail(e, 422, "the body changes nothing: give at least one field");
+		goto out;
+	}
+	*k = nk;
+	*mask = m;
+out:
+	json_decref(root);
+	return ret;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * VMs as libvirt and the config file define them (mgmtd.h): defined,
+ * started (placed on a GPU, admitted, started on the backend), stopped,
+ * forgotten, their metadata changed live, their definition errors
+ * reported. Locking as in model.c.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_priv.h"
+#include "log.h"
+
+/* ---- VMs from libvirt and the config --------------------------------- */
+
+static struct mg_vm *vm_new_locked(struct mg *mg, const char *id,
+				   const char *name, enum mg_vm_source src)
+{
+	const struct mg_state_policy *sp;
+	struct mg_vm **nv, *vm;
+
+	if (mg->nr_vms == mg->cap_vms) {
+		size_t cap = mg->cap_vms ? mg->cap_vms * 2 : 16;
+
+		nv = realloc(mg->vms, cap * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		mg->vms = nv;
+		mg->cap_vms = cap;
+	}
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return NULL;
+	snprintf(vm->info.id, sizeof(vm->info.id), "%s", id);
+	snprintf(vm->info.name, sizeof(vm->info.name), "%s", name ? name : "");
+	vm->info.gpu = -1;
+	vm->info.source = src;
+	sp = mg_stored_find(mg, id);
+	if (sp) {
+		vm->op = sp->p;
+		vm->op_mask = sp->mask;
+		vm->info.operator_policy = true;
+	}
+	mg->vms[mg->nr_vms++] = vm;
+	return vm;
+}
+
+static void vm_free_locked(struct mg *mg, struct mg_vm *vm)
+{
+	size_t i;
+
+	for (i = 0; i < mg->nr_vms; i++) {
+		if (mg->vms[i] == vm) {
+			mg->vms[i] = mg->vms[--mg->nr_vms];
+			break;
+		}
+	}
+	free(vm);
+}
+
+/*
+ * The effective policy a definition would give vm (existing or not yet):
+ * validated; -EINVAL with why otherwise.
+ */
+static int definition_policy_locked(struct mg *mg, const char *id, int gpu,
+				    const struct mg_vm_policy *meta,
+				    unsigned int meta_mask,
+				    struct mg_vm_policy *np, char *why,
+				    size_t whylen)
+{
+	const struct mg_state_policy *sp = mg_stored_find(mg, id);
+	struct mg_vm_policy none;
+
+	memset(&none, 0, sizeof(none));
+	if (!((meta_mask | (sp ? sp->mask : 0)) & MG_POL_QUOTA)) {
+		mg_why_set(why, whylen, "no quota given");
+		return -EINVAL;
+	}
+	mg_effective(meta, meta_mask, sp ? &sp->p : &none, sp ? sp->mask : 0,
+		     np);
+	return mg_validate_policy_locked(mg, gpu, np, why, whylen);
+}
+
+int mg_vm_define(struct mg *mg, const char *id, const char *name,
+		 const struct mg_vm_policy *meta, unsigned int meta_mask,
+		 enum mg_vm_source src, char *why, size_t whylen)
+{
+	struct mg_vm_policy np;
+	struct mg_vm *vm;
+	int ret;
+
+	if (!mg_uuid_valid(id) || (meta_mask & ~(unsigned int)MG_POL_ALL)) {
+		mg_why_set(why, whylen, "bad VM id '%s'", id ? id : "");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (vm && vm->info.running) {
+		/* the running definition stays; metadata changes go live */
+		pthread_mutex_unlock(&mg->lock);
+		return 0;
+	}
+	ret = definition_policy_locked(mg, id, vm ? vm->info.gpu : -1, meta,
+				       meta_mask, &np, why, whylen);
+	if (ret)
+		goto out_unlock;
+	if (!vm) {
+		vm = vm_new_locked(mg, id, name, src);
+		if (!vm) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+	}
+	snprintf(vm->info.name, sizeof(vm->info.name), "%s", name ? name : "");
+	vm->meta = *meta;
+	vm->meta_mask = meta_mask;
+	vm->info.policy = np;
+	vm->info.source = src;
+	vm->info.error[0] = 0;
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	return ret;
+}
+
+/* The GPU with the smallest sum of running quotas that admits p. */
+static int place_locked(struct mg *mg, struct mg_vm *vm,
+			const struct mg_vm_policy *p, char *why, size_t whylen)
+{
+	uint64_t best_sum = UINT64_MAX;
+	int best = -1;
+	size_t i, j;
+
+	for (i = 0; i < mg->nr_gpus; i++) {
+		uint64_t sum = 0;
+
+		if (mg_admit_locked(mg, vm, (int)i, p, mg->knobs.oversub_pct, why,
+				 whylen))
+			continue;
+		for (j = 0; j < mg->nr_vms; j++)
+			if (mg->vms[j]->info.running &&
+			    mg->vms[j]->info.gpu == (int)i)
+				sum += mg->vms[j]->info.policy.quota;
+		if (sum < best_sum) {
+			best_sum = sum;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+int mg_vm_start(struct mg *mg, const char *id, const char *name,
+		const struct mg_vm_policy *meta, unsigned int meta_mask,
+		int gpu, enum mg_vm_source src, char *why, size_t whylen)
+{
+	char whybuf[MG_WHY_LEN] = "", ename[2 * MG_NAME_LEN], ewhy[2 * MG_WHY_LEN];
+	struct mg_vm_policy np;
+	struct mg_vm *vm;
+	bool created = false;
+	int ret;
+
+	if (!mg_uuid_valid(id) || (meta_mask & ~(unsigned int)MG_POL_ALL))
+		return -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (vm && vm->info.running) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	ret = definition_policy_locked(mg, id, gpu, meta, meta_mask, &np,
+				       whybuf, sizeof(whybuf));
+	if (ret)
+		goto out_error;
+	if (!vm) {
+		vm = vm_new_locked(mg, id, name, src);
+		if (!vm) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		created = true;
+	}
+	if (gpu >= 0) {
+		if ((size_t)gpu >= mg->nr_gpus) {
+			mg_why_set(whybuf, sizeof(whybuf), "no GPU %d", gpu);
+			ret = -EINVAL;
+			goto out_error_forget;
+		}
+		ret = mg_admit_locked(mg, vm, gpu, &np, mg->knobs.oversub_pct,
+				   whybuf, sizeof(whybuf));
+		if (ret)
+			goto out_error_forget;
+	} else {
+		gpu = place_locked(mg, vm, &np, whybuf, sizeof(whybuf));
+		if (gpu < 0) {
+			ret = -ENOSPC;
+			goto out_error_forget;
+		}
+	}
+	ret = mg->be.ops->vm_start(mg->be.priv, id, name, np.quota, &gpu);
+	if (ret) {
+		mg_why_set(whybuf, sizeof(whybuf), "backend could not start the vGPU: %s",
+			strerror(-ret));
+		goto out_error_forget;
+	}
+	snprintf(vm->info.name, sizeof(vm->info.name), "%s", name ? name : "");
+	vm->meta = *meta;
+	vm->meta_mask = meta_mask;
+	vm->info.policy = np;
+	vm->info.gpu = gpu;
+	vm->info.running = true;
+	vm->info.source = src;
+	vm->info.started_ms = mg_now_ms();
+	vm->info.error[0] = 0;
+	vm->applied = false;
+	memset(&vm->info.stats, 0, sizeof(vm->info.stats));
+	mg_thrash_reset(&vm->thrash);
+	vm->last_faults = 0;
+	vm->last_moves = 0;
+	mg_json_escape(ename, sizeof(ename), vm->info.name);
+	mg_emit_locked(mg, "lifecycle", id,
+		       "{\"state\":\"started\",\"name\":\"%s\",\"gpu\":%d,\"quota\":%llu}",
+		       ename, gpu, (unsigned long long)np.quota);
+	mg_info("vm %s (%s): started on GPU %d, quota %llu", id, vm->info.name,
+		gpu, (unsigned long long)np.quota);
+	mg_refresh_stats_locked(mg);
+	mg_recompute_locked(mg);
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return 0;
+
+out_error_forget:
+	if (created) {
+		vm_free_locked(mg, vm);
+		vm = NULL;
+	}
+out_error:
+	mg_json_escape(ewhy, sizeof(ewhy), whybuf);
+	mg_json_escape(ename, sizeof(ename), name ? name : "");
+	mg_emit_locked(mg, "error", id,
+		       "{\"op\":\"start\",\"name\":\"%s\",\"reason\":\"%s\"}",
+		       ename, ewhy);
+	mg_err("vm %s (%s): not started: %s", id, name ? name : "", whybuf);
+	if (vm)
+		mg_strlcpy(vm->info.error, whybuf, sizeof(vm->info.error));
+	mg_why_set(why, whylen, "%s", whybuf);
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+int mg_vm_stop(struct mg *mg, const char *id)
+{
+	struct mg_vm *vm;
+	int ret = 0;
+
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (!vm || !vm->info.running) {
+		ret = vm ? 0 : -ENOENT;
+		goto out_unlock;
+	}
+	/* Last counters for the record, then release the vGPU. */
+	mg->be.ops->vm_stats(mg->be.priv, vm->info.id, &vm->info.stats);
+	mg->be.ops->vm_stop(mg->be.priv, vm->info.id);
+	vm->info.running = false;
+	vm->info.entitlement = 0;
+	vm->info.guaranteed = 0;
+	vm->info.advisory = false;
+	vm->info.advisory_since_ms = 0;
+	vm->applied = false;
+	mg_thrash_reset(&vm->thrash);
+	mg_emit_locked(mg, "lifecycle", vm->info.id, "{\"state\":\"stopped\"}");
+	mg_info("vm %s (%s): stopped", vm->info.id, vm->info.name);
+	mg_refresh_stats_locked(mg);
+	mg_recompute_locked(mg);
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+int mg_vm_forget(struct mg *mg, const char *id)
+{
+	struct mg_vm *vm;
+	int ret = 0;
+
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (!vm)
+		ret = -ENOENT;
+	else if (vm->info.running)
+		ret = -EBUSY;
+	else
+		vm_free_locked(mg, vm);
+	pthread_mutex_unlock(&mg->lock);
+	return ret;
+}
+
+int mg_vm_set_meta(struct mg *mg, const char *id,
+		   const struct mg_vm_policy *meta, unsigned int meta_mask,
+		   char *why, size_t whylen)
+{
+	char whybuf[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN], pj[200];
+	struct mg_vm_policy np;
+	struct mg_vm *vm;
+	int ret;
+
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (!vm) {
+		pthread_mutex_unlock(&mg->lock);
+		return -ENOENT;
+	}
+	if (!((meta_mask | vm->op_mask) & MG_POL_QUOTA)) {
+		mg_why_set(whybuf, sizeof(whybuf), "no quota given");
+		ret = -EINVAL;
+		goto out_error;
+	}
+	mg_effective(meta, meta_mask, &vm->op, vm->op_mask, &np);
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, whybuf,
+				     sizeof(whybuf));
+	if (!ret && vm->info.running)
+		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
+				   mg->knobs.oversub_pct, whybuf,
+				   sizeof(whybuf));
+	if (!ret)
+		ret = mg_apply_policy_locked(mg, vm, &np, whybuf, sizeof(whybuf));
+	if (ret)
+		goto out_error;
+	vm->meta = *meta;
+	vm->meta_mask = meta_mask;
+	vm->info.policy = np;
+	vm->info.error[0] = 0;
+	mg_policy_json(pj, sizeof(pj), &np);
+	mg_emit_locked(mg, "policy", vm->info.id,
+		       "{\"source\":\"metadata\",%s}", pj);
+	mg_info("vm %s: metadata policy %s", vm->info.id, pj);
+	if (vm->info.running) {
+		mg_refresh_stats_locked(mg);
+		mg_recompute_locked(mg);
+	}
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return 0;
+
+out_error:
+	mg_json_escape(ewhy, sizeof(ewhy), whybuf);
+	mg_emit_locked(mg, "error", vm->info.id,
+		       "{\"op\":\"metadata\",\"reason\":\"%s\"}", ewhy);
+	mg_err("vm %s: metadata change refused: %s", vm->info.id, whybuf);
+	mg_strlcpy(vm->info.error, whybuf, sizeof(vm->info.error));
+	mg_why_set(why, whylen, "%s", whybuf);
+	pthread_mutex_unlock(&mg->lock);
+	mg_events_flush(mg);
+	return ret;
+}
+
+void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
+			const char *msg)
+{
+	char emsg[2 * MG_WHY_LEN], ename[2 * MG_NAME_LEN];
+	struct mg_vm *vm;
+
+	mg_json_escape(emsg, sizeof(emsg), msg);
+	mg_json_escape(ename, sizeof(ename), name ? name : "");
+	pthread_mutex_lock(&mg->lock);
+	vm = id ? mg_find_locked(mg, id) : NULL;
+	if (vm)
+		mg_strlcpy(vm->info.error, msg, sizeof(vm->info.error));
+	mg_emit_locked(mg, "error", id && mg_uuid_valid(id) ? id : "",
+		       "{\"op\":\"metadata\",\"name\":\"%s\",\"reason\":\"%s\"}",
+		       ename, emsg);
+	pthread_mutex_unlock(&mg->lock);
+	mg_err("domain %s%s%s: %s", name ? name : "", id ? " " : "",
+	       id ? id : "", msg);
+	mg_events_flush(mg);
+}
+
+
+/* ---- vGPUs found on the backend (adopt_mdevs) ------------------------ */
+
+struct adoptee {
+	char id[MG_ID_LEN];
+	int gpu;
+	uint64_t quota;
+};
+
+static bool backend_has(const struct mg_backend_vm *bv, size_t n,
+			const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(bv[i].id, id))
+			return true;
+	return false;
+}
+
+static bool model_has_id_locked(struct mg *mg, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < mg->nr_vms; i++)
+		if (!strcmp(mg->vms[i]->info.id, id))
+			return true;
+	return false;
+}
+
+int mg_adopt_backend_vms(struct mg *mg)
+{
+	struct mg_backend_vm *bv = NULL;
+	struct adoptee *add = NULL;
+	char (*gone)[MG_ID_LEN] = NULL;
+	size_t n = 0, nr_add = 0, nr_gone = 0, i;
+	char why[MG_WHY_LEN];
+	int ret;
+
+	if (!mg->cfg->adopt_mdevs)
+		return 0;
+	pthread_mutex_lock(&mg->lock);
+	ret = mg->be.ops->list_vms(mg->be.priv, &bv, &n);
+	if (ret)
+		goto out_unlock;
+	add = calloc(n + 1, sizeof(*add));
+	gone = calloc(mg->nr_vms + 1, sizeof(*gone));
+	if (!add || !gone) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++) {
+		if (!mg_uuid_valid(bv[i].id) || model_has_id_locked(mg, bv[i].id))
+			continue;
+		memcpy(add[nr_add].id, bv[i].id, MG_ID_LEN);
+		add[nr_add].gpu = bv[i].gpu;
+		add[nr_add].quota = bv[i].stats.quota;
+		nr_add++;
+	}
+	/* Only what adoption brought in goes with its vGPU. */
+	for (i = 0; i < mg->nr_vms; i++)
+		if (mg->vms[i]->info.source == MG_SRC_BACKEND &&
+		    !backend_has(bv, n, mg->vms[i]->info.id))
+			memcpy(gone[nr_gone++], mg->vms[i]->info.id, MG_ID_LEN);
+out_unlock:
+	pthread_mutex_unlock(&mg->lock);
+
+	for (i = 0; i < nr_gone; i++) {
+		mg_vm_stop(mg, gone[i]);
+		if (!mg_vm_forget(mg, gone[i]))
+			mg_info("vm %s: its vGPU is gone, forgotten", gone[i]);
+	}
+	for (i = 0; i < nr_add; i++) {
+		struct mg_vm_policy meta;
+
+		memset(&meta, 0, sizeof(meta));
+		meta.quota = add[i].quota;
+		why[0] = 0;
+		/*
+		 * Defined first, so a VM that cannot start (admission) keeps
+		 * its record with the reason, and is not retried every tick.
+		 */
+		if (mg_vm_define(mg, add[i].id, "", &meta, MG_POL_QUOTA,
+				 MG_SRC_BACKEND, why, sizeof(why))) {
+			mg_vm_report_error(mg, add[i].id, "", why);
+			continue;
+		}
+		mg_info("vm %s: vGPU found on GPU %d, quota %llu: adopting",
+			add[i].id, add[i].gpu, (unsigned long long)add[i].quota);
+		mg_vm_start(mg, add[i].id, "", &meta, MG_POL_QUOTA, add[i].gpu,
+			    MG_SRC_BACKEND, why, sizeof(why));
+	}
+	free(gone);
+	free(add);
+	free(bv);
+	return ret;
+}

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mgmtd with libvirt's test driver (test:///<dir>/node.xml): domains with
+ * <vgmem:gpu> metadata and mdev hostdevs start, get their policy and
+ * entitlement, change live through metadata, stop, are defined and
+ * undefined; bad metadata gives an error event and touches nothing. The
+ * test driver keeps its state per connection, so the test drives the
+ * domains through mgmtd's own connection (events fire within it).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libvirt/libvirt.h>
+
+#include "mgmtd/mgmtd.h"
+#include "mgmtd/log.h"
+#include "host-module/user/host.h"
+
+#define MiB	(1ull << 20)
+#define U1	"c2177883-f1bb-47f0-914d-32a22e3a8801"
+#define U2	"c2177883-f1bb-47f0-914d-32a22e3a8802"
+#define U3	"c2177883-f1bb-47f0-914d-32a22e3a8803"
+#define U4	"c2177883-f1bb-47f0-914d-32a22e3a8804"
+#define U5	"c2177883-f1bb-47f0-914d-32a22e3a8805"
+#define NSA	"xmlns:vgmem='" MG_XMLNS "'"
+
+static char dir[64], db[128], uri[256];
+
+static const char *domain_xml(char *buf, size_t len, const char *name,
+			      int n, const char *meta, const char *mdev)
+{
+	snprintf(buf, len,
+		 "<domain type='test'><name>%s</name>"
+		 "<uuid>6695eb01-f6a4-8304-79aa-97f2502e19%02d</uuid>"
+		 "<memory>65536</memory><vcpu>1</vcpu><os><type>hvm</type></os>"
+		 "<metadata>%s</metadata><devices>"
+		 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'>"
+		 "<source><address uuid='%s'/></source></hostdev>"
+		 "</devices></domain>", name, n, meta, mdev);
+	return buf;
+}
+
+static int setup(void **state)
+{
+	char path[128], x[1024];
+	FILE *f;
+
+	(void)state;
+	mg_log_set_level(getenv("MG_DEBUG") ? MG_LOG_DEBUG : MG_LOG_ERR - 1);
+	snprintf(dir, sizeof(dir), "/tmp/mgmtd-lv-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(db, sizeof(db), "%s/state.db", dir);
+	snprintf(path, sizeof(path), "%s/node.xml", dir);
+	snprintf(uri, sizeof(uri), "test://%s", path);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "<node>\n");
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm1", 1,
+		"<vgmem:gpu " NSA " quota='256M' weight='100' min='32M' low='32M'/>", U1));
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm2", 2,
+		"<vgmem:gpu " NSA " quota='256M' weight='abc'/>", U2));
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm3", 3, "", U3));
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm4", 4,
+		"<vgmem:gpu " NSA " quota='128M'/>", U4));
+	fprintf(f, "</node>\n");
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+struct fix {
+	struct mg_config cfg;
+	struct mg *mg;
+	struct mg_libvirt *lv;
+	virConnectPtr conn;
+};
+
+static void fresh_db(void)
+{
+	char p[160];
+
+	unlink(db);
+	snprintf(p, sizeof(p), "%s-wal", db);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", db);
+	unlink(p);
+}
+
+static void fix_start(struct fix *f)
+{
+	char err[256];
+
+	assert_int_equal(mg_config_defaults(&f->cfg), 0);
+	assert_int_equal(mg_config_set(&f->cfg, "state_db", db, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f->cfg, "backend", "embedded", err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f->cfg, "libvirt_uri", uri, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f->cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	assert_int_equal(mg_create(&f->cfg, &f->mg), 0);
+	assert_int_equal(mg_libvirt_start(f->mg, uri, &f->lv), 0);
+	f->conn = mg_libvirt_conn(f->lv);
+	assert_non_null(f->conn);
+}
+
+static void fix_stop(struct fix *f)
+{
+	mg_libvirt_stop(f->lv);
+	mg_destroy(f->mg);
+	mg_config_free(&f->cfg);
+}
+
+/*
+ * Events arrive on mgmtd's libvirt thread: wait (bounded, generously, for
+ * liveness only) until pred holds.
+ */
+static bool wait_for(struct fix *f, const char *id,
+		     bool (*pred)(const struct mg_vm_info *vi, int ret, const void *arg),
+		     const void *arg)
+{
+	struct mg_vm_info vi;
+	int i, ret;
+
+	for (i = 0; i < 3000; i++) {
+		memset(&vi, 0, sizeof(vi));
+		ret = mg_get_vm(f->mg, id, &vi);
+		if (pred(&vi, ret, arg))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static bool is_running(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	return !ret && vi->running == *(const bool *)arg;
+}
+
+static bool has_weight(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	return !ret && vi->policy.weight == *(const uint32_t *)arg;
+}
+
+static bool has_error(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	return !ret && strstr(vi->error, (const char *)arg);
+}
+
+static bool is_gone(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	(void)vi;
+	(void)arg;
+	return ret == -ENOENT;
+}
+
+static bool is_known(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	(void)vi;
+	(void)arg;
+	return ret == 0;
+}
+
+/*
+ * The last event of a type for a VM ("" vm: any) whose detail contains
+ * want, or -ENOENT. Events are delivered after the change they describe
+ * is visible in the model, so this waits (bounded) for one to arrive.
+ */
+static int last_event(struct fix *f, const char *type, const char *vm,
+		      const char *want, struct mg_event *out)
+{
+	struct mg_event *ev;
+	size_t n, i;
+	int ret = -ENOENT, tries;
+
+	for (tries = 0; tries < 3000 && ret; tries++) {
+		if (tries)
+			usleep(10000);
+		assert_int_equal(mg_events_since(f->mg, 0, 100000, &ev, &n), 0);
+		for (i = 0; i < n; i++)
+			if (!strcmp(ev[i].type, type) &&
+			    (!*vm || !strcmp(ev[i].vm, vm)) &&
+			    strstr(ev[i].detail, want)) {
+				*out = ev[i];
+				ret = 0;
+			}
+		free(ev);
+	}
+	return ret;
+}
+
+static uint64_t core_quota(struct fix *f, const char *id)
+{
+	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(f->mg), id);
+	struct vgmem_vm_stats st;
+
+	assert_non_null(g);
+	vg_vm_get_stats(vg_host_guest_vm(g), &st);
+	return st.quota;
+}
+
+static void test_startup_sync(void **state)
+{
+	struct mg_vm_info vi;
+	struct mg_event ev;
+	struct fix f;
+
+	(void)state;
+	fresh_db();
+	fix_start(&f);
+	assert_true(mg_libvirt_connected(f.lv));
+	/* vm1 runs with its metadata policy and an entitlement */
+	assert_int_equal(mg_get_vm(f.mg, "vm1", &vi), 0);
+	assert_string_equal(vi.id, U1);
+	assert_true(vi.running);
+	assert_int_equal(vi.source, MG_SRC_LIBVIRT);
+	assert_int_equal(vi.policy.quota, 256 * MiB);
+	assert_int_equal(vi.policy.min, 32 * MiB);
+	assert_int_equal(vi.policy.max, 256 * MiB);
+	assert_true(vi.entitlement >= 32 * MiB);
+	assert_int_equal(core_quota(&f, U1), 256 * MiB);
+	assert_int_equal(mg_get_vm(f.mg, "vm4", &vi), 0);
+	assert_true(vi.running);
+	/* bad metadata: an error naming the attribute, no VM, no vGPU */
+	assert_int_equal(mg_get_vm(f.mg, U2, &vi), -ENOENT);
+	assert_null(mg_backend_embedded_guest(mg_get_backend(f.mg), U2));
+	assert_int_equal(last_event(&f, "error", U2, "weight", &ev), 0);
+	assert_non_null(strstr(ev.detail, "vm2"));
+	/* no metadata: not ours */
+	assert_int_equal(mg_get_vm(f.mg, U3, &vi), -ENOENT);
+	fix_stop(&f);
+}
+
+/*
+ * libvirt not reachable when mgmtd starts (libvirtd after mgmtd at boot):
+ * the start succeeds, and the reconnect timer picks the domains up once
+ * the URI works. The test driver's node file appears only after the start.
+ */
+static void test_connect_retried(void **state)
+{
+	char late[192], late_uri[200], cmd[448], err[256];
+	struct mg_vm_info vi;
+	struct fix f;
+	bool yes = true;
+
+	(void)state;
+	fresh_db();
+	snprintf(late, sizeof(late), "%s/late.xml", dir);
+	snprintf(late_uri, sizeof(late_uri), "test://%s", late);
+	unlink(late);
+	assert_int_equal(mg_config_defaults(&f.cfg), 0);
+	assert_int_equal(mg_config_set(&f.cfg, "state_db", db, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f.cfg, "backend", "embedded", err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f.cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	assert_int_equal(mg_create(&f.cfg, &f.mg), 0);
+	assert_int_equal(mg_libvirt_start(f.mg, late_uri, &f.lv), 0);
+	assert_false(mg_libvirt_connected(f.lv));
+	assert_int_equal(mg_get_vm(f.mg, "vm1", &vi), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", uri + strlen("test://"), late);
+	assert_int_equal(system(cmd), 0);
+	/* the retry comes within RECONNECT_MS (5 s); wait_for allows 30 s */
+	assert_true(wait_for(&f, "vm1", is_running, &yes));
+	assert_true(mg_libvirt_connected(f.lv));
+	fix_stop(&f);
+}
+
+static void test_lifecycle_and_metadata(void **state)
+{
+	struct mg_vm_info vi, before;
+	virDomainPtr d1, d4;
+	struct mg_event ev;
+	bool running;
+	uint32_t w;
+	struct fix f;
+
+	(void)state;
+	fresh_db();
+	fix_start(&f);
+	d1 = virDomainLookupByName(f.conn, "vm1");
+	d4 = virDomainLookupByName(f.conn, "vm4");
+	assert_non_null(d1);
+	assert_non_null(d4);
+
+	/* stop releases the vGPU, start brings it back */
+	assert_int_equal(virDomainDestroy(d4), 0);
+	running = false;
+	assert_true(wait_for(&f, U4, is_running, &running));
+	assert_null(mg_backend_embedded_guest(mg_get_backend(f.mg), U4));
+	assert_int_equal(mg_get_vm(f.mg, U4, &vi), 0);
+	assert_int_equal(vi.entitlement, 0);
+	assert_int_equal(virDomainCreate(d4), 0);
+	running = true;
+	assert_true(wait_for(&f, U4, is_running, &running));
+	assert_non_null(mg_backend_embedded_guest(mg_get_backend(f.mg), U4));
+	assert_int_equal(core_quota(&f, U4), 128 * MiB);
+
+	/* a live metadata change: new weight and quota */
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' weight='300' min='32M' low='32M'/>", "vgmem",
+		MG_XMLNS, VIR_DOMAIN_AFFECT_LIVE), 0);
+	w = 300;
+	assert_true(wait_for(&f, U1, has_weight, &w));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_int_equal(vi.policy.quota, 512 * MiB);
+	assert_int_equal(core_quota(&f, U1), 512 * MiB);
+	assert_int_equal(last_event(&f, "policy", U1, "\"metadata\"", &ev), 0);
+
+	/* bad metadata: error event and VM error, policy untouched */
+	before = vi;
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' weight='0'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(&f, U1, has_error, "weight"));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_memory_equal(&vi.policy, &before.policy, sizeof(vi.policy));
+	assert_int_equal(core_quota(&f, U1), 512 * MiB);
+	/* well-formed but impossible (min above max): refused by the model */
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' min='300M' low='300M' max='200M'/>", "vgmem",
+		MG_XMLNS, VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(&f, U1, has_error, "max"));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_memory_equal(&vi.policy, &before.policy, sizeof(vi.policy));
+	/* beyond the oversubscription limit of the 1 GiB GPU (200%) */
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='2000M'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(&f, U1, has_error, "quota"));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_memory_equal(&vi.policy, &before.policy, sizeof(vi.policy));
+	/* and a good one clears the error */
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' weight='50'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_LIVE), 0);
+	w = 50;
+	assert_true(wait_for(&f, U1, has_weight, &w));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_string_equal(vi.error, "");
+	assert_int_equal(vi.policy.min, 0);
+
+	virDomainFree(d1);
+	virDomainFree(d4);
+	fix_stop(&f);
+}
+
+static void test_define_start_undefine(void **state)
+{
+	char xml[1024];
+	struct mg_vm_policy p = { 0 };
+	struct mg_vm_info vi;
+	virDomainPtr d;
+	char why[MG_WHY_LEN];
+	bool running;
+	struct fix f;
+
+	(void)state;
+	fresh_db();
+	fix_start(&f);
+	d = virDomainDefineXML(f.conn, domain_xml(xml, sizeof(xml), "vm5", 5,
+		"<vgmem:gpu " NSA " quota='64M' priority='2'/>", U5));
+	assert_non_null(d);
+	assert_true(wait_for(&f, U5, is_known, NULL));
+	assert_int_equal(mg_get_vm(f.mg, "vm5", &vi), 0);
+	assert_false(vi.running);
+	assert_int_equal(vi.policy.priority, 2);
+	/* an operator policy on a defined domain applies when it starts */
+	p.weight = 42;
+	assert_int_equal(mg_set_vm_policy(f.mg, "vm5", &p, MG_POL_WEIGHT, why,
+					  sizeof(why)), 0);
+	assert_int_equal(virDomainCreate(d), 0);
+	running = true;
+	assert_true(wait_for(&f, U5, is_running, &running));
+	assert_int_equal(mg_get_vm(f.mg, U5, &vi), 0);
+	assert_int_equal(vi.policy.weight, 42);
+	assert_int_equal(vi.policy.priority, 2);
+	assert_int_equal(virDomainDestroy(d), 0);
+	running = false;
+	assert_true(wait_for(&f, U5, is_running, &running));
+	assert_int_equal(virDomainUndefine(d), 0);
+	assert_true(wait_for(&f, U5, is_gone, NULL));
+	virDomainFree(d);
+	fix_stop(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_startup_sync),
+		cmocka_unit_test(test_connect_retried),
+		cmocka_unit_test(test_lifecycle_and_metadata),
+		cmocka_unit_test(test_define_start_undefine),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

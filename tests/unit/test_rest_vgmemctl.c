@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vgmemctl (the binary of this build variant) against a REST server over
+ * the fake model: every command, tables and --json, writes reaching the
+ * model, problem details printed readably with exit code 1, usage errors
+ * with 2, an unreachable daemon with 3, TCP with a token file, and
+ * events --follow receiving a live event.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "rest_fixture.h"
+
+#define VM2	"00000000-0000-4000-8000-000000000002"
+
+static struct fix F;
+static char ctl_path[PATH_MAX];
+
+struct run {
+	int code;
+	char out[65536];
+	char err[4096];
+};
+
+static void read_all(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+}
+
+/* Runs vgmemctl with args (NULL-terminated); stderr goes to a file. */
+static void run_ctl(struct run *r, const char *const *args)
+{
+	const char *argv[32];
+	char errpath[160];
+	int out[2], errfd, st, i = 0, j;
+	pid_t pid;
+
+	argv[i++] = ctl_path;
+	for (j = 0; args[j]; j++)
+		argv[i++] = args[j];
+	argv[i] = NULL;
+	snprintf(errpath, sizeof(errpath), "%s/stderr", F.dir);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(out[1], 1);
+		dup2(errfd, 2);
+		close(out[0]);
+		execv(ctl_path, (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	read_all(out[0], r->out, sizeof(r->out));
+	close(out[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	errfd = open(errpath, O_RDONLY);
+	read_all(errfd, r->err, sizeof(r->err));
+	close(errfd);
+	unlink(errpath);
+}
+
+#define CTL(r, ...) run_ctl((r), (const char *const[]){ "--socket", F.sock, __VA_ARGS__, NULL })
+
+static int setup(void **state)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	(void)state;
+	/* build[/asan]/tests/unit/test_rest_vgmemctl -> build[/asan]/bin/vgmemctl */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	snprintf(ctl_path, sizeof(ctl_path), "%s/../../bin/vgmemctl",
+		 dirname(self));
+	if (access(ctl_path, X_OK))
+		return -1;
+	curl_global_init(CURL_GLOBAL_ALL);
+	return fix_start(&F, 3, 4096) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fix_stop(&F);
+	curl_global_cleanup();
+	return 0;
+}
+
+static void test_read_commands(void **state)
+{
+	static struct run r;
+	json_t *j;
+
+	(void)state;
+	CTL(&r, "health");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "status     ok"));
+	assert_non_null(strstr(r.out, "backend    embedded"));
+
+	CTL(&r, "vms");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "NAME"));
+	assert_non_null(strstr(r.out, VM2));
+	assert_non_null(strstr(r.out, "4.0G"));
+
+	CTL(&r, "--json", "vms");
+	assert_int_equal(r.code, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "vms")), 3);
+	json_decref(j);
+
+	CTL(&r, "vm", "vm2");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "vm " VM2 " (vm2) on gpu 1, running"));
+	assert_non_null(strstr(r.out, "suspended 4 times"));
+
+	CTL(&r, "gpus");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "sim1"));
+	CTL(&r, "gpu", "0");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "gpu 0 (sim0)"));
+
+	CTL(&r, "metrics");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "# TYPE vgmem_vm_running gauge\n"));
+
+	CTL(&r, "openapi");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "\"openapi\""));
+
+	CTL(&r, "knobs");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "policy             cold"));
+}
+
+static void test_write_commands(void **state)
+{
+	static struct run r;
+	struct mg_vm_info v;
+	struct mg_knobs k;
+
+	(void)state;
+	CTL(&r, "policy", "vm2", "--quota", "8G", "--min", "512M", "--weight", "300");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "operator policy"));
+	mg_get_vm(F.mg, VM2, &v);
+	assert_int_equal(v.policy.quota, 8 * FAKE_GIB);
+	assert_int_equal(v.policy.min, 512u << 20);
+	assert_int_equal(v.policy.weight, 300);
+
+	CTL(&r, "policy", VM2, "--patch", "--priority", "2");
+	assert_int_equal(r.code, 0);
+	mg_get_vm(F.mg, VM2, &v);
+	assert_int_equal(v.policy.priority, 2);
+	assert_int_equal(v.policy.weight, 300);
+
+	CTL(&r, "policy", "vm2");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "quota 8.0G"));
+
+	/* impossible quota: problem details readably, exit 1, unchanged */
+	CTL(&r, "policy", "vm2", "--quota", "100G");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 409 Admission refused"));
+	assert_non_null(strstr(r.err, "urn:vgmem:problem:admission-refused"));
+	mg_get_vm(F.mg, VM2, &v);
+	assert_int_equal(v.policy.quota, 8 * FAKE_GIB);
+
+	CTL(&r, "policy", "vm2", "--quota", "lots");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 400"));
+
+	CTL(&r, "policy", "nosuch", "--quota", "1G");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 404"));
+
+	CTL(&r, "policy", "vm2", "--reset");
+	assert_int_equal(r.code, 0);
+	mg_get_vm(F.mg, VM2, &v);
+	assert_false(v.operator_policy);
+
+	CTL(&r, "knobs", "--policy", "lra", "--oversub-pct", "300");
+	assert_int_equal(r.code, 0);
+	mg_get_knobs(F.mg, &k);
+	assert_string_equal(k.policy, "lra");
+	assert_int_equal(k.oversub_pct, 300);
+	CTL(&r, "knobs", "--policy", "fifo");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 422"));
+}
+
+static void test_usage_and_failures(void **state)
+{
+	static struct run r;
+
+	(void)state;
+	CTL(&r, "--help");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "Exit codes"));
+	CTL(&r, "policy", "--help");
+	assert_int_equal(r.code, 0);
+	CTL(&r, "events", "--help");
+	assert_int_equal(r.code, 0);
+	CTL(&r, "frobnicate");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "gpu", "abc");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "policy", "vm2", "--weight", "x");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "policy", "vm2", "--reset", "--weight", "3");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "vm", "nosuch");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 404 Not Found"));
+
+	run_ctl(&r, (const char *const[]){ "--socket", "/nonexistent/sock", "vms", NULL });
+	assert_int_equal(r.code, 3);
+	assert_non_null(strstr(r.err, "cannot reach mgmtd"));
+}
+
+static void test_tcp_with_token_file(void **state)
+{
+	static struct run r;
+	char url[64];
+
+	(void)state;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", F.port);
+	run_ctl(&r, (const char *const[]){ "--url", url, "--token-file", F.tokfile,
+					    "vms", NULL });
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, VM2));
+	run_ctl(&r, (const char *const[]){ "--url", url, "vms", NULL });
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "error 401"));
+}
+
+static void test_events(void **state)
+{
+	static struct run r;
+	char since[32], line[4096];
+	uint64_t id;
+	size_t n = 0;
+	int out[2];
+	pid_t pid;
+	json_t *j;
+
+	(void)state;
+	id = fake_publish(F.mg, "pressure", VM2, "{\"gpu\":1}");
+	snprintf(since, sizeof(since), "%llu", (unsigned long long)id - 1);
+	CTL(&r, "events", "--since", since);
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "pressure"));
+	assert_non_null(strstr(r.out, "{\"gpu\":1}"));
+
+	/* --follow --json: one JSON object per line as events arrive */
+	snprintf(since, sizeof(since), "%llu", (unsigned long long)id);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(ctl_path, ctl_path, "--socket", F.sock, "--json", "events",
+		      "--follow", "--since", since, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	id = fake_publish(F.mg, "advisory", VM2, "{\"reason\":\"thrash\"}");
+	while (n < sizeof(line) - 1 && read(out[0], line + n, 1) == 1 &&
+	       line[n] != '\n')
+		n++;
+	line[n] = '\0';
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	close(out[0]);
+	j = json_loads(line, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), id);
+	assert_string_equal(json_string_value(json_object_get(j, "type")), "advisory");
+	json_decref(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_commands),
+		cmocka_unit_test(test_write_commands),
+		cmocka_unit_test(test_usage_and_failures),
+		cmocka_unit_test(test_tcp_with_token_file),
+		cmocka_unit_test(test_events),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

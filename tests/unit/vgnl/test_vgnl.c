@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The pure parts of tools/vgmem-nl's library: messages built here the way
+ * the kernel's netlink.c builds them are parsed into structs; malformed
+ * ones are refused; UUID and policy text round-trips.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include "../../../tools/vgmem-nl/nl.h"
+
+#define FAMILY	0x20	/* any id: parsing does not look at it */
+
+static struct nl_msg *new_msg(uint8_t cmd)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	assert_non_null(msg);
+	assert_non_null(genlmsg_put(msg, 1, 2, FAMILY, 0, 0, cmd,
+				    VGMEM_GENL_VERSION));
+	return msg;
+}
+
+static void put_hist(struct nl_msg *msg, int type, uint64_t base)
+{
+	struct nlattr *n = nla_nest_start(msg, type);
+	int i;
+
+	assert_non_null(n);
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++)
+		assert_int_equal(nla_put_u64(msg, VGMEM_HIST_A_BUCKET(i),
+					     base + i), 0);
+	nla_nest_end(msg, n);
+}
+
+static const uint8_t uuid1[VGMEM_UUID_LEN] = {
+	0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+};
+
+static struct nl_msg *vm_msg(size_t uuid_len)
+{
+	struct nl_msg *msg = new_msg(VGMEM_CMD_GET_VM);
+	struct nlattr *st;
+	uint8_t u[VGMEM_UUID_LEN + 1] = { 0 };
+
+	memcpy(u, uuid1, VGMEM_UUID_LEN);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, (int)uuid_len, u), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 1), 0);
+	assert_int_equal(nla_put_string(msg, VGMEM_A_VM_TYPE, "vgmem-2g"), 0);
+	assert_int_equal(nla_put_u8(msg, VGMEM_A_VM_ACTIVE, 1), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_VM_QUOTA, 2ull << 30), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_VM_ENTITLEMENT, 64 << 20), 0);
+	st = nla_nest_start(msg, VGMEM_A_VM_STATS);
+	assert_non_null(st);
+	assert_int_equal(nla_put_u64(msg, VGMEM_VS_ALLOCATED, 100), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_VS_RESIDENT, 60), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_VS_RELOCATED, 40), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_VS_SUSPENDS, 3), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_VS_FAULTS, 7), 0);
+	put_hist(msg, VGMEM_VS_SUSPEND_HIST, 1000);
+	put_hist(msg, VGMEM_VS_STALL_HIST, 2000);
+	nla_nest_end(msg, st);
+	return msg;
+}
+
+static void test_parse_vm(void **state)
+{
+	struct nl_msg *msg = vm_msg(VGMEM_UUID_LEN);
+	struct vgnl_vm v;
+	int i;
+
+	(void)state;
+	assert_int_equal(vgnl_parse_vm(nlmsg_hdr(msg), &v), 0);
+	assert_memory_equal(v.uuid, uuid1, VGMEM_UUID_LEN);
+	assert_int_equal(v.gpu, 1);
+	assert_string_equal(v.type, "vgmem-2g");
+	assert_true(v.active);
+	assert_int_equal(v.st.quota, 2ull << 30);
+	assert_int_equal(v.st.entitlement, 64 << 20);
+	assert_int_equal(v.st.allocated, 100);
+	assert_int_equal(v.st.resident, 60);
+	assert_int_equal(v.st.relocated, 40);
+	assert_int_equal(v.st.suspends, 3);
+	assert_int_equal(v.st.faults, 7);
+	assert_int_equal(v.st.bytes_out, 0);	/* absent: zero */
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
+		assert_int_equal(v.st.suspend_hist[i], 1000 + i);
+		assert_int_equal(v.st.stall_hist[i], 2000 + i);
+	}
+	nlmsg_free(msg);
+}
+
+static void test_parse_vm_bad(void **state)
+{
+	struct nl_msg *msg;
+	struct vgnl_vm v;
+
+	(void)state;
+	memset(&v, 0xa5, sizeof(v));
+	/* A UUID of the wrong length, either way. */
+	msg = vm_msg(VGMEM_UUID_LEN - 1);
+	assert_int_equal(vgnl_parse_vm(nlmsg_hdr(msg), &v), -EINVAL);
+	nlmsg_free(msg);
+	msg = vm_msg(VGMEM_UUID_LEN + 1);
+	assert_int_equal(vgnl_parse_vm(nlmsg_hdr(msg), &v), -EINVAL);
+	nlmsg_free(msg);
+	/* The output is untouched by a refused message. */
+	assert_int_equal(v.gpu, 0xa5a5a5a5);
+
+	/* A GPU message is not a VM. */
+	msg = new_msg(VGMEM_CMD_GET_GPU);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 0), 0);
+	assert_int_equal(vgnl_parse_vm(nlmsg_hdr(msg), &v), -EINVAL);
+	nlmsg_free(msg);
+
+	/* A u64 attribute of 4 bytes. */
+	msg = new_msg(VGMEM_CMD_GET_VM);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid1), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 0), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_VM_QUOTA, 5), 0);
+	assert_int_equal(vgnl_parse_vm(nlmsg_hdr(msg), &v), -EINVAL);
+	nlmsg_free(msg);
+}
+
+static void test_parse_gpu(void **state)
+{
+	struct nl_msg *msg = new_msg(VGMEM_CMD_GET_GPU);
+	struct nlattr *st;
+	struct vgnl_gpu g;
+
+	(void)state;
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 3), 0);
+	assert_int_equal(nla_put_string(msg, VGMEM_A_GPU_NAME, "vgmem3"), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_GPU_VRAM_SIZE, 256 << 20), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_GPU_VRAM_USED, 10 << 20), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_GPU_CHUNK_SIZE, 2 << 20), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_POLICY, VGMEM_POLICY_COLD), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_RETURN_MS, 50), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_OVERSUB_PCT, 1600), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_NR_VGPUS, 4), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_NR_VMS, 2), 0);
+	st = nla_nest_start(msg, VGMEM_A_GPU_STATS);
+	assert_int_equal(nla_put_u64(msg, VGMEM_GS_RELOCATIONS, 9), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_GS_BYTES_OUT, 1 << 20), 0);
+	put_hist(msg, VGMEM_GS_STALL_HIST, 5);
+	nla_nest_end(msg, st);
+
+	assert_int_equal(vgnl_parse_gpu(nlmsg_hdr(msg), &g), 0);
+	assert_int_equal(g.index, 3);
+	assert_string_equal(g.name, "vgmem3");
+	assert_int_equal(g.vram_size, 256 << 20);
+	assert_int_equal(g.vram_used, 10 << 20);
+	assert_int_equal(g.chunk_size, 2 << 20);
+	assert_int_equal(g.policy, VGMEM_POLICY_COLD);
+	assert_int_equal(g.return_ms, 50);
+	assert_int_equal(g.oversub_pct, 1600);
+	assert_int_equal(g.nr_vgpus, 4);
+	assert_int_equal(g.nr_vms, 2);
+	assert_int_equal(g.relocations, 9);
+	assert_int_equal(g.bytes_out, 1 << 20);
+	assert_int_equal(g.stall_hist[0], 5);
+	assert_int_equal(g.stall_hist[VGMEM_HIST_BUCKETS - 1],
+			 5 + VGMEM_HIST_BUCKETS - 1);
+	assert_int_equal(g.suspend_hist[3], 0);
+	nlmsg_free(msg);
+
+	/* Without its index a GPU message is refused. */
+	msg = new_msg(VGMEM_CMD_GET_GPU);
+	assert_int_equal(nla_put_string(msg, VGMEM_A_GPU_NAME, "x"), 0);
+	assert_int_equal(vgnl_parse_gpu(nlmsg_hdr(msg), &g), -EINVAL);
+	nlmsg_free(msg);
+}
+
+static void test_parse_events(void **state)
+{
+	struct nl_msg *msg;
+	struct vgnl_event e;
+
+	(void)state;
+	msg = new_msg(VGMEM_CMD_EVENT_RELOCATION);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 0), 0);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid1), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_EV_DIRECTION, VGMEM_RELOC_IN), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_EV_CHUNKS, 4), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_EV_BYTES, 8 << 20), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_EV_SUSPEND_NS, 12345), 0);
+	assert_int_equal(vgnl_parse_event(nlmsg_hdr(msg), &e), 0);
+	assert_int_equal(e.cmd, VGMEM_CMD_EVENT_RELOCATION);
+	assert_int_equal(e.direction, VGMEM_RELOC_IN);
+	assert_int_equal(e.chunks, 4);
+	assert_int_equal(e.bytes, 8 << 20);
+	assert_int_equal(e.suspend_ns, 12345);
+	assert_memory_equal(e.uuid, uuid1, VGMEM_UUID_LEN);
+	assert_string_equal(vgnl_event_name(e.cmd), "relocation");
+	nlmsg_free(msg);
+
+	msg = new_msg(VGMEM_CMD_EVENT_CHAN_FAULT);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 2), 0);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid1), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_EV_CHANNEL, 5), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_EV_ERROR, VGMEM_CHAN_ERR_VA), 0);
+	assert_int_equal(vgnl_parse_event(nlmsg_hdr(msg), &e), 0);
+	assert_int_equal(e.gpu, 2);
+	assert_int_equal(e.channel, 5);
+	assert_int_equal(e.error, VGMEM_CHAN_ERR_VA);
+	nlmsg_free(msg);
+
+	/* A pressure event without the bytes needed is malformed. */
+	msg = new_msg(VGMEM_CMD_EVENT_PRESSURE);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 0), 0);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid1), 0);
+	assert_int_equal(vgnl_parse_event(nlmsg_hdr(msg), &e), -EINVAL);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_EV_NEED, 4096), 0);
+	assert_int_equal(vgnl_parse_event(nlmsg_hdr(msg), &e), 0);
+	assert_int_equal(e.need, 4096);
+	nlmsg_free(msg);
+
+	/* A request command is no event. */
+	msg = new_msg(VGMEM_CMD_SET_VM);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_GPU_INDEX, 0), 0);
+	assert_int_equal(nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid1), 0);
+	assert_int_equal(vgnl_parse_event(nlmsg_hdr(msg), &e), -EINVAL);
+	nlmsg_free(msg);
+}
+
+static void test_uuid_text(void **state)
+{
+	char s[VGNL_UUID_STR_LEN];
+	uint8_t u[VGMEM_UUID_LEN];
+
+	(void)state;
+	vgnl_uuid_format(uuid1, s);
+	assert_string_equal(s, "12345678-9abc-def0-0123-456789abcdef");
+	assert_int_equal(vgnl_uuid_parse("12345678-9ABC-def0-0123-456789abcdef", u), 0);
+	assert_memory_equal(u, uuid1, VGMEM_UUID_LEN);
+
+	memset(u, 0x5a, sizeof(u));
+	assert_int_equal(vgnl_uuid_parse("12345678-9abc-def0-0123-456789abcde", u), -EINVAL);
+	assert_int_equal(vgnl_uuid_parse("12345678-9abc-def0-0123-456789abcdef0", u), -EINVAL);
+	assert_int_equal(vgnl_uuid_parse("12345678x9abc-def0-0123-456789abcdef", u), -EINVAL);
+	assert_int_equal(vgnl_uuid_parse("12345678-9abc-def0-0123-456789abcdeg", u), -EINVAL);
+	assert_int_equal(vgnl_uuid_parse("", u), -EINVAL);
+	assert_int_equal(u[0], 0x5a);	/* untouched */
+}
+
+static void test_policy_text(void **state)
+{
+	uint32_t p;
+
+	(void)state;
+	assert_int_equal(vgnl_policy_parse("lra", &p), 0);
+	assert_int_equal(p, VGMEM_POLICY_LRA);
+	assert_int_equal(vgnl_policy_parse("cold", &p), 0);
+	assert_int_equal(p, VGMEM_POLICY_COLD);
+	assert_int_equal(vgnl_policy_parse("random", &p), 0);
+	assert_int_equal(p, VGMEM_POLICY_RANDOM);
+	assert_int_equal(vgnl_policy_parse("LRA", &p), -EINVAL);
+	assert_int_equal(vgnl_policy_parse("", &p), -EINVAL);
+	assert_string_equal(vgnl_policy_name(VGMEM_POLICY_COLD), "cold");
+	assert_string_equal(vgnl_policy_name(VGMEM_POLICY_MAX + 1), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_vm),
+		cmocka_unit_test(test_parse_vm_bad),
+		cmocka_unit_test(test_parse_gpu),
+		cmocka_unit_test(test_parse_events),
+		cmocka_unit_test(test_uuid_text),
+		cmocka_unit_test(test_policy_text),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libvgnl: the userspace side of the generic netlink family "vgmem"
+ * (include/uapi/vgmem.h is the protocol), on libnl-genl-3. Used by the
+ * vgmem-nl tool and by mgmtd's netlink backend.
+ *
+ * Every function returns 0 (or a count) or a negative errno: the kernel's
+ * own error for a refused request, whose extended-ack message
+ * vgnl_ext_msg() then gives. Dumps that the kernel flags as interrupted by
+ * vGPUs coming or going (NLM_F_DUMP_INTR) are repeated, up to
+ * VGNL_DUMP_RETRIES times, then fail with -EAGAIN.
+ *
+ * The vgnl_parse_* functions are pure: they turn one received message into
+ * a struct and touch no socket (the unit tests feed them built messages).
+ */
+#ifndef VGMEM_TOOLS_NL_H
+#define VGMEM_TOOLS_NL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../include/uapi/vgmem.h"
+
+struct nlmsghdr;
+struct vgnl;
+
+#define VGNL_DUMP_RETRIES	16
+#define VGNL_UUID_STR_LEN	37	/* 36 characters and the NUL */
+#define VGNL_EVENT_RCVBUF	(1 << 20)	/* bytes, for a subscribed socket */
+
+struct vgnl_gpu {
+	uint32_t index;
+	char name[VGMEM_GPU_NAME_MAX];
+	uint64_t vram_size;
+	uint64_t vram_used;
+	uint64_t host_used;
+	uint64_t chunk_size;
+	uint32_t policy;		/* enum vgmem_policy */
+	uint32_t return_ms;
+	uint32_t oversub_pct;
+	uint64_t committed;
+	uint32_t nr_vgpus;
+	uint32_t nr_vms;
+	/* VGMEM_A_GPU_STATS */
+	uint64_t reloc_out_chunks;
+	uint64_t reloc_in_chunks;
+	uint64_t bytes_out;
+	uint64_t bytes_in;
+	uint64_t relocations;
+	uint64_t reloc_failures;
+	uint64_t copy_device_ns;
+	uint64_t faults;
+	uint64_t suspend_hist[VGMEM_HIST_BUCKETS];
+	uint64_t stall_hist[VGMEM_HIST_BUCKETS];
+};
+
+struct vgnl_vm {
+	uint8_t uuid[VGMEM_UUID_LEN];
+	uint32_t gpu;
+	char type[48];
+	bool active;
+	/* quota and entitlement from the top level, the rest from VM_STATS */
+	struct vgmem_vm_stats st;
+};
+
+struct vgnl_event {
+	uint8_t cmd;			/* VGMEM_CMD_EVENT_* */
+	uint32_t gpu;
+	uint8_t uuid[VGMEM_UUID_LEN];
+	uint64_t need;			/* PRESSURE */
+	uint32_t direction;		/* RELOCATION: enum vgmem_reloc_dir */
+	uint32_t chunks;
+	uint64_t bytes;
+	uint64_t suspend_ns;
+	uint32_t channel;		/* CHAN_FAULT */
+	uint32_t error;			/* enum vgmem_chan_error */
+};
+
+/* What a SET_VM / SET_GPU request changes: only the fields marked has_. */
+struct vgnl_vm_set {
+	bool has_quota, has_entitlement;
+	uint64_t quota, entitlement;
+};
+
+struct vgnl_gpu_set {
+	bool has_policy, has_return_ms, has_oversub;
+	uint32_t policy, return_ms, oversub_pct;
+};
+
+/* Connect and resolve the family; -ENOENT if vgmem.ko is not loaded. */
+int vgnl_open(struct vgnl **out);
+void vgnl_close(struct vgnl *h);
+/* The kernel's extended-ack message of the last failed request, or "". */
+const char *vgnl_ext_msg(const struct vgnl *h);
+/* How many dumps were repeated because the kernel flagged them. */
+unsigned int vgnl_dump_retries(const struct vgnl *h);
+
+/* Dumps: *out is malloc'ed (free() it), *n entries, by GPU index. */
+int vgnl_list_gpus(struct vgnl *h, struct vgnl_gpu **out, size_t *n);
+/* gpu < 0: every GPU's vGPUs. */
+int vgnl_list_vms(struct vgnl *h, int64_t gpu, struct vgnl_vm **out,
+		  size_t *n);
+/*
+ * One dump attempt, not repeated: 1 if the kernel flagged it as
+ * interrupted (the entries are then not to be trusted), 0 if consistent.
+ */
+int vgnl_dump_vms_once(struct vgnl *h, int64_t gpu, struct vgnl_vm **out,
+		       size_t *n);
+int vgnl_get_gpu(struct vgnl *h, uint32_t index, struct vgnl_gpu *out);
+int vgnl_get_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
+		struct vgnl_vm *out);
+int vgnl_set_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
+		const struct vgnl_vm_set *set);
+int vgnl_set_gpu(struct vgnl *h, uint32_t index,
+		 const struct vgnl_gpu_set *set);
+
+/*
+ * Events: vgnl_subscribe() joins the "events" group (the socket then only
+ * serves events: use a second handle for requests); vgnl_event_fd() can be
+ * polled; vgnl_read_events() reads what is queued (blocking if nothing is)
+ * and calls fn for each event until fn returns non-zero, which it returns.
+ * -ENOBUFS: the socket's queue overran and the kernel dropped events;
+ * reading can go on.
+ */
+typedef int (*vgnl_event_fn)(const struct vgnl_event *ev, void *priv);
+int vgnl_subscribe(struct vgnl *h);
+int vgnl_event_fd(const struct vgnl *h);
+int vgnl_read_events(struct vgnl *h, vgnl_event_fn fn, void *priv);
+
+/*
+ * Raw request for tests of the kernel's validation: cmd with the given
+ * attribute bytes (already laid out as netlink attributes) after the genl
+ * header; flags as nlmsg_flags (NLM_F_DUMP ...). Returns the kernel's
+ * error (0 on an ack or a reply).
+ */
+int vgnl_raw_request(struct vgnl *h, uint8_t cmd, int flags,
+		     const void *attrs, size_t len);
+
+/* Pure helpers. */
+int vgnl_parse_gpu(const struct nlmsghdr *nlh, struct vgnl_gpu *out);
+int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out);
+int vgnl_parse_event(const struct nlmsghdr *nlh, struct vgnl_event *out);
+/* Text "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" <-> wire bytes. */
+int vgnl_uuid_parse(const char *s, uint8_t out[VGMEM_UUID_LEN]);
+void vgnl_uuid_format(const uint8_t u[VGMEM_UUID_LEN],
+		      char out[VGNL_UUID_STR_LEN]);
+const char *vgnl_policy_name(uint32_t policy);
+int vgnl_policy_parse(const char *name, uint32_t *out);
+const char *vgnl_event_name(uint8_t cmd);
+
+#endif /* VGMEM_TOOLS_NL_H */
