@@ -159,16 +159,27 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 			s->overflow = false;
 			history = true;
 		} else if (s->qlen) {
-			/* a batch: formatting outside the lock keeps
-			 * publishers quick */
+			/*
+			 * After a history read the queue may hold up to
+			 * SSE_QUEUE events already sent from the history:
+			 * drop them all here, or they would use up the
+			 * rounds below and end the stream.
+			 */
+			while (s->qlen && s->q[s->qhead].id <= s->last_id) {
+				s->qhead = (s->qhead + 1) % SSE_QUEUE;
+				s->qlen--;
+			}
+			if (!s->qlen) {
+				pthread_mutex_unlock(&s->lock);
+				continue;
+			}
+			/* formatting outside the lock keeps publishers quick */
 			ev = s->q[s->qhead];
 			s->qhead = (s->qhead + 1) % SSE_QUEUE;
 			s->qlen--;
 			pthread_mutex_unlock(&s->lock);
-			if (ev.id > s->last_id) {
-				sse_format(&s->pend, &ev);
-				s->last_id = ev.id;
-			}
+			sse_format(&s->pend, &ev);
+			s->last_id = ev.id;
 			continue;
 		} else if (s->hb_due) {
 			s->hb_due = false;

@@ -69,10 +69,20 @@ int vgmem_chan_poll(struct vgmem_chan *ch)
 	return 0;
 }
 
+/*
+ * How long a waiter only yields before it starts to sleep. A sleep asks for
+ * 10 us but costs far more where timers are coarse or emulated (hundreds of
+ * microseconds under QEMU TCG), which would make the latency of a short
+ * round trip bimodal; a spin bounded in wall time (not in iterations, whose
+ * cost varies) covers the usual completion and still yields the CPU to the
+ * GPU's engine on every turn.
+ */
+#define VGMEM_SPIN_NS	100000ull
+
 int vgmem_chan_wait_outstanding(struct vgmem_chan *ch, uint64_t outstanding,
 				uint64_t timeout_ns)
 {
-	uint64_t start = 0;
+	uint64_t start = 0, now;
 	unsigned int spins = 0;
 	int ret;
 
@@ -82,12 +92,18 @@ int vgmem_chan_wait_outstanding(struct vgmem_chan *ch, uint64_t outstanding,
 			return ret;
 		if (ch->submitted - ch->done <= outstanding)
 			return 0;
-		if (timeout_ns) {
-			if (!start)
-				start = vgmem_now_ns();
-			else if (vgmem_now_ns() - start >= timeout_ns)
-				return -ETIMEDOUT;
+		now = vgmem_now_ns();
+		if (!start)
+			start = now;
+		else if (timeout_ns && now - start >= timeout_ns)
+			return -ETIMEDOUT;
+		if (now - start < VGMEM_SPIN_NS) {
+			sched_yield();
+			continue;
 		}
+		/* Spun long enough: go straight to vgmem_relax's sleeps. */
+		if (spins < 64)
+			spins = 64;
 		vgmem_relax(spins++);
 	}
 }

@@ -11,8 +11,10 @@
  *   3. copy all chunks in one batch and wait once (the paper's
  *      asynchronous DMA of all queued chunks);
  *   4. point each chunk's VA range at its new memory, then one TLB flush;
- *   5. free the old memory and move the chunks in the accounting;
- *   6. resume: replay the shadows.
+ *   5. resume: replay the shadows (the GPU only needs the new mappings);
+ *   6. free the old memory and move the chunks in the accounting, with the
+ *      VM running again: nothing maps the old memory since the flush, and
+ *      gpu->lock still keeps everyone else out of the books.
  *
  * Any failure in 1-4 undoes everything: the new memory is freed, ranges
  * already remapped point at their old memory again (which still holds
@@ -375,7 +377,11 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	}
 	ops->tlb_flush(b, vm->as);
 
-	/* 5. Commit: nothing can fail from here on. */
+	/* 5. Nothing can fail from here on: replay what the guest submitted. */
+	vg_vm_resume(vm);
+	suspend_ns = ktime_get_ns() - t0;
+
+	/* 6. Commit, outside the suspension. */
 	list_for_each_entry_safe(c, tmp, &vm->marked, mark_node) {
 		vg_resched_every(&k);
 		ops->mem_free(b, c->mem);
@@ -383,10 +389,6 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 		c->new_mem = NULL;
 		vg_chunk_unmark(c);
 	}
-
-	/* 6. Replay what the guest submitted meanwhile. */
-	vg_vm_resume(vm);
-	suspend_ns = ktime_get_ns() - t0;
 	vg_record_suspend(vm, suspend_ns);
 	vg_record_moved(vm, to, n, bytes);
 	gpu->stats.relocations++;

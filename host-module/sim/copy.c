@@ -18,11 +18,21 @@
  * either collected or dropped; such a wait returns -ENOENT too (waiting
  * twice for one fence is the caller's bug). A collected fence above
  * drop_max returns 0 again.
+ *
+ * A small batch submitted to an idle engine (empty queue, nothing being
+ * copied) is copied by the submitter itself before copy_submit returns:
+ * handing it to the worker costs two thread wake-ups, which for a few
+ * pages are most of a relocation's suspension (under emulation, hundreds
+ * of microseconds each). copy_busy keeps batches in fence order: whoever
+ * copies (worker or submitter) holds it, and the worker takes a queued
+ * batch only when it is clear.
  */
 #include "sim_internal.h"
 
 #define SIM_DONE_MAX		1024
 #define SIM_COPY_POLL_MS	10
+/* Batches up to this many bytes may be copied by the submitter. */
+#define SIM_COPY_INLINE_MAX	(2u << 20)
 
 static void sim_copy_one(const struct vg_copy *c)
 {
@@ -73,18 +83,68 @@ static void sim_batch_release(struct sim_batch *b)
 	b->n = 0;
 }
 
+/* Copy b (or fail it, if injected) and drop its references to the mems. */
+static void sim_batch_run(struct vg_sim *sim, struct sim_batch *b)
+{
+	unsigned int i;
+
+	if (b->fail) {
+		b->result = -EIO;
+	} else {
+		for (i = 0; i < b->n; i++)
+			sim_copy_one(&b->copies[i]);
+		b->result = 0;
+	}
+	b->device_ns = b->fail ? 0 : sim_batch_cost(sim, b);
+	sim_batch_release(b);
+}
+
+/* b is done: put it on the done list, advance fence_done, clear copy_busy. */
+static void sim_batch_publish(struct vg_sim *sim, struct sim_batch *b)
+{
+	struct sim_batch *old = NULL;
+	bool more;
+
+	spin_lock(&sim->copy_lock);
+	list_add_tail(&b->node, &sim->copy_done);
+	if (++sim->nr_done > SIM_DONE_MAX) {
+		old = list_first_entry(&sim->copy_done, struct sim_batch, node);
+		list_del(&old->node);
+		sim->nr_done--;
+		sim->drop_max = old->fence;
+	}
+	smp_store_release(&sim->fence_done, b->fence);
+	sim->copy_busy = false;
+	more = !list_empty(&sim->copy_queue);
+	spin_unlock(&sim->copy_lock);
+	kfree(old);
+	wake_up_all(&sim->copy_done_wq);
+	/* Batches queued behind an inline copy wait for the worker. */
+	if (more)
+		wake_up_all(&sim->copy_wq);
+}
+
+static bool sim_copy_ready(struct vg_sim *sim)
+{
+	return !list_empty(&sim->copy_queue) && !READ_ONCE(sim->copy_busy);
+}
+
 static int sim_copy_main(void *data)
 {
 	struct vg_sim *sim = data;
-	struct sim_batch *b, *old;
-	unsigned int i;
+	struct sim_batch *b;
 
 	while (!kthread_should_stop()) {
+		b = NULL;
 		spin_lock(&sim->copy_lock);
-		b = list_first_entry_or_null(&sim->copy_queue,
-					     struct sim_batch, node);
-		if (b)
-			list_del(&b->node);
+		if (!sim->copy_busy) {
+			b = list_first_entry_or_null(&sim->copy_queue,
+						     struct sim_batch, node);
+			if (b) {
+				list_del(&b->node);
+				sim->copy_busy = true;
+			}
+		}
 		spin_unlock(&sim->copy_lock);
 		if (!b) {
 			/*
@@ -92,36 +152,13 @@ static int sim_copy_main(void *data)
 			 * wake this queue.
 			 */
 			wait_event_timeout(sim->copy_wq,
-					   !list_empty(&sim->copy_queue) ||
+					   sim_copy_ready(sim) ||
 					   kthread_should_stop(),
 					   msecs_to_jiffies(SIM_COPY_POLL_MS));
 			continue;
 		}
-
-		if (b->fail) {
-			b->result = -EIO;
-		} else {
-			for (i = 0; i < b->n; i++)
-				sim_copy_one(&b->copies[i]);
-			b->result = 0;
-		}
-		b->device_ns = b->fail ? 0 : sim_batch_cost(sim, b);
-		sim_batch_release(b);
-
-		old = NULL;
-		spin_lock(&sim->copy_lock);
-		list_add_tail(&b->node, &sim->copy_done);
-		if (++sim->nr_done > SIM_DONE_MAX) {
-			old = list_first_entry(&sim->copy_done,
-					       struct sim_batch, node);
-			list_del(&old->node);
-			sim->nr_done--;
-			sim->drop_max = old->fence;
-		}
-		smp_store_release(&sim->fence_done, b->fence);
-		spin_unlock(&sim->copy_lock);
-		kfree(old);
-		wake_up_all(&sim->copy_done_wq);
+		sim_batch_run(sim, b);
+		sim_batch_publish(sim, b);
 	}
 	return 0;
 }
@@ -135,6 +172,7 @@ int sim_copy_init(struct vg_sim *sim)
 	init_waitqueue_head(&sim->copy_done_wq);
 	sim->fence_next = 1;
 	sim->fence_done = 0;
+	sim->copy_busy = false;
 	sim->copier = kthread_run(sim_copy_main, sim, "vgsim-copy");
 	if (IS_ERR(sim->copier)) {
 		int err = (int)PTR_ERR(sim->copier);
@@ -185,14 +223,18 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 		    unsigned int n, u64 *fence)
 {
 	struct sim_batch *b;
+	u64 bytes = 0;
 	unsigned int i;
+	bool inline_copy;
 	size_t sz;
 
 	if (!fence || (n && !copies))
 		return -EINVAL;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (!sim_copy_valid(&copies[i]))
 			return -EINVAL;
+		bytes += min_t(u64, copies[i].len, SIM_COPY_INLINE_MAX + 1ull);
+	}
 	if (check_mul_overflow((size_t)n, sizeof(*copies), &sz) ||
 	    check_add_overflow(sz, sizeof(*b), &sz))
 		return -EINVAL;
@@ -211,10 +253,20 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 
 	spin_lock(&sim->copy_lock);
 	b->fence = sim->fence_next++;
-	list_add_tail(&b->node, &sim->copy_queue);
+	inline_copy = bytes <= SIM_COPY_INLINE_MAX && !sim->copy_busy &&
+		      list_empty(&sim->copy_queue);
+	if (inline_copy)
+		sim->copy_busy = true;
+	else
+		list_add_tail(&b->node, &sim->copy_queue);
 	spin_unlock(&sim->copy_lock);
-	wake_up_all(&sim->copy_wq);
 	*fence = b->fence;
+	if (inline_copy) {
+		sim_batch_run(sim, b);
+		sim_batch_publish(sim, b);
+	} else {
+		wake_up_all(&sim->copy_wq);
+	}
 	return 0;
 }
 

@@ -448,6 +448,7 @@ struct vg_sim {
 	u64 fence_next;
 	u64 fence_done;
 	u64 drop_max;			/* newest fence dropped uncollected */
+	bool copy_busy;			/* a batch is being copied */
 	wait_queue_head_t copy_wq;	/* worker waits for work */
 	wait_queue_head_t copy_done_wq;	/* copy_wait waits for fences */
 	struct task_struct *copier;

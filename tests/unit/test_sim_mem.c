@@ -374,6 +374,54 @@ static void test_copy_keeps_mem_alive(void **state)
 	vg_sim_destroy(sim);
 }
 
+/*
+ * Batches complete in submission order, whoever copies them: a small batch
+ * (which an idle engine copies in the submitter) queued behind a large one
+ * (which goes to the worker) reads what the large one wrote.
+ */
+static void test_copy_order_small_after_large(void **state)
+{
+	const u64 big = 3ull << 20;
+	struct vg_sim *sim = t_sim(8ull << 20, 0);
+	struct vg_mem *a, *b, *c;
+	struct vg_copy cp[2];
+	struct vg_as *as;
+	u64 f1, f2;
+	u8 *buf = malloc(4096);
+	u32 i;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	a = t_map_new(sim, as, VA0, big, VG_LOC_VRAM);
+	c = t_map_new(sim, as, VA0 + (4ull << 20), 4096, VG_LOC_VRAM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, big, &b), 0);
+	{
+		struct tg *g = tg_new();
+
+		fill_va(sim, as, g, VA0, big, 0x5a5a5a5a);
+		tg_free(g);
+	}
+	cp[0] = (struct vg_copy){ a, 0, b, 0, big };
+	cp[1] = (struct vg_copy){ b, big - 4096, c, 0, 4096 };
+	assert_int_equal(ops->copy_submit(sim, &cp[0], 1, &f1), 0);
+	assert_int_equal(ops->copy_submit(sim, &cp[1], 1, &f2), 0);
+	assert_int_equal(ops->copy_wait(sim, f2, NULL), 0);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + (4ull << 20), buf, 4096), 0);
+	for (i = 0; i < 4096; i++)
+		assert_int_equal(buf[i], 0x5a);
+	assert_int_equal(ops->copy_wait(sim, f1, NULL), 0);
+
+	ops->unmap(sim, as, VA0, big);
+	ops->unmap(sim, as, VA0 + (4ull << 20), 4096);
+	ops->mem_free(sim, a);
+	ops->mem_free(sim, b);
+	ops->mem_free(sim, c);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	free(buf);
+}
+
 /* The same workload over VRAM and over host memory: ratio vram_bw / pcie_bw. */
 static u64 workload_ns(enum vg_loc loc, struct vg_sim_cost *out)
 {
@@ -715,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_remap_and_tlb),
 		cmocka_unit_test(test_copy_batch),
 		cmocka_unit_test(test_copy_keeps_mem_alive),
+		cmocka_unit_test(test_copy_order_small_after_large),
 		cmocka_unit_test(test_cost_ratio),
 		cmocka_unit_test(test_cost_ns_helper),
 		cmocka_unit_test(test_cost_guest),
