@@ -180,13 +180,45 @@ static int vgmem_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
 	return 0;
 }
 
+/* One counter of a stats nest. */
+struct vgmem_nl_val {
+	int type;
+	u64 val;
+};
+
+/*
+ * A stats nest: the counters, then the suspension and stall histograms.
+ * GPU and VM stats differ only in their attribute numbers.
+ */
+static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type,
+			      const struct vgmem_nl_val *vals, unsigned int n,
+			      int pad, int suspend_type, const u64 *suspend,
+			      int stall_type, const u64 *stall)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, nest_type);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++)
+		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val, pad))
+			goto err_cancel;
+	if (vgmem_nl_put_hist(skb, suspend_type, suspend) ||
+	    vgmem_nl_put_hist(skb, stall_type, stall))
+		goto err_cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+
+err_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
 static int vgmem_nl_put_gpu_stats(struct sk_buff *skb,
 				  const struct vg_gpu_stats *st)
 {
-	const struct {
-		int type;
-		u64 val;
-	} vals[] = {
+	const struct vgmem_nl_val vals[] = {
 		{ VGMEM_GS_RELOC_OUT_CHUNKS, st->reloc_out_chunks },
 		{ VGMEM_GS_RELOC_IN_CHUNKS, st->reloc_in_chunks },
 		{ VGMEM_GS_BYTES_OUT, st->bytes_out },
@@ -196,25 +228,11 @@ static int vgmem_nl_put_gpu_stats(struct sk_buff *skb,
 		{ VGMEM_GS_COPY_DEVICE_NS, st->copy_device_ns },
 		{ VGMEM_GS_FAULTS, st->faults },
 	};
-	struct nlattr *nest;
-	unsigned int i;
 
-	nest = nla_nest_start(skb, VGMEM_A_GPU_STATS);
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(vals); i++)
-		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val,
-				      VGMEM_GS_PAD))
-			goto err_cancel;
-	if (vgmem_nl_put_hist(skb, VGMEM_GS_SUSPEND_HIST, st->suspend_hist) ||
-	    vgmem_nl_put_hist(skb, VGMEM_GS_STALL_HIST, st->stall_hist))
-		goto err_cancel;
-	nla_nest_end(skb, nest);
-	return 0;
-
-err_cancel:
-	nla_nest_cancel(skb, nest);
-	return -EMSGSIZE;
+	return vgmem_nl_put_stats(skb, VGMEM_A_GPU_STATS, vals,
+				  ARRAY_SIZE(vals), VGMEM_GS_PAD,
+				  VGMEM_GS_SUSPEND_HIST, st->suspend_hist,
+				  VGMEM_GS_STALL_HIST, st->stall_hist);
 }
 
 /* One GET_GPU message; cb is set in dumps. vgmem_gpus_lock held. */
@@ -272,10 +290,7 @@ err_cancel:
 static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
 				 const struct vgmem_vm_stats *st)
 {
-	const struct {
-		int type;
-		u64 val;
-	} vals[] = {
+	const struct vgmem_nl_val vals[] = {
 		{ VGMEM_VS_ALLOCATED, st->allocated },
 		{ VGMEM_VS_RESIDENT, st->resident },
 		{ VGMEM_VS_RELOCATED, st->relocated },
@@ -290,25 +305,11 @@ static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
 		{ VGMEM_VS_STALL_TOTAL_NS, st->stall_total_ns },
 		{ VGMEM_VS_FAULTS, st->faults },
 	};
-	struct nlattr *nest;
-	unsigned int i;
 
-	nest = nla_nest_start(skb, VGMEM_A_VM_STATS);
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(vals); i++)
-		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val,
-				      VGMEM_VS_PAD))
-			goto err_cancel;
-	if (vgmem_nl_put_hist(skb, VGMEM_VS_SUSPEND_HIST, st->suspend_hist) ||
-	    vgmem_nl_put_hist(skb, VGMEM_VS_STALL_HIST, st->stall_hist))
-		goto err_cancel;
-	nla_nest_end(skb, nest);
-	return 0;
-
-err_cancel:
-	nla_nest_cancel(skb, nest);
-	return -EMSGSIZE;
+	return vgmem_nl_put_stats(skb, VGMEM_A_VM_STATS, vals,
+				  ARRAY_SIZE(vals), VGMEM_VS_PAD,
+				  VGMEM_VS_SUSPEND_HIST, st->suspend_hist,
+				  VGMEM_VS_STALL_HIST, st->stall_hist);
 }
 
 /* One GET_VM message; the vGPU's GPU lock held (v stays on its list). */
