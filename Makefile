@@ -28,9 +28,10 @@ TEST_LDLIBS := -lcmocka $(LDLIBS)
 
 # ---- sources -------------------------------------------------------------------
 CORE_SRCS := $(filter-out host-module/os/os_kernel.c, \
-	$(wildcard host-module/os/*.c host-module/core/*.c host-module/sim/*.c))
+	$(wildcard host-module/os/*.c host-module/core/*.c host-module/core/lrc/*.c \
+	host-module/sim/*.c))
 GUEST_SRCS := $(wildcard guest-driver/lib/*.c)
-HOST_SRCS := $(wildcard host-module/user/*.c)
+HOST_SRCS := $(wildcard host-module/user/*.c host-module/user/models/*.c)
 SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
 GUEST_TOOL_SRCS := $(wildcard guest-driver/tools/*.c)
@@ -366,6 +367,8 @@ $(1)/obj/mgmtd/openapi.o: mgmtd/openapi.json
 $(1)/tests/unit/test_rest_vgmemctl: $(1)/bin/vgmemctl
 # test_mgmtd_libvirtd runs the daemon and the CLI of its own variant.
 $(1)/tests/integration/test_mgmtd_libvirtd: $(1)/bin/mgmtd $(1)/bin/vgmemctl
+# test_compare runs vgmem-sim compare of its own variant.
+$(1)/tests/integration/test_compare: $(1)/bin/vgmem-sim
 endef
 $(eval $(call vgmemctl_rules,$(BUILD)))
 $(eval $(call vgmemctl_rules,$(BUILD)/asan))
@@ -379,3 +382,13 @@ $(BUILD)/bench/bench_rest: $(BUILD)/obj/tests/bench/bench_rest.o $(call obj,$(BU
 	$(CC) -o $@ $< $(call obj,$(BUILD),$(BENCH_SUPPORT)) \
 		-Wl,--start-group $(BUILD)/lib/libmgrest.a $($(BUILD)_LIBS) -Wl,--end-group \
 		$(MGMTD_LDLIBS) -lcurl $(LDLIBS)
+
+# ---- guest examples (guest-driver/examples/*.c: each one program) -------------
+# Linked with every library so --inproc examples can start a host of their own.
+EXAMPLE_SRCS := $(wildcard guest-driver/examples/*.c)
+EXAMPLES := $(patsubst guest-driver/examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+$(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $($(BUILD)_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< -Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
+all: $(EXAMPLES)
+-include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(EXAMPLE_SRCS)))

@@ -59,6 +59,15 @@ struct mg_backend_ops {
 	 * (vgmem.ko refuses mdev creation and quota raises beyond it).
 	 */
 	int (*set_knobs)(void *b, int gpu, const struct mg_knobs *k);
+	/*
+	 * Replaces a running VM's virtio-fs share table (the roots the
+	 * LRC file cache resolves its guest's file maps beneath); n == 0
+	 * clears it. Shares are valid (mg_share_check()). Nothing changes
+	 * on error: -ENOENT (no such VM), -ENOTDIR/-EACCES (a root the
+	 * backend cannot open), -EINVAL.
+	 */
+	int (*set_shares)(void *b, const char *id,
+			  const struct mg_share *shares, size_t n);
 	/* Delivers pending backend notifications; may be NULL. */
 	int (*poll_events)(void *b, mg_backend_emit_fn emit, void *priv);
 	void (*destroy)(void *b);
@@ -79,6 +88,12 @@ int mg_backend_embedded_create(const struct mg_config *cfg,
 struct vg_host_guest;
 struct vg_host_guest *mg_backend_embedded_guest(struct mg_backend *be,
 						 const char *id);
+/*
+ * Tests: the share table the embedded backend holds for a running VM
+ * (a copy: *out malloc()ed, NULL if empty); -ENOENT if not running.
+ */
+int mg_backend_embedded_shares(struct mg_backend *be, const char *id,
+			       struct mg_share **out, size_t *n);
 
 /* backend_netlink.c: -ENODEV if vgmem.ko does not answer. */
 int mg_backend_netlink_create(const struct mg_config *cfg,

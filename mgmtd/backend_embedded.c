@@ -14,11 +14,14 @@
 #include "backend.h"
 #include "log.h"
 #include "../host-module/user/host.h"
+#include "../host-module/core/lrc/lrc.h"
 
 struct emb_vm {
 	char id[MG_ID_LEN];
 	int gpu;
 	struct vg_host_guest *guest;
+	struct mg_share *shares;	/* the table last set, by id */
+	size_t nr_shares;
 };
 
 struct emb {
@@ -123,6 +126,7 @@ static void emb_vm_stop(void *b, const char *id)
 	if (!vm)
 		return;
 	vg_host_guest_destroy(vm->guest);
+	free(vm->shares);
 	*vm = e->vms[--e->nr_vms];
 }
 
@@ -177,6 +181,82 @@ static int emb_set_quota(void *b, const char *id, uint64_t bytes)
 	return vg_vm_set_quota(vg_host_guest_vm(vm->guest), bytes);
 }
 
+static const struct mg_share *share_find(const struct mg_share *s, size_t n,
+					 uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].id == id)
+			return &s[i];
+	return NULL;
+}
+
+/* One share of the guest's LRC context (the userspace host opens its root). */
+static int emb_share_set(struct emb_vm *vm, const struct mg_share *s)
+{
+	return s->readonly ?
+		vg_host_guest_set_share_ro(vm->guest, s->id, s->source) :
+		vg_host_guest_set_share(vm->guest, s->id, s->source);
+}
+
+static void emb_share_clear(struct emb_vm *vm, uint32_t id)
+{
+	struct vg_lrc_ctx *ctx = vg_lrc_vm_ctx(vg_host_guest_vm(vm->guest));
+
+	if (ctx)
+		vg_lrc_share_clear(ctx, id);
+}
+
+/*
+ * The guest's share table, handed to the userspace host (which opens the
+ * roots for the guest's file cache) and kept as the VM's record (tests
+ * read it back). A root the host cannot open puts the entries set so far
+ * back as they were: nothing changes on error.
+ */
+static int emb_set_shares(void *b, const char *id,
+			  const struct mg_share *shares, size_t n)
+{
+	struct emb_vm *vm = emb_find(b, id);
+	struct mg_share *copy = NULL;
+	const struct mg_share *prev;
+	size_t i, k;
+	int ret;
+
+	if (!vm)
+		return -ENOENT;
+	if (n > MG_SHARES_MAX || (n && !shares))
+		return -EINVAL;
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, shares, n * sizeof(*copy));
+	}
+	for (i = 0; i < n; i++) {
+		ret = emb_share_set(vm, &shares[i]);
+		if (!ret)
+			continue;
+		for (k = 0; k < i; k++) {
+			prev = share_find(vm->shares, vm->nr_shares,
+					  shares[k].id);
+			if (prev)
+				emb_share_set(vm, prev);
+			else
+				emb_share_clear(vm, shares[k].id);
+		}
+		free(copy);
+		return ret;
+	}
+	for (i = 0; i < vm->nr_shares; i++)
+		if (!share_find(shares, n, vm->shares[i].id))
+			emb_share_clear(vm, vm->shares[i].id);
+	free(vm->shares);
+	vm->shares = copy;
+	vm->nr_shares = n;
+	return 0;
+}
+
 static int emb_set_knobs(void *b, int gpu, const struct mg_knobs *k)
 {
 	const char *policy = k->policy;
@@ -224,6 +304,7 @@ static const struct mg_backend_ops emb_ops = {
 	.set_entitlement = emb_set_entitlement,
 	.set_quota = emb_set_quota,
 	.set_knobs = emb_set_knobs,
+	.set_shares = emb_set_shares,
 	.poll_events = NULL,	/* faults and relocations show in the counters */
 	.destroy = emb_destroy,
 };
@@ -295,4 +376,26 @@ struct vg_host_guest *mg_backend_embedded_guest(struct mg_backend *be,
 		return NULL;
 	vm = emb_find(be->priv, id);
 	return vm ? vm->guest : NULL;
+}
+
+int mg_backend_embedded_shares(struct mg_backend *be, const char *id,
+			       struct mg_share **out, size_t *n)
+{
+	struct emb_vm *vm;
+
+	*out = NULL;
+	*n = 0;
+	if (!be || be->ops != &emb_ops)
+		return -EINVAL;
+	vm = emb_find(be->priv, id);
+	if (!vm)
+		return -ENOENT;
+	if (!vm->nr_shares)
+		return 0;
+	*out = malloc(vm->nr_shares * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, vm->shares, vm->nr_shares * sizeof(**out));
+	*n = vm->nr_shares;
+	return 0;
 }

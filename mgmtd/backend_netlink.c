@@ -239,6 +239,45 @@ static int nlb_set_quota(void *b, const char *id, uint64_t bytes)
 	return nlb_set_vm(b, id, false, bytes);
 }
 
+/*
+ * The whole table in one SET_VM: vgmem.ko resolves every root before it
+ * replaces anything, so a refused table leaves the old one in force.
+ */
+static int nlb_set_shares(void *b, const char *id,
+			  const struct mg_share *shares, size_t n)
+{
+	struct nlb *nl = b;
+	uint8_t u[VGMEM_UUID_LEN];
+	struct vgnl_share *sh = NULL;
+	struct vgnl_vm_set set;
+	size_t i;
+	int ret;
+
+	if (nlb_uuid(id, u) || n > VGMEM_SHARES_MAX || (n && !shares))
+		return -EINVAL;
+	if (n) {
+		sh = calloc(n, sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		sh[i].id = shares[i].id;
+		sh[i].readonly = shares[i].readonly;
+		snprintf(sh[i].path, sizeof(sh[i].path), "%s",
+			 shares[i].source);
+	}
+	memset(&set, 0, sizeof(set));
+	set.has_shares = true;
+	set.shares = sh;
+	set.nr_shares = n;
+	ret = vgnl_set_vm(nl->req, u, &set);
+	if (ret)
+		mg_warn("netlink: vGPU %s: share table (%zu shares): %s", id, n,
+			vgnl_ext_msg(nl->req));
+	free(sh);
+	return ret == -ENODEV ? -ENOENT : ret;
+}
+
 static int nlb_set_knobs(void *b, int gpu, const struct mg_knobs *k)
 {
 	struct nlb *n = b;
@@ -336,6 +375,7 @@ static const struct mg_backend_ops nlb_ops = {
 	.set_entitlement = nlb_set_entitlement,
 	.set_quota = nlb_set_quota,
 	.set_knobs = nlb_set_knobs,
+	.set_shares = nlb_set_shares,
 	.poll_events = nlb_poll_events,
 	.destroy = nlb_destroy,
 };

@@ -287,8 +287,10 @@ int mg_create(const struct mg_config *cfg, struct mg **out)
 
 err_destroy_backend:
 	mg->be.ops->destroy(mg->be.priv);
-	for (i = 0; i < mg->nr_vms; i++)
+	for (i = 0; i < mg->nr_vms; i++) {
+		free(mg->vms[i]->shares);
 		free(mg->vms[i]);
+	}
 	free(mg->vms);
 	free(mg->gpus);
 err_free_stored:
@@ -323,8 +325,10 @@ void mg_destroy(struct mg *mg)
 		pthread_join(mg->timer, NULL);
 	mg_events_fini(mg);
 	mg->be.ops->destroy(mg->be.priv);
-	for (i = 0; i < mg->nr_vms; i++)
+	for (i = 0; i < mg->nr_vms; i++) {
+		free(mg->vms[i]->shares);
 		free(mg->vms[i]);
+	}
 	free(mg->vms);
 	free(mg->gpus);
 	free(mg->stored);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Domain XML: which mdev a domain uses and its <vgmem:gpu> policy.
+ * Domain XML: which mdev a domain uses, its <vgmem:gpu> policy, and its
+ * virtio-fs shares (<filesystem> with <driver type='virtiofs'/>, at the
+ * end of this file).
  *
  *   <domain ...>
  *     <metadata>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -279,4 +282,200 @@ int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
 out:
 	xmlFreeDoc(doc);
 	return ret;
+}
+
+/* ---- virtio-fs shares --------------------------------------------------- */
+
+static xmlNodePtr child_elem(xmlNodePtr n, const char *name)
+{
+	xmlNodePtr c;
+
+	for (c = n->children; c; c = c->next)
+		if (is_elem(c, name))
+			return c;
+	return NULL;
+}
+
+/* A virtio-fs <filesystem>: type 'mount' (libvirt's default) and driver. */
+static bool is_virtiofs(xmlNodePtr fs)
+{
+	xmlNodePtr drv = child_elem(fs, "driver");
+	xmlChar *type = xmlGetProp(fs, (const xmlChar *)"type");
+	xmlChar *dtype = drv ? xmlGetProp(drv, (const xmlChar *)"type") : NULL;
+	bool ok = (!type || !xmlStrcmp(type, (const xmlChar *)"mount")) &&
+		  dtype && !xmlStrcmp(dtype, (const xmlChar *)"virtiofs");
+
+	xmlFree(type);
+	xmlFree(dtype);
+	return ok;
+}
+
+/* Appends one sentence to bad (with a separator), truncating. */
+static void bad_add(char *bad, size_t badlen, const char *msg)
+{
+	size_t used = strnlen(bad, badlen);
+
+	if (!badlen || used + 1 >= badlen)
+		return;
+	snprintf(bad + used, badlen - used, "%s%s", used ? "; " : "", msg);
+}
+
+/*
+ * One <filesystem>: fills s from it, or says in err what is missing or
+ * too long (a value that does not fit is refused, never truncated).
+ */
+static int share_from_elem(xmlNodePtr fs, uint32_t id, struct mg_share *s,
+			   char *err, size_t errlen)
+{
+	xmlNodePtr src = child_elem(fs, "source");
+	xmlNodePtr tgt = child_elem(fs, "target");
+	xmlChar *dir = src ? xmlGetProp(src, (const xmlChar *)"dir") : NULL;
+	xmlChar *tag = tgt ? xmlGetProp(tgt, (const xmlChar *)"dir") : NULL;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->readonly = child_elem(fs, "readonly") != NULL;
+	if (!dir)
+		ret = perr(err, errlen, "share %u: no <source dir=...>", id);
+	else if (!tag)
+		ret = perr(err, errlen, "share %u: no <target dir=...> (the tag)", id);
+	else if ((size_t)xmlStrlen(tag) >= sizeof(s->tag) - 3)
+		ret = perr(err, errlen, "share %u: tag '%.40s...' is longer than 36 bytes",
+			   id, (const char *)tag);
+	else if ((size_t)xmlStrlen(dir) >= sizeof(s->source))
+		ret = perr(err, errlen, "share %u (tag '%s'): source is longer than %zu bytes",
+			   id, (const char *)tag, sizeof(s->source) - 1);
+	if (!ret) {
+		snprintf(s->tag, sizeof(s->tag), "%s", (const char *)tag);
+		snprintf(s->source, sizeof(s->source), "%s", (const char *)dir);
+	}
+	xmlFree(dir);
+	xmlFree(tag);
+	return ret;
+}
+
+int mg_domain_shares(const char *xml, struct mg_share **out, size_t *n,
+		     char *bad, size_t badlen)
+{
+	struct mg_share *v = NULL, s;
+	xmlNodePtr root, dev, fs;
+	char err[MG_WHY_LEN];
+	xmlDocPtr doc;
+	uint32_t id = 0;
+	size_t nr = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (badlen)
+		bad[0] = 0;
+	doc = read_doc(xml);
+	if (!doc)
+		return perr(bad, badlen, "domain XML is not well-formed");
+	root = xmlDocGetRootElement(doc);
+	if (!is_elem(root, "domain")) {
+		ret = perr(bad, badlen, "not a <domain>");
+		goto out;
+	}
+	dev = child_elem(root, "devices");
+	for (fs = dev ? dev->children : NULL; fs; fs = fs->next) {
+		if (!is_elem(fs, "filesystem") || !is_virtiofs(fs))
+			continue;
+		if (id == MG_SHARES_MAX) {
+			snprintf(err, sizeof(err),
+				 "more than %u virtio-fs shares: the rest are ignored",
+				 MG_SHARES_MAX);
+			bad_add(bad, badlen, err);
+			break;
+		}
+		if (share_from_elem(fs, id, &s, err, sizeof(err)) ||
+		    mg_share_check(&s, err, sizeof(err))) {
+			bad_add(bad, badlen, err);
+			id++;
+			continue;
+		}
+		if (!v) {
+			/* every share fits: no reallocation, no partial list */
+			v = calloc(MG_SHARES_MAX, sizeof(*v));
+			if (!v) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		v[nr++] = s;
+		id++;
+	}
+	*out = v;
+	*n = nr;
+	v = NULL;
+out:
+	free(v);
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+/* Whether path has a component "." or "..", or is empty after the root. */
+static bool has_dot_component(const char *path)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+int mg_share_check(const struct mg_share *s, char *err, size_t errlen)
+{
+	size_t tlen = strnlen(s->tag, sizeof(s->tag));
+	size_t plen = strnlen(s->source, sizeof(s->source));
+	struct stat st;
+	size_t i;
+
+	if (!tlen || tlen > 36 || tlen == sizeof(s->tag))
+		return perr(err, errlen, "share %u: the tag must have 1 to 36 bytes",
+			    s->id);
+	for (i = 0; i < tlen; i++)
+		if ((unsigned char)s->tag[i] < 0x20)
+			return perr(err, errlen, "share %u: the tag has a control character",
+				    s->id);
+	if (plen == sizeof(s->source))
+		return perr(err, errlen, "share %u (tag '%s'): source is too long",
+			    s->id, s->tag);
+	for (i = 0; i < plen; i++)
+		if ((unsigned char)s->source[i] < 0x20)
+			return perr(err, errlen,
+				    "share %u (tag '%s'): source has a control character",
+				    s->id, s->tag);
+	if (s->source[0] != '/')
+		return perr(err, errlen,
+			    "share %u (tag '%s'): source '%.200s' is not an absolute path",
+			    s->id, s->tag, s->source);
+	if (has_dot_component(s->source))
+		return perr(err, errlen,
+			    "share %u (tag '%s'): source '%.200s' has a '.' or '..' component",
+			    s->id, s->tag, s->source);
+	if (stat(s->source, &st)) {
+		int e = errno;
+
+		perr(err, errlen, "share %u (tag '%s'): source '%.200s': %s",
+		     s->id, s->tag, s->source, strerror(e));
+		return e == ENOENT || e == ENOTDIR ? -e : -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		perr(err, errlen,
+		     "share %u (tag '%s'): source '%.200s' is not a directory",
+		     s->id, s->tag, s->source);
+		return -ENOTDIR;
+	}
+	return 0;
 }

@@ -143,10 +143,13 @@ static bool dom_lookup_mdev(struct mg_libvirt *lv, const char *uuid,
 static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN], err[MG_WHY_LEN];
+	char bad[MG_WHY_LEN] = "";
+	struct mg_share *shares = NULL;
 	struct mg_vm_policy meta;
 	unsigned int mask;
 	const char *name = virDomainGetName(dom);
-	int active = virDomainIsActive(dom), gpu, ret;
+	int active = virDomainIsActive(dom), gpu, ret, sret = 0;
+	size_t nr_shares = 0;
 	char *xml;
 
 	if (!name || virDomainGetUUIDString(dom, uuid) < 0)
@@ -159,6 +162,9 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	}
 	ret = mg_domain_parse(xml, mdev, sizeof(mdev), &meta, &mask, &gpu,
 			      err, sizeof(err));
+	if (!ret && mask && mdev[0])
+		sret = mg_domain_shares(xml, &shares, &nr_shares, bad,
+					sizeof(bad));
 	free(xml);
 	if (ret) {
 		mg_vm_report_error(lv->mg, mdev[0] ? mdev : NULL, name, err);
@@ -184,6 +190,18 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	if (ret == -EINVAL && active != 1)
 		mg_vm_report_error(lv->mg, mdev, name, err);
 	/* -EEXIST: already running in the model; a metadata event updates it */
+	/*
+	 * Its virtio-fs shares, once the model knows the VM (after the
+	 * start, whose success clears the VM's error): refused ones are
+	 * reported and left out, the others go to the backend.
+	 */
+	if (!ret || ret == -EEXIST) {
+		if (sret)
+			mg_vm_report_error(lv->mg, mdev, name, bad);
+		else
+			mg_vm_set_shares(lv->mg, mdev, shares, nr_shares, bad);
+	}
+	free(shares);
 }
 
 static void lv_sync_all(struct mg_libvirt *lv)

@@ -50,6 +50,20 @@ int mg_vm_set_meta(struct mg *mg, const char *id,
  * setting is off. Call without the lock (the timer does, every tick).
  */
 int mg_adopt_backend_vms(struct mg *mg);
+/*
+ * The VM's virtio-fs shares (shares.c): the valid ones (mg_share_check()
+ * passed) replace the VM's table, and go to the backend at once if it is
+ * running, else when it starts. A VM never given a table (config,
+ * adopted) leaves the backend's table alone. bad: why some of the definition's shares
+ * were refused ("" or NULL: none were); it becomes an "error" event
+ * (op "shares"), a log line and the VM's error. -ENOENT (no such VM),
+ * -EINVAL (a share in shares that is not valid, or too many: nothing
+ * changes), or the backend's error (the table is kept for the next
+ * start, the error reported).
+ */
+int mg_vm_set_shares(struct mg *mg, const char *id,
+		     const struct mg_share *shares, size_t n,
+		     const char *bad);
 /* Records a VM's definition error (bad metadata): event, log, info.error. */
 void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 			const char *msg);
@@ -151,6 +165,23 @@ void mg_set_libvirt(struct mg *mg, struct mg_libvirt *lv);
 int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
 		    struct mg_vm_policy *meta, unsigned int *mask, int *gpu,
 		    char *err, size_t errlen);
+/*
+ * The domain's virtio-fs shares (<filesystem type='mount'> with <driver
+ * type='virtiofs'/>, <source dir=.../>, <target dir=.../>, optional
+ * <readonly/>), each checked with mg_share_check(): the valid ones in
+ * *out (malloc()ed, NULL if none) by id, and for the others one sentence
+ * each in bad (""  if every share is valid). 0, or -EINVAL with bad
+ * saying why the XML could not be read, or -ENOMEM.
+ */
+int mg_domain_shares(const char *xml, struct mg_share **out, size_t *n,
+		     char *bad, size_t badlen);
+/*
+ * A share the operator may give: a tag of 1..36 bytes, a source that is
+ * absolute, shorter than MG_SHARE_PATH_LEN, without '.' or '..'
+ * components, and an existing directory. 0 or -EINVAL (-ENOENT,
+ * -ENOTDIR for the directory) with err naming the share.
+ */
+int mg_share_check(const struct mg_share *s, char *err, size_t errlen);
 /*
  * The <gpu .../> element alone, as virDomainGetMetadata() answers (without
  * a namespace, or in ours).

@@ -116,6 +116,24 @@ struct mg_event {
 	char detail[MG_EVENT_DETAIL_LEN];
 };
 
+/*
+ * A virtio-fs share of a VM (a <filesystem> of its libvirt domain with
+ * <driver type='virtiofs'/>): the host directory whose files the guest may
+ * map onto its GPU (the LRC file cache), named by id in the guest ABI. id
+ * is the filesystem's position among the domain's virtio-fs filesystems,
+ * counting refused ones, so ids do not shift when one share is bad.
+ */
+#define MG_SHARE_TAG_LEN	40	/* virtio-fs tag: at most 36 bytes */
+#define MG_SHARE_PATH_LEN	VGMEM_SHARE_PATH_MAX	/* with the NUL */
+#define MG_SHARES_MAX		VGMEM_SHARES_MAX
+
+struct mg_share {
+	uint32_t id;
+	bool readonly;
+	char tag[MG_SHARE_TAG_LEN];
+	char source[MG_SHARE_PATH_LEN];	/* absolute host directory */
+};
+
 /* Daemon-wide facts for /healthz and the metrics exporter. */
 struct mg_status {
 	char version[16];
@@ -148,6 +166,12 @@ bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
 /* By UUID or by domain name; -ENOENT. */
 int mg_get_vm(struct mg *mg, const char *id_or_name, struct mg_vm_info *out);
 int mg_get_status(struct mg *mg, struct mg_status *out);
+/*
+ * The shares in force of a VM (by UUID or domain name), by id; -ENOENT.
+ * *out is NULL when there are none.
+ */
+int mg_get_vm_shares(struct mg *mg, const char *id_or_name,
+		     struct mg_share **out, size_t *n);
 
 /*
  * Changes the masked fields of a VM's policy (id: UUID or domain name).

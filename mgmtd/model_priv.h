@@ -24,6 +24,13 @@ struct mg_vm {
 	struct mg_thrash thrash;
 	uint64_t last_faults;		/* counters at the last tick, for events */
 	uint64_t last_moves;
+	struct mg_share *shares;	/* virtio-fs shares in force, by id */
+	size_t nr_shares;
+	/*
+	 * The shares come from a definition (libvirt): only then does mgmtd
+	 * own the vGPU's table (an adopted vGPU keeps what it was given).
+	 */
+	bool shares_set;
 };
 
 struct mg_sub {
@@ -113,6 +120,12 @@ int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
 			   size_t whylen);
 /* "quota":..,"min":.. (JSON members, no braces) */
 void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p);
+
+/*
+ * shares.c: sends vm's share table to the backend (vm running); on error
+ * an "error" event and the VM's error say why.
+ */
+int mg_shares_push_locked(struct mg *mg, struct mg_vm *vm);
 
 /* events.c */
 void mg_emit_locked(struct mg *mg, const char *type, const char *vm,

@@ -308,7 +308,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				return send_out(r, conn, &c.out);
 			}
 		}
-		rbuf_init(&req->body, 256);
+		/*
+		 * req->body stays empty (calloc: no buffer) until data comes:
+		 * most requests are GETs, which then allocate nothing here.
+		 */
 		return MHD_YES;
 	}
 	if (*upload_data_size) {

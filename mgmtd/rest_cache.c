@@ -246,12 +246,25 @@ bool rc_body_gzip(struct rc_body *b)
 
 /* ---- sending -------------------------------------------------------------- */
 
-/* What one response holds: the body's reference and its own tail bytes. */
+/*
+ * What one response holds: the body's reference (NULL once copied) and its
+ * own bytes: the tail, or the whole answer joined (see rest_reply_cached).
+ */
 struct rc_send {
 	struct rc_body *b;
 	size_t tlen;
 	unsigned char tail[];
 };
+
+/*
+ * Answers up to this size are sent from one contiguous buffer, copying
+ * the cached part when a tail follows it: MHD then writes the header and
+ * the body with one sendmsg(), where an iovec response costs a second
+ * system call and a second TCP segment (and wakes the client twice) per
+ * answer, far more than copying a few tens of KiB. Larger answers (plain
+ * /metrics) go out as an iovec without a copy.
+ */
+#define RC_JOIN_MAX	(256u << 10)
 
 static void send_free(void *cls)
 {
@@ -269,60 +282,88 @@ static void put_le32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)(v >> 24);
 }
 
+/*
+ * The bytes that follow the cached part into t: the tail as is, or as a
+ * final stored block (5 bytes) plus the gzip trailer (8). Returns their
+ * length (<= tlen + 13).
+ */
+static size_t tail_bytes(const struct rc_body *b, bool gz, const char *tail,
+			 size_t tlen, unsigned char *t)
+{
+	uint32_t crc;
+
+	if (!gz) {
+		memcpy(t, tail, tlen);
+		return tlen;
+	}
+	if (!b->open_ended)
+		return 0;
+	crc = (uint32_t)crc32(b->crc, (const Bytef *)tail, (uInt)tlen);
+	t[0] = 1;	/* BFINAL, stored */
+	t[1] = (unsigned char)tlen;
+	t[2] = (unsigned char)(tlen >> 8);
+	t[3] = (unsigned char)~tlen;
+	t[4] = (unsigned char)(~tlen >> 8);
+	memcpy(t + 5, tail, tlen);
+	put_le32(t + 5 + tlen, crc);
+	put_le32(t + 9 + tlen, (uint32_t)(b->len + tlen));
+	return tlen + 13;
+}
+
 void rest_reply_cached(struct rest_ctx *c, struct rc_body *b,
 		       const char *ctype, const char *tail, size_t tlen)
 {
 	const char *ae = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	struct MHD_IoVec iov[2];
 	struct MHD_Response *resp;
+	const unsigned char *part;
 	struct rc_send *s;
-	bool gz;
+	size_t plen, extra;
+	bool gz, join;
 
-	if (!tail)
+	if (!tail) {
+		tail = "";
 		tlen = 0;
+	}
 	if (tlen > RC_TAIL_MAX || (tlen && !b->open_ended)) {
 		rc_body_put(b);
 		rest_problem(c, 500, "internal", NULL, "answer tail too long");
 		return;
 	}
 	gz = (!tlen || b->open_ended) && rc_accepts_gzip(ae) && rc_body_gzip(b);
-	/* tail as is, or as a final stored block (5) plus the trailer (8) */
-	s = malloc(sizeof(*s) + tlen + 13);
+	part = gz ? b->gz : (const unsigned char *)b->text;
+	plen = gz ? b->gzlen : b->len;
+	extra = gz && b->open_ended ? tlen + 13 : tlen;
+	/* With nothing to add, the cached bytes are sent as they are. */
+	join = extra && plen + extra <= RC_JOIN_MAX;
+	s = malloc(sizeof(*s) + (join ? plen : 0) + extra);
 	if (!s) {
 		rc_body_put(b);
 		rest_problem(c, 500, "internal", NULL, "out of memory");
 		return;
 	}
 	s->b = b;
-	s->tlen = 0;
-	if (!gz) {
-		memcpy(s->tail, tail ? tail : "", tlen);
-		s->tlen = tlen;
-		iov[0].iov_base = b->text;
-		iov[0].iov_len = b->len;
+	if (join) {
+		memcpy(s->tail, part, plen);
+		s->tlen = plen + tail_bytes(b, gz, tail, tlen, s->tail + plen);
+		s->b = NULL;	/* copied: the body may go */
+		rc_body_put(b);
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+			s->tlen, s->tail, send_free, s);
+	} else if (!extra) {
+		s->tlen = 0;
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+			plen, (void *)part, send_free, s);
 	} else {
-		iov[0].iov_base = b->gz;
-		iov[0].iov_len = b->gzlen;
-		if (b->open_ended) {
-			uint32_t crc = (uint32_t)crc32(b->crc,
-						       (const Bytef *)(tail ? tail : ""),
-						       (uInt)tlen);
+		struct MHD_IoVec iov[2];
 
-			s->tail[0] = 1;	/* BFINAL, stored */
-			s->tail[1] = (unsigned char)tlen;
-			s->tail[2] = (unsigned char)(tlen >> 8);
-			s->tail[3] = (unsigned char)~tlen;
-			s->tail[4] = (unsigned char)(~tlen >> 8);
-			memcpy(s->tail + 5, tail ? tail : "", tlen);
-			put_le32(s->tail + 5 + tlen, crc);
-			put_le32(s->tail + 9 + tlen, (uint32_t)(b->len + tlen));
-			s->tlen = tlen + 13;
-		}
+		s->tlen = tail_bytes(b, gz, tail, tlen, s->tail);
+		iov[0].iov_base = part;
+		iov[0].iov_len = plen;
+		iov[1].iov_base = s->tail;
+		iov[1].iov_len = s->tlen;
+		resp = MHD_create_response_from_iovec(iov, 2, send_free, s);
 	}
-	iov[1].iov_base = s->tail;
-	iov[1].iov_len = s->tlen;
-	resp = MHD_create_response_from_iovec(iov, s->tlen ? 2 : 1, send_free, s);
 	if (!resp) {
 		send_free(s);
 		rest_problem(c, 500, "internal", NULL, "out of memory");

@@ -10,7 +10,8 @@
  *
  * Bodies are immutable once published and reference counted: MHD sends
  * them straight from the cache (no copy) and drops its reference when the
- * response is destroyed. A gzip copy is made on the first request that
+ * response is destroyed; only an answer with a per-request tail (/metrics)
+ * of up to 256 KiB is copied once, so that it leaves in one sendmsg(). A gzip copy is made on the first request that
  * accepts gzip (Prometheus always does) and kept with the body.
  */
 #ifndef VGMEM_MGMTD_REST_CACHE_H

@@ -75,7 +75,9 @@ static const char *source_name(enum mg_vm_source s)
 	return "unknown";
 }
 
-void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail)
+/* The members of a VM object, without the closing brace. */
+static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
+			  bool detail)
 {
 	const struct vgmem_vm_stats *s = &vm->stats;
 
@@ -128,6 +130,33 @@ void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail)
 	kv_bool(b, "advisory", vm->advisory);
 	kv_i64(b, "advisory_since_ms", vm->advisory_since_ms);
 	kv_i64(b, "started_ms", vm->started_ms);
+}
+
+void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail)
+{
+	rj_vm_members(b, vm, detail);
+	rbuf_putc(b, '}');
+}
+
+void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
+		  const struct mg_share *shares, size_t n)
+{
+	size_t i;
+
+	rj_vm_members(b, vm, true);
+	rbuf_json_key(b, "shares", false);
+	rbuf_putc(b, '[');
+	for (i = 0; i < n; i++) {
+		if (i)
+			rbuf_putc(b, ',');
+		rbuf_putc(b, '{');
+		kv_u64(b, "id", shares[i].id, true);
+		kv_str(b, "tag", shares[i].tag, false);
+		kv_str(b, "source", shares[i].source, false);
+		kv_bool(b, "readonly", shares[i].readonly);
+		rbuf_putc(b, '}');
+	}
+	rbuf_putc(b, ']');
 	rbuf_putc(b, '}');
 }
 

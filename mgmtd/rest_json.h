@@ -18,6 +18,9 @@
 #define REST_ERR_LEN	256
 
 void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail);
+/* GET /v1/vms/{id}: the detailed VM with its virtio-fs shares. */
+void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
+		  const struct mg_share *shares, size_t n);
 void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail);
 void rj_policy(struct rbuf *b, const struct mg_vm_policy *p);
 void rj_knobs(struct rbuf *b, const struct mg_knobs *k);

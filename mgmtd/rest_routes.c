@@ -350,19 +350,24 @@ static void vm_errno(struct rest_ctx *c, int err, const char *id,
 
 static void route_vm(struct rest_ctx *c, const char *id)
 {
+	struct mg_share *shares = NULL;
 	struct mg_vm_info vm;
+	size_t nr_shares = 0;
 	struct rbuf b;
 	int ret;
 
 	if (!method_ok(c, M_GET, "GET, HEAD") || !vm_ref_ok(c, id))
 		return;
 	ret = mg_get_vm(c->rest->mg, id, &vm);
+	if (!ret)
+		ret = mg_get_vm_shares(c->rest->mg, vm.id, &shares, &nr_shares);
 	if (ret) {
 		vm_errno(c, ret, id, NULL);
 		return;
 	}
 	rbuf_init(&b, 2048);
-	rj_vm(&b, &vm, true);
+	rj_vm_detail(&b, &vm, shares, nr_shares);
+	free(shares);
 	rest_reply(c, 200, JSON_CT, &b);
 }
 

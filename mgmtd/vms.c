@@ -58,6 +58,7 @@ static void vm_free_locked(struct mg *mg, struct mg_vm *vm)
 			break;
 		}
 	}
+	free(vm->shares);
 	free(vm);
 }
 
@@ -224,6 +225,8 @@ int mg_vm_start(struct mg *mg, const char *id, const char *name,
 		       ename, gpu, (unsigned long long)np.quota);
 	mg_info("vm %s (%s): started on GPU %d, quota %llu", id, vm->info.name,
 		gpu, (unsigned long long)np.quota);
+	/* shares known from its definition; a refusal is reported there */
+	mg_shares_push_locked(mg, vm);
 	mg_refresh_stats_locked(mg);
 	mg_recompute_locked(mg);
 	pthread_mutex_unlock(&mg->lock);

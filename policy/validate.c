@@ -156,9 +156,21 @@ int vgp_validate_all(const struct vgp_gpu *gpu, const struct vgp_vm *vms,
 	if (n && !vms)
 		return vgp_fail(st, VGP_E_COUNT, -1, "%zu VMs but no array", n);
 	for (i = 0; i < n; i++) {
-		err = check_vm(gpu, &vms[i], (int32_t)i, st);
-		if (err)
-			return err;
+		const struct vgp_vm *vm = &vms[i];
+		unsigned int sh = vgp_shift(gpu->chunk);
+		/* check_vm()'s tests as one expression: it speaks on failure. */
+		int bad = (vm->weight - VGP_WEIGHT_MIN >
+			   VGP_WEIGHT_MAX - VGP_WEIGHT_MIN) |
+			  (vm->prio > VGP_PRIO_MAX) | !vm->quota |
+			  (vm->min > vm->low) | (vm->low > vm->max) |
+			  (vm->max > vm->quota) |
+			  (vgp_chunks_up(vm->low, sh) > vm->max >> sh);
+
+		if (bad) {
+			err = check_vm(gpu, vm, (int32_t)i, st);
+			if (err)
+				return err;
+		}
 	}
 	vgp_status_ok(st);
 	return 0;

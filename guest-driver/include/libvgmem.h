@@ -48,6 +48,50 @@ int vgmem_bo_alloc_at(struct vgmem_dev *dev, uint64_t size, uint64_t va);
 int vgmem_bo_free(struct vgmem_dev *dev, uint64_t va);
 
 /*
+ * ---- share files (LRC file cache, guest-driver/lib/file.c) -----------------
+ * A file of one of the VM's shares (a virtio-fs directory the operator gave
+ * the VM, named by share_id) mapped into the GPU's address space. Kernels
+ * and copies use the returned VA like a BO's. Consistency is GAIA's lazy
+ * release consistency: bracket the GPU work on a map with vgmem_acquire
+ * (see writes released by others: other VMs' GPUs, host processes) and
+ * vgmem_release (publish this VM's writes); vgmem_file_sync then writes
+ * the newest version to the file (msync). Between acquire and release the
+ * GPU sees its own writes and a consistent snapshot of the rest.
+ *
+ * vgmem_map_file: path is relative to the share's root (no leading '/',
+ * no "..", no symlink anywhere on the way); offset and length are
+ * multiples of VGMEM_FILE_ALIGN (64 KiB), length not zero; flags is
+ * VGMEM_FILE_RO or VGMEM_FILE_RW. On success *va is the map's GPU VA.
+ * Errors: -EINVAL bad argument, -ENAMETOOLONG path of VGMEM_FILE_PATH_MAX
+ * bytes or more (checked here), -ENOENT no such share or file, -EACCES the
+ * path escapes the share or meets a symlink, or RW on a read-only file or
+ * share, -EFBIG beyond the file, -ENOSPC no VA range, -ENOMEM.
+ */
+int vgmem_map_file(struct vgmem_dev *dev, uint32_t share_id, const char *path,
+		   uint64_t offset, uint64_t length, uint32_t flags,
+		   uint64_t *va);
+/*
+ * Unmap the file map starting at va. Writes not yet released are released
+ * implicitly and released data reaches the host's cache first: nothing is
+ * lost. -EBADF if va is not the start of a file map.
+ */
+int vgmem_unmap_file(struct vgmem_dev *dev, uint64_t va);
+/*
+ * [va, va + length) inside one file map, VGMEM_FILE_ALIGN multiples;
+ * length 0: from va to the end of the map. -EBADF va in no file map,
+ * -EINVAL misaligned or past the map's end.
+ *
+ * vgmem_acquire: later GPU accesses see every version released before it.
+ * vgmem_release: publish the GPU's writes to the range since its acquire.
+ *   Wait for the channel work that wrote them first (vgmem_finish).
+ * vgmem_file_sync: write the newest version of the range to the file and
+ *   fsync it (the guest's msync); released data only.
+ */
+int vgmem_acquire(struct vgmem_dev *dev, uint64_t va, uint64_t length);
+int vgmem_release(struct vgmem_dev *dev, uint64_t va, uint64_t length);
+int vgmem_file_sync(struct vgmem_dev *dev, uint64_t va, uint64_t length);
+
+/*
  * A channel with a GPFIFO ring of entries (power of two) and pb_bytes of
  * pushbuffer space (a ring itself; 0: 64 KiB) plus a staging area of
  * staging_bytes (0: 1 MiB) for vgmem_write/vgmem_read. Binds the copy class

@@ -25,7 +25,17 @@ enum vgg_cmd {
 	VGG_ALLOC,
 	VGG_HOSTILE,
 	VGG_BENCH,
+	VGG_FILE,
 	VGG_CMD_NR
+};
+
+/* Kinds of the file command (vgg_file.c). */
+enum vgg_file_kind {
+	VGG_F_READ,
+	VGG_F_WRITE,
+	VGG_F_HOLD,
+	VGG_F_SYNC,
+	VGG_F_NR
 };
 
 /* Kinds of the bench command (vgg_bench.c). */
@@ -57,6 +67,27 @@ struct vgg_opts {
 	uint64_t ws, size, bo, seed;
 	uint32_t iters, loops, count;
 	double hold;			/* seconds */
+
+	/* --inproc: the guest's share (--share/--share-ro ID=DIR) */
+	const char *share_dir;		/* NULL: no share */
+	uint32_t share_dir_id;
+	bool share_dir_ro;
+
+	/* file: positional SHARE PATH and the options of vgg_file.c */
+	uint32_t share;
+	const char *path;
+	uint64_t offset, length;	/* length 0: not given */
+	bool have_fnv;
+	uint64_t expect_fnv;		/* --expect-fnv */
+	int nexpect;			/* seeds in --expect-pattern (0-2) */
+	uint32_t expect_seed[2];
+	bool have_pattern;
+	uint32_t pattern;		/* --pattern */
+	uint32_t rows;			/* 0: not given */
+	uint64_t row_bytes;		/* 0: not given */
+	int half;			/* -1: whole rows */
+	bool rw;			/* hold --rw */
+	const char *expect_error;	/* --expect-error ENAME */
 };
 
 struct vgg_ctx {
@@ -88,6 +119,18 @@ const char *vgg_hostile_name(int kind);
 int vgg_cmd_bench(struct vgg_ctx *c);
 /* The enum vgg_bench_kind of a name, or -1. */
 int vgg_bench_kind(const char *name);
+int vgg_cmd_file(struct vgg_ctx *c);
+/* The enum vgg_file_kind of a name, or -1; and back. */
+int vgg_file_kind(const char *name);
+const char *vgg_file_kind_name(int kind);
+/*
+ * The errno name of a FILE_* error (-EACCES -> "EACCES") and what it means
+ * for a file map (docs/abi.md "Share files"); "?" and strerror otherwise.
+ */
+const char *vgg_file_errname(int err);
+const char *vgg_file_errmeaning(int err);
+/* The positive errno of a name vgg_file_errname knows, or 0. */
+int vgg_file_errno(const char *name);
 
 /* Shared by the commands. */
 int vgg_detail(struct vgg_ctx *c, int ret, const char *fmt, ...)

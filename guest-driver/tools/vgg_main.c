@@ -23,6 +23,7 @@ static const char *const cmd_names[VGG_CMD_NR] = {
 	[VGG_ALLOC] = "alloc",
 	[VGG_HOSTILE] = "hostile",
 	[VGG_BENCH] = "bench",
+	[VGG_FILE] = "file",
 };
 
 static const char *const hostile_names[VGG_H_NR] = {
@@ -42,6 +43,8 @@ const char *vgg_hostile_name(int kind)
 enum opt_id {
 	O_DEV, O_RAM, O_INPROC, O_VRAM, O_QUOTA,
 	O_WS, O_ITERS, O_SEED, O_SIZE, O_BO, O_LOOPS, O_HOLD, O_COUNT,
+	O_SHARE, O_SHARE_RO, O_OFFSET, O_LENGTH, O_EXPECT_FNV, O_EXPECT_PATTERN,
+	O_PATTERN, O_ROWS, O_ROW_BYTES, O_HALF, O_RW, O_EXPECT_ERROR,
 	O_NR
 };
 
@@ -64,8 +67,20 @@ static const struct {
 	[O_SIZE] = { "size", true, CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) | CMD(VGG_BENCH) },
 	[O_BO] = { "bo", true, CMD(VGG_WORKLOAD) | CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) },
 	[O_LOOPS] = { "loops", true, CMD(VGG_FILL_CHECK) },
-	[O_HOLD] = { "hold", true, CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) },
+	[O_HOLD] = { "hold", true, CMD(VGG_FILL_CHECK) | CMD(VGG_ALLOC) | CMD(VGG_FILE) },
 	[O_COUNT] = { "count", true, CMD(VGG_SUBMIT_LOOP) | CMD(VGG_HOSTILE) | CMD(VGG_BENCH) },
+	[O_SHARE] = { "share", true, ALL_CMDS },
+	[O_SHARE_RO] = { "share-ro", true, ALL_CMDS },
+	[O_OFFSET] = { "offset", true, CMD(VGG_FILE) },
+	[O_LENGTH] = { "length", true, CMD(VGG_FILE) },
+	[O_EXPECT_FNV] = { "expect-fnv", true, CMD(VGG_FILE) },
+	[O_EXPECT_PATTERN] = { "expect-pattern", true, CMD(VGG_FILE) },
+	[O_PATTERN] = { "pattern", true, CMD(VGG_FILE) },
+	[O_ROWS] = { "rows", true, CMD(VGG_FILE) },
+	[O_ROW_BYTES] = { "row-bytes", true, CMD(VGG_FILE) },
+	[O_HALF] = { "half", true, CMD(VGG_FILE) },
+	[O_RW] = { "rw", false, CMD(VGG_FILE) },
+	[O_EXPECT_ERROR] = { "expect-error", true, CMD(VGG_FILE) },
 };
 
 static const char usage_all[] =
@@ -81,12 +96,16 @@ static const char usage_all[] =
 	"                                bad-ctrl, ring-outside, flood\n"
 	"  bench {submit|memcpy} [--count N] [--size SIZE]\n"
 	"                                timings (docs/vgmem-guest.md)\n"
+	"  file {read|write|hold|sync} SHARE PATH [options]\n"
+	"                                share files through the LRC file cache\n"
 	"\n"
 	"  --dev UUID     the vGPU mdev, opened through VFIO\n"
 	"  --ram SIZE     guest RAM to DMA-map (default 16M)\n"
 	"  --inproc       run against an in-process host instead (software GPU)\n"
 	"  --vram SIZE    with --inproc: the GPU's VRAM (default 256M)\n"
 	"  --quota SIZE   with --inproc: the guest's quota (default none)\n"
+	"  --share ID=DIR, --share-ro ID=DIR\n"
+	"                 with --inproc: give the guest DIR as share ID\n"
 	"\n"
 	"SIZE takes K, M, G, T suffixes (powers of 1024). `vgmem-guest COMMAND --help`\n"
 	"explains a command. Exit 0: ok, 1: a check failed, 2: usage. The last line\n"
@@ -147,6 +166,30 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"  memcpy  --count (default 9) CPU copies of --size bytes in 4 KiB pieces;\n"
 	"          prints their times in microseconds\n"
 	"Never fails on timing; fails on any device error.\n",
+	[VGG_FILE] =
+	"usage: vgmem-guest (--dev UUID | --inproc --share ID=DIR) file KIND SHARE PATH\n"
+	"         [--offset SIZE] [--length SIZE] [--expect-error ENAME] ...\n"
+	"Maps [--offset, --offset + --length) (64 KiB multiples; default 0 and 64K,\n"
+	"or --rows x --row-bytes rounded up) of PATH (relative to the root of the\n"
+	"VM's share SHARE) into the GPU's address space and:\n"
+	"  read  [--expect-fnv HEX | --expect-pattern SEED[,SEED2]]\n"
+	"         [--rows N --row-bytes SIZE]\n"
+	"        acquire, GPU FNV-1a checksum of the range (or of the rows), release;\n"
+	"        prints it and compares it with the expectation if one is given\n"
+	"  write --pattern SEED [--rows N --row-bytes SIZE] [--half 0|1]\n"
+	"         [--hold SECONDS]\n"
+	"        map read-write, acquire, fill each row (or its first or second\n"
+	"        half) with FILL_PATTERN, check it, (wait --hold), release, sync\n"
+	"  hold  [--rw] [--expect-fnv HEX | --expect-pattern ...] [--hold SECONDS]\n"
+	"        acquire, checksum, print \"file hold ready\", then until SIGTERM or\n"
+	"        SIGINT (or --hold seconds): SIGUSR1 checksums without acquiring,\n"
+	"        SIGUSR2 acquires and checksums\n"
+	"  sync  FILE_SYNC the range (write the newest released version to the file)\n"
+	"Row r of a pattern is FILL_PATTERN with seed SEED + r from the start of the\n"
+	"row (or half); --expect-pattern SEED,SEED2 means first halves SEED + r,\n"
+	"second halves SEED2 + r. --expect-error ENAME (EACCES, ENOENT, EINVAL,\n"
+	"EFBIG, ENAMETOOLONG, ...) succeeds only if the map fails with exactly that.\n"
+	"Errors are reported with their errno name and meaning (docs/abi.md).\n",
 };
 
 static int find_name(const char *const *names, int n, const char *s)
@@ -243,8 +286,12 @@ static int to_u32(const char *v, uint32_t *out, uint32_t min)
 	return 0;
 }
 
+static int parse_file(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_NR],
+		      const char *share_arg);
+
 /* Convert and check what was given; everything else gets its default. */
-static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_NR])
+static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_NR],
+			const char *share_arg)
 {
 	int cmd = (int)o->cmd;
 	char *end;
@@ -279,6 +326,24 @@ static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O
 	o->count = o->cmd == VGG_HOSTILE ? 4096 : 0;
 	if (val[O_COUNT] && to_u32(val[O_COUNT], &o->count, 1))
 		return usage(c, cmd, "--count: '%s' is not a number from 1", val[O_COUNT]);
+	if (val[O_SHARE] && val[O_SHARE_RO])
+		return usage(c, cmd, "give one of --share and --share-ro");
+	if (val[O_SHARE] || val[O_SHARE_RO]) {
+		const char *s = val[O_SHARE] ? val[O_SHARE] : val[O_SHARE_RO];
+		const char *eqs = strchr(s, '=');
+		char id[24];
+
+		if (!o->inproc)
+			return usage(c, cmd, "--share and --share-ro only go with --inproc");
+		if (!eqs || eqs == s || (size_t)(eqs - s) >= sizeof(id) || !eqs[1])
+			return usage(c, cmd, "--share: '%s' is not ID=DIR", s);
+		memcpy(id, s, (size_t)(eqs - s));
+		id[eqs - s] = 0;
+		if (to_u32(id, &o->share_dir_id, 0))
+			return usage(c, cmd, "--share: '%s' is not ID=DIR", s);
+		o->share_dir = eqs + 1;
+		o->share_dir_ro = !!val[O_SHARE_RO];
+	}
 	if (val[O_HOLD]) {
 		errno = 0;
 		o->hold = strtod(val[O_HOLD], &end);
@@ -312,6 +377,8 @@ static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O
 		if (o->kind < 0)
 			return usage(c, cmd, "hostile needs a kind");
 		break;
+	case VGG_FILE:
+		return parse_file(c, o, val, share_arg);
 	case VGG_BENCH:
 		if (o->kind < 0)
 			return usage(c, cmd, "bench needs a kind");
@@ -324,12 +391,113 @@ static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O
 	return VGG_OK;
 }
 
+/* The file command's positional arguments and options (vgg_file.c). */
+static int parse_file(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_NR],
+		      const char *share_arg)
+{
+	const int cmd = VGG_FILE;
+	uint64_t rows = 0, half, need, x;
+	const char *comma;
+	char *end;
+
+	o->half = -1;
+	if (o->kind < 0)
+		return usage(c, cmd, "file needs a kind: read, write, hold or sync");
+	if (!share_arg || !o->path)
+		return usage(c, cmd, "file %s needs SHARE and PATH", vgg_file_kind_name(o->kind));
+	if (to_u32(share_arg, &o->share, 0))
+		return usage(c, cmd, "SHARE: '%s' is not a share id", share_arg);
+	if (val[O_OFFSET] && vgg_parse_size(val[O_OFFSET], &o->offset))
+		return usage(c, cmd, "--offset: '%s' is not a size", val[O_OFFSET]);
+	if (val[O_LENGTH] && (vgg_parse_size(val[O_LENGTH], &o->length) || !o->length))
+		return usage(c, cmd, "--length: '%s' is not a size", val[O_LENGTH]);
+	if (val[O_ROWS] && (vgg_parse_u64(val[O_ROWS], &rows) || !rows || rows > UINT32_MAX))
+		return usage(c, cmd, "--rows: '%s' is not a number from 1", val[O_ROWS]);
+	o->rows = (uint32_t)rows;
+	if (val[O_ROW_BYTES] && (vgg_parse_size(val[O_ROW_BYTES], &o->row_bytes) ||
+				 !o->row_bytes || o->row_bytes % 8))
+		return usage(c, cmd, "--row-bytes: '%s' is not a multiple of 8 bytes",
+			     val[O_ROW_BYTES]);
+	if (o->row_bytes && !o->rows)
+		o->rows = 1;
+	if (o->rows && !o->row_bytes)
+		return usage(c, cmd, "--rows needs --row-bytes");
+	if (o->rows && o->row_bytes > (64ull << 30) / o->rows)
+		return usage(c, cmd, "--rows x --row-bytes is above 64 GiB");
+	need = o->rows ? (uint64_t)o->rows * o->row_bytes : 0;
+	if (!o->length)
+		o->length = need ? (need + VGMEM_FILE_ALIGN - 1) & ~(VGMEM_FILE_ALIGN - 1) :
+			    VGMEM_FILE_ALIGN;
+	if (need > o->length)
+		return usage(c, cmd, "--rows x --row-bytes is more than --length");
+	if (val[O_HALF]) {
+		if (o->kind != VGG_F_WRITE)
+			return usage(c, cmd, "--half goes with file write");
+		if (vgg_parse_u64(val[O_HALF], &half) || half > 1)
+			return usage(c, cmd, "--half: '%s' is not 0 or 1", val[O_HALF]);
+		o->half = (int)half;
+	}
+	if (val[O_PATTERN]) {
+		if (o->kind != VGG_F_WRITE)
+			return usage(c, cmd, "--pattern goes with file write");
+		if (vgg_parse_u64(val[O_PATTERN], &x) || x > UINT32_MAX)
+			return usage(c, cmd, "--pattern: '%s' is not a 32-bit seed",
+				     val[O_PATTERN]);
+		o->pattern = (uint32_t)x;
+		o->have_pattern = true;
+	}
+	if (o->kind == VGG_F_WRITE && !o->have_pattern && !val[O_EXPECT_ERROR])
+		return usage(c, cmd, "file write needs --pattern SEED");
+	if ((val[O_EXPECT_FNV] || val[O_EXPECT_PATTERN]) &&
+	    o->kind != VGG_F_READ && o->kind != VGG_F_HOLD)
+		return usage(c, cmd, "--expect-fnv and --expect-pattern go with read and hold");
+	if (val[O_EXPECT_FNV] && val[O_EXPECT_PATTERN])
+		return usage(c, cmd, "give one of --expect-fnv and --expect-pattern");
+	if (val[O_EXPECT_FNV]) {
+		errno = 0;
+		x = strtoull(val[O_EXPECT_FNV], &end, 16);
+		if (errno || *end || end == val[O_EXPECT_FNV] || val[O_EXPECT_FNV][0] == '-' ||
+		    val[O_EXPECT_FNV][0] == '+' || val[O_EXPECT_FNV][0] == ' ')
+			return usage(c, cmd, "--expect-fnv: '%s' is not a hexadecimal number",
+				     val[O_EXPECT_FNV]);
+		o->expect_fnv = x;
+		o->have_fnv = true;
+	}
+	if (val[O_EXPECT_PATTERN]) {
+		const char *s = val[O_EXPECT_PATTERN];
+		char first[24];
+
+		comma = strchr(s, ',');
+		if (comma && ((size_t)(comma - s) >= sizeof(first) || comma == s))
+			return usage(c, cmd, "--expect-pattern: '%s' is not SEED[,SEED2]", s);
+		if (comma) {
+			memcpy(first, s, (size_t)(comma - s));
+			first[comma - s] = 0;
+		}
+		if (to_u32(comma ? first : s, &o->expect_seed[0], 0) ||
+		    (comma && to_u32(comma + 1, &o->expect_seed[1], 0)))
+			return usage(c, cmd, "--expect-pattern: '%s' is not SEED[,SEED2]", s);
+		o->nexpect = comma ? 2 : 1;
+	}
+	if (val[O_RW] && o->kind != VGG_F_HOLD)
+		return usage(c, cmd, "--rw goes with file hold");
+	if (val[O_HOLD] && o->kind != VGG_F_HOLD && o->kind != VGG_F_WRITE)
+		return usage(c, cmd, "--hold goes with file hold and file write");
+	if (val[O_EXPECT_ERROR]) {
+		if (!vgg_file_errno(val[O_EXPECT_ERROR]))
+			return usage(c, cmd, "--expect-error: '%s' is not an error name (EACCES, ENOENT, ...)",
+				     val[O_EXPECT_ERROR]);
+		o->expect_error = val[O_EXPECT_ERROR];
+	}
+	return VGG_OK;
+}
+
 /* argv -> opts; VGG_OK, VGG_USAGE (printed), or -1 after printing help. */
 static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 {
 	const char *val[O_NR] = { 0 };
 	bool help = false, have_cmd = false;
-	const char *a, *eq, *v;
+	const char *a, *eq, *v, *share_arg = NULL;
 	size_t len;
 	int i, id, k;
 
@@ -357,6 +525,8 @@ static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 				val[id] = "";
 				if (id == O_INPROC)
 					o->inproc = true;
+				if (id == O_RW)
+					o->rw = true;
 				continue;
 			}
 			if (eq) {
@@ -390,6 +560,15 @@ static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 			if (k < 0)
 				return usage(c, (int)o->cmd, "unknown hostile kind '%s'", a);
 			o->kind = k;
+		} else if (o->cmd == VGG_FILE && o->kind < 0) {
+			k = vgg_file_kind(a);
+			if (k < 0)
+				return usage(c, (int)o->cmd, "unknown file kind '%s'", a);
+			o->kind = k;
+		} else if (o->cmd == VGG_FILE && !share_arg) {
+			share_arg = a;
+		} else if (o->cmd == VGG_FILE && !o->path) {
+			o->path = a;
 		} else if (o->cmd == VGG_BENCH && o->kind < 0) {
 			k = vgg_bench_kind(a);
 			if (k < 0)
@@ -410,7 +589,7 @@ static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 		if (val[id] && !(opts[id].cmds & CMD(o->cmd)))
 			return usage(c, (int)o->cmd, "--%s does not go with %s",
 				     opts[id].name, cmd_names[o->cmd]);
-	return parse_values(c, o, val);
+	return parse_values(c, o, val, share_arg);
 }
 
 static int open_dev(struct vgg_ctx *c)
@@ -445,6 +624,17 @@ static int open_dev(struct vgg_ctx *c)
 		c->host = NULL;
 		return vgg_detail(c, VGG_FAIL, "in-process guest: %s", strerror(-ret));
 	}
+	if (o->share_dir) {
+		ret = o->share_dir_ro ?
+		      vg_host_guest_set_share_ro(c->guest, o->share_dir_id, o->share_dir) :
+		      vg_host_guest_set_share(c->guest, o->share_dir_id, o->share_dir);
+		if (ret) {
+			vg_host_destroy(c->host);
+			c->host = NULL;
+			return vgg_detail(c, VGG_FAIL, "in-process share %u=%s: %s",
+					  o->share_dir_id, o->share_dir, strerror(-ret));
+		}
+	}
 	c->dev = vg_host_guest_dev(c->guest);
 	return VGG_OK;
 }
@@ -470,6 +660,7 @@ int vgg_main(int argc, char **argv, FILE *out, FILE *err)
 		[VGG_ALLOC] = vgg_cmd_alloc,
 		[VGG_HOSTILE] = vgg_cmd_hostile,
 		[VGG_BENCH] = vgg_cmd_bench,
+		[VGG_FILE] = vgg_cmd_file,
 	};
 	struct vgg_opts o;
 	struct vgg_ctx c;

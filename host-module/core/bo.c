@@ -33,9 +33,21 @@ static u64 vg_chunk_off(const struct vg_gpu *gpu, u32 index)
 	return (u64)index << gpu->chunk_shift;
 }
 
+/* NULL for no node and for an LRC file map's node (n->file). */
 static struct vg_bo *vg_bo_of(struct vg_va_node *n)
 {
-	return n ? container_of(n, struct vg_bo, va_node) : NULL;
+	return n && !n->file ? container_of(n, struct vg_bo, va_node) : NULL;
+}
+
+/*
+ * The BO of n or of the first BO node after it: LRC file maps share the
+ * VA index (so neither overlaps the other) but not vm->bos.
+ */
+static struct vg_bo *vg_bo_at_or_after(struct vg_va_node *n)
+{
+	while (n && n->file)
+		n = vg_va_next(n);
+	return vg_bo_of(n);
 }
 
 struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va)
@@ -52,10 +64,10 @@ struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va)
 static struct vg_bo *vg_bo_fixed_slot(struct vg_vm *vm, u64 va, u64 size,
 				      bool *overlap)
 {
-	struct vg_bo *bo = vg_bo_of(vg_va_end_after(&vm->va, va));
+	struct vg_va_node *n = vg_va_end_after(&vm->va, va);
 
-	*overlap = bo && bo->va < va + size;
-	return bo;
+	*overlap = n && n->start < va + size;
+	return vg_bo_at_or_after(n);
 }
 
 /*
@@ -74,7 +86,7 @@ static int vg_bo_find_va(struct vg_vm *vm, u64 size, u64 *va,
 	err = vg_va_first_fit(&vm->va, size, va, &n);
 	if (err)
 		return err;
-	*next = vg_bo_of(n);
+	*next = vg_bo_at_or_after(n);
 	return 0;
 }
 

@@ -462,3 +462,26 @@ void vg_vm_resume(struct vg_vm *vm)
 	vm->suspended = false;
 	vg_vm_zap_and_fixup(vm, false);
 }
+
+/* vg.h: the suspension above, for a memory manager outside the core. */
+int vg_vm_quiesce(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	int err;
+
+	mutex_lock(&gpu->lock);
+	vg_vm_suspend(vm);
+	err = vg_vm_drain(vm);
+	if (err) {
+		vg_vm_resume(vm);
+		mutex_unlock(&gpu->lock);
+	}
+	return err;
+}
+
+void vg_vm_unquiesce(struct vg_vm *vm)
+{
+	lockdep_assert_held(&vm->gpu->lock);
+	vg_vm_resume(vm);
+	mutex_unlock(&vm->gpu->lock);
+}

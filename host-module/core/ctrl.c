@@ -4,8 +4,9 @@
  * hostile until checked: the op must be known, the bytes of the union past
  * the op's own structure must be zero (room for future fields), and every
  * input field the op does not use must be zero as well, so a later ABI can
- * give them meaning. Output-only fields are ignored on input. A rejected
- * command gets -EINVAL and changes nothing.
+ * give them meaning. Output-only fields are ignored on input. A malformed
+ * command gets -EINVAL (the FILE_* commands also their documented codes)
+ * and changes nothing.
  *
  *  op            inputs                      must be zero
  *  QUERY         -                           (whole union is output)
@@ -14,8 +15,22 @@
  *  BO_ALLOC      size, flags, va if FIXED_VA va without FIXED_VA, rsvd
  *  BO_FREE       va                          size, flags, rsvd
  *  STATS         -                           (whole union is output)
+ *  FILE_MAP      share_id, path, offset,     rsvd, path bytes after its NUL
+ *                length, flags               (va is output)
+ *  FILE_UNMAP    va                          length, flags, rsvd
+ *  FILE_ACQUIRE  va, length                  flags, rsvd
+ *  FILE_RELEASE  va, length                  flags, rsvd
+ *  FILE_SYNC     va, length                  flags, rsvd
+ *
+ * The FILE_* commands reach the VM's LRC file-cache context (core/lrc/);
+ * the dispatcher checks the fields the cache cannot see (the path field's
+ * NUL and tail, reserved words) and the cheap shape checks, so a malformed
+ * command never reaches the cache; the cache checks the rest (the share,
+ * the file, the range against the file) and changes nothing on failure.
+ * Error codes are the ones include/uapi/vgmem.h and docs/abi.md document.
  */
 #include "vg_internal.h"
+#include "lrc/lrc.h"
 
 _Static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE,
 	       "a command is one control-queue slot");
@@ -96,6 +111,77 @@ static int vg_ctrl_bo_free(struct vg_vm *vm, struct vgmem_ctrl_bo *b)
 	return vg_bo_free(vm, b->va);
 }
 
+/*
+ * The path field: NUL-terminated inside the field, not empty, every byte
+ * after the NUL zero (room for nothing hidden behind the name).
+ */
+static bool vg_ctrl_path_ok(const char *path)
+{
+	u32 i, len;
+
+	for (len = 0; len < VGMEM_FILE_PATH_MAX && path[len]; len++)
+		;
+	if (!len || len == VGMEM_FILE_PATH_MAX)
+		return false;
+	for (i = len + 1; i < VGMEM_FILE_PATH_MAX; i++)
+		if (path[i])
+			return false;
+	return true;
+}
+
+static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
+{
+	struct vg_lrc_ctx *ctx;
+	u64 va;
+	int err;
+
+	if (m->rsvd || !vg_ctrl_path_ok(m->path))
+		return -EINVAL;
+	if (m->flags != VGMEM_FILE_RO && m->flags != VGMEM_FILE_RW)
+		return -EINVAL;
+	if (!m->length || (m->offset | m->length) & (VGMEM_FILE_ALIGN - 1))
+		return -EINVAL;
+	if (m->length > VGMEM_BO_MAX_SIZE || m->offset + m->length < m->offset)
+		return -EFBIG;
+	/* A VM the operator gave no share has no context: no such share. */
+	ctx = vg_lrc_vm_ctx(vm);
+	if (!ctx)
+		return -ENOENT;
+	err = vg_lrc_map(ctx, m->share_id, m->path, m->offset, m->length,
+			 m->flags, &va);
+	if (err)
+		return err;
+	m->va = va;
+	return 0;
+}
+
+static int vg_ctrl_file_range(struct vg_vm *vm, u32 op,
+			      struct vgmem_ctrl_file_range *r)
+{
+	struct vg_lrc_ctx *ctx;
+
+	if (r->flags || r->rsvd)
+		return -EINVAL;
+	if (op == VGMEM_CTRL_FILE_UNMAP && r->length)
+		return -EINVAL;
+	if ((r->va | r->length) & (VGMEM_FILE_ALIGN - 1))
+		return -EINVAL;
+	/* Without a context the VM has no file map anywhere. */
+	ctx = vg_lrc_vm_ctx(vm);
+	if (!ctx)
+		return -EBADF;
+	switch (op) {
+	case VGMEM_CTRL_FILE_UNMAP:
+		return vg_lrc_unmap(ctx, r->va);
+	case VGMEM_CTRL_FILE_ACQUIRE:
+		return vg_lrc_acquire(ctx, r->va, r->length);
+	case VGMEM_CTRL_FILE_RELEASE:
+		return vg_lrc_release(ctx, r->va, r->length);
+	default:
+		return vg_lrc_sync(ctx, r->va, r->length);
+	}
+}
+
 /* Size of the union member each op uses. */
 static size_t vg_ctrl_used(u32 op)
 {
@@ -110,6 +196,13 @@ static size_t vg_ctrl_used(u32 op)
 		return sizeof(struct vgmem_ctrl_bo);
 	case VGMEM_CTRL_STATS:
 		return sizeof(struct vgmem_vm_stats);
+	case VGMEM_CTRL_FILE_MAP:
+		return sizeof(struct vgmem_ctrl_file_map);
+	case VGMEM_CTRL_FILE_UNMAP:
+	case VGMEM_CTRL_FILE_ACQUIRE:
+	case VGMEM_CTRL_FILE_RELEASE:
+	case VGMEM_CTRL_FILE_SYNC:
+		return sizeof(struct vgmem_ctrl_file_range);
 	default:
 		return 0;
 	}
@@ -142,6 +235,15 @@ void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd)
 		break;
 	case VGMEM_CTRL_BO_FREE:
 		err = vg_ctrl_bo_free(vm, &cmd->bo);
+		break;
+	case VGMEM_CTRL_FILE_MAP:
+		err = vg_ctrl_file_map(vm, &cmd->file_map);
+		break;
+	case VGMEM_CTRL_FILE_UNMAP:
+	case VGMEM_CTRL_FILE_ACQUIRE:
+	case VGMEM_CTRL_FILE_RELEASE:
+	case VGMEM_CTRL_FILE_SYNC:
+		err = vg_ctrl_file_range(vm, cmd->op, &cmd->file);
 		break;
 	case VGMEM_CTRL_STATS:
 	default:

@@ -223,6 +223,8 @@ static int vg_check_vm(struct vg_gpu *gpu, struct vg_vm *vm)
 	VG_CHECK(!vg_va_check(&vm->va), "%s: VA index corrupt", vm->name);
 	n = vg_va_first(&vm->va);
 	list_for_each_entry(bo, &vm->bos, node) {
+		while (n && n->file)	/* LRC file maps: not BOs */
+			n = vg_va_next(n);
 		VG_CHECK(bo->va >= end && bo->size &&
 			 bo->va + bo->size <= VGMEM_VA_END,
 			 "%s: bo 0x%llx unsorted, overlapping or out of range",
@@ -240,6 +242,8 @@ static int vg_check_vm(struct vg_gpu *gpu, struct vg_vm *vm)
 		alloc += bo->size;
 		chunks += bo->nr_chunks;
 	}
+	while (n && n->file)
+		n = vg_va_next(n);
 	VG_CHECK(!n, "%s: VA index holds 0x%llx, which is no BO", vm->name,
 		 (unsigned long long)n->start);
 	list_for_each_entry(c, &vm->resident_list, node) {

@@ -136,6 +136,25 @@ void *vg_vm_priv(const struct vg_vm *vm);
 struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
 
 /*
+ * Quiesce a VM for a memory manager outside the core (the userspace host's
+ * peer models move a VM's memory themselves): the same suspension the core
+ * gives a relocation victim. Its guest keeps submitting into the shadow
+ * USERD pages, its work in flight completes and then every channel is
+ * stopped, so until vg_vm_unquiesce() no method of the VM runs and the
+ * caller may copy its memory and remap it (backend ops only).
+ *
+ * Locking: vg_vm_quiesce() takes gpu->lock and, on success (0), returns
+ * with it HELD; the same thread must call vg_vm_unquiesce(), which
+ * replays what the guest submitted meanwhile and drops it. In between the
+ * caller must not call any function of this header (they take gpu->lock),
+ * only backend ops. On failure (-ETIMEDOUT: a channel did not drain or
+ * stop) nothing is suspended and the lock is not held. The caller's own
+ * locks order before gpu->lock.
+ */
+int vg_vm_quiesce(struct vg_vm *vm);
+void vg_vm_unquiesce(struct vg_vm *vm);
+
+/*
  * Buffer objects: size a multiple of VGMEM_PAGE_SIZE; va chosen by the core
  * (aligned to the chunk size) unless VGMEM_BO_FIXED_VA. May relocate other
  * VMs' (or this VM's) chunks and waits for that (the allocation stall).

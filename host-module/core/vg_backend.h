@@ -42,6 +42,18 @@ struct vg_copy {
 	u64 len;
 };
 
+/* Page protection (protect op). */
+#define VG_PROT_RW	0u
+#define VG_PROT_RO	(1u << 0)	/* GPU writes fault */
+
+/* A replayable GPU page fault (see fault_range). */
+struct vg_gpu_fault {
+	struct vg_as *as;
+	u64 va;			/* the faulting address, 4 KiB aligned */
+	bool write;		/* a write (to a missing or read-only page) */
+	bool present;		/* a PTE exists (so: a write to a RO page) */
+};
+
 struct vg_channel_desc {
 	u64 gpfifo_gpa;
 	u32 gpfifo_entries;
@@ -128,6 +140,72 @@ struct vg_backend_ops {
 	 * warm.
 	 */
 	u64 (*sample_access)(void *b, struct vg_mem *mem);
+
+	/*
+	 * Optional: CPU address of a VG_LOC_HOST mem's bytes (the whole mem,
+	 * contiguous), NULL for VRAM or if the backend cannot. The LRC cache
+	 * reads and merges its host replicas through it.
+	 */
+	void *(*mem_host_addr)(void *b, struct vg_mem *mem);
+
+	/*
+	 * Optional: per-page protection and replayable GPU page faults, as
+	 * NVIDIA GPUs since Pascal have them (a fault buffer the driver
+	 * services, then a replay). Either all five are set or none; the core
+	 * checks. The LRC file cache and the demand-paging peer model need
+	 * them.
+	 *
+	 * map_prot: map, with the PTEs created at protection prot: a page
+	 * shared read-only between address spaces must be mapped this way,
+	 * since between a map and a protect another channel of the AS could
+	 * write it.
+	 *
+	 * protect: set prot (VG_PROT_*) on the mapped pages of [va, va + size);
+	 * unmapped pages in the range are left alone. Takes effect for every
+	 * access after the next tlb_flush (or at once; a flush is still owed).
+	 * map always writes VG_PROT_RW PTEs (also over a read-only one), so
+	 * between a map and its protect a channel of the AS that did not
+	 * fault on the page may write it.
+	 *
+	 * fault_range: while on, an access in [va, va + size) that finds no
+	 * PTE, or writes a VG_PROT_RO page, does not put the channel in an
+	 * error state: the channel parks on the fault (no method of it is in
+	 * flight, so channel_idle_wait and channel_stop treat it as idle and
+	 * stopped), the backend queues a struct vg_gpu_fault and calls the
+	 * handler from its own fault thread. Ranges of one AS never overlap;
+	 * off takes exactly a range that was put on. as_destroy drops them.
+	 * A fault whose range is off by the time of its handler call, and
+	 * one with no handler set, errors its channel(s) without a call.
+	 * as_destroy also drops the AS's queued faults; a call already under
+	 * way completes (f->as stays valid until the handler returns).
+	 *
+	 * set_fault_handler: one handler per backend (GPU). It is called with
+	 * no backend lock held, may sleep and may call every op of this table
+	 * (map, unmap, protect, tlb_flush, copies, mem_alloc), so it must not
+	 * be called, and is not, from a thread the core waits for under
+	 * gpu->lock. It returns 0 after fixing the mapping: the access is
+	 * replayed (and faults again if it still finds no usable PTE); or a
+	 * negative errno: the channel enters VGMEM_CHAN_ERR_VA with the address,
+	 * exactly as an access outside any fault range does. A replayed
+	 * channel that was stopped meanwhile stays stopped until
+	 * channel_start (and one whose fault failed enters the error only
+	 * then: a stopped channel's USERD does not change). Faults of one channel are serviced in order; the
+	 * backend may coalesce faults of several channels of one AS to one
+	 * page into one call.
+	 * set_fault_handler (also with NULL) waits, like free_irq, until no
+	 * call of the handler it replaces is under way: then the old priv may
+	 * be freed. So, unlike the other ops, it must be called with no lock
+	 * that handler takes (not under gpu->lock if the handler takes it),
+	 * and never from the handler itself.
+	 */
+	int (*map_prot)(void *b, struct vg_as *as, u64 va, u64 size,
+			struct vg_mem *mem, u64 mem_off, u32 prot);
+	int (*protect)(void *b, struct vg_as *as, u64 va, u64 size, u32 prot);
+	int (*fault_range)(void *b, struct vg_as *as, u64 va, u64 size, bool on);
+	void (*set_fault_handler)(void *b,
+				  int (*handler)(void *priv,
+						 const struct vg_gpu_fault *f),
+				  void *priv);
 };
 
 #endif /* VGMEM_CORE_BACKEND_H */

@@ -23,6 +23,7 @@
 struct vg_bo;
 struct vg_vm;
 struct vg_red_vm;
+struct vg_lrc_ctx;
 
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
 
@@ -95,6 +96,11 @@ struct vg_vm {
 	u32 nr_chans;
 
 	bool suspended;			/* its channels point at their shadows */
+	/*
+	 * Its LRC file-cache context (core/lrc/), or NULL: set and cleared by
+	 * the cache under gpu->lock; vg_vm_destroy() tears it down first.
+	 */
+	struct vg_lrc_ctx *lrc_ctx;
 	struct vgmem_vm_stats stats;	/* cumulative parts; sizes filled on read */
 	atomic64_t faults;		/* channel errors: the engine thread adds, no lock */
 };

@@ -26,6 +26,12 @@ struct vg_va_node {
 	u64 gap;		/* usable aligned hole between predecessor and start */
 	u64 max_gap;		/* largest gap in this subtree */
 	u32 height;		/* AVL height, a leaf is 1 */
+	/*
+	 * The owner is an LRC file map (core/lrc/), not a struct vg_bo: the
+	 * VM's BOs and file maps share one index so they never overlap. Set
+	 * before insertion; va.c itself ignores it.
+	 */
+	bool file;
 };
 
 struct vg_va_tree {

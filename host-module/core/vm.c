@@ -4,6 +4,7 @@
  * entitlement (how much VRAM it may keep when others want some).
  */
 #include "vg_internal.h"
+#include "lrc/lrc.h"
 
 int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 		 struct vg_vm **out)
@@ -67,6 +68,12 @@ void vg_vm_destroy(struct vg_vm *vm)
 	if (!vm)
 		return;
 	gpu = vm->gpu;
+	/*
+	 * File maps first, without gpu->lock (the cache takes its own lock,
+	 * then gpu->lock): released data is written back, unreleased GPU
+	 * writes are released implicitly (core/lrc/, docs/lrc.md).
+	 */
+	vg_lrc_ctx_destroy(vm->lrc_ctx);
 	mutex_lock(&gpu->lock);
 	/* Channels first: nothing may run on the memory we free next. */
 	list_for_each_entry_safe(ch, tch, &vm->chans, node)

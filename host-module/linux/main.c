@@ -15,9 +15,13 @@ static int __init vgmem_init(void)
 	if (ret)
 		return ret;
 
-	ret = vgmem_registry_init();
+	ret = vgmem_lrc_init();
 	if (ret)
 		goto err_ctrlq;
+
+	ret = vgmem_registry_init();
+	if (ret)
+		goto err_lrc;
 
 	ret = vgmem_mdev_init();
 	if (ret)
@@ -35,6 +39,8 @@ err_mdev:
 	vgmem_mdev_exit();
 err_registry:
 	vgmem_registry_exit();
+err_lrc:
+	vgmem_lrc_exit();
 err_ctrlq:
 	vgmem_ctrlq_exit();
 	return ret;
@@ -45,6 +51,7 @@ static void __exit vgmem_exit(void)
 	vgmem_netlink_exit();
 	vgmem_mdev_exit();
 	vgmem_registry_exit();
+	vgmem_lrc_exit();
 	vgmem_ctrlq_exit();
 }
 

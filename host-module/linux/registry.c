@@ -312,6 +312,7 @@ int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
 	vg_gpu_get_stats(gpu->core, &st);
 	gpu->vram_size = st.vram_size;
 	vgmem_gpu_init_types(gpu);
+	vgmem_lrc_gpu_add(gpu);
 
 	gpu->dev = device_create_with_groups(vgmem_class, NULL, MKDEV(0, 0), gpu,
 					     vgmem_gpu_groups, "vgmem%d",
@@ -339,6 +340,7 @@ int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
 err_unregister_dev:
 	device_unregister(gpu->dev);
 err_destroy_core:
+	vgmem_lrc_gpu_remove(gpu);
 	vg_gpu_destroy(gpu->core);
 err_free_id:
 	ida_free(&vgmem_gpu_ida, gpu->id);
@@ -361,6 +363,7 @@ void vgmem_unregister_gpu(struct vgmem_gpu *gpu)
 	mdev_unregister_parent(&gpu->parent);
 	WARN_ON(!list_empty(&gpu->vgpus));
 	device_unregister(gpu->dev);
+	vgmem_lrc_gpu_remove(gpu);
 	vg_gpu_destroy(gpu->core);
 	ida_free(&vgmem_gpu_ida, gpu->id);
 	mutex_destroy(&gpu->lock);

@@ -26,6 +26,7 @@
 #include <linux/workqueue.h>
 
 #include "../core/vg.h"
+#include "../core/lrc/lrc.h"
 #include "vgmem_gpu.h"
 
 /*
@@ -74,6 +75,7 @@ struct vgmem_gpu {
 	struct list_head vgpus;		/* struct vgmem_vgpu.node */
 	u32 return_ms;			/* as last set, for reading back */
 	u32 oversub_pct;		/* 0: the module parameter (netlink sets it) */
+	bool lrc;			/* added to the file cache (lrc_store.c) */
 };
 
 /* A VMA of the BAR2 mapping that may hold page-table entries (userd.c). */
@@ -90,12 +92,28 @@ enum vgmem_irq_type {
 };
 
 /*
+ * A vGPU's virtio-fs shares as the operator set them (netlink SET_VM):
+ * the roots its guest's file maps resolve beneath, entries by id
+ * ascending. Immutable once set; replaced whole.
+ */
+struct vgmem_share {
+	u32 id;
+	bool readonly;
+	char *path;		/* absolute, checked (vgmem_share_path_check) */
+};
+
+struct vgmem_shares {
+	unsigned int nr;
+	struct vgmem_share e[];
+};
+
+/*
  * One vGPU: an mdev, a VFIO device and, while the device is open, a VM of
  * the core.
  *
  * Lock rules:
  *  - lock (mutex): vm (created at open, destroyed at close, replaced by a
- *    reset), entitlement, and quota (together with gpu->lock); it also
+ *    reset), entitlement, shares, and quota (together with gpu->lock); it also
  *    serialises control commands with reset and close, so vm->chans
  *    changes only under it (ctrlq.c relies on that).
  *  - userd_lock (mutex): chans[], vmas, zap_gen; held across choosing the
@@ -116,6 +134,7 @@ struct vgmem_vgpu {
 	struct vg_vm *vm;
 	u64 quota;
 	u64 entitlement;		/* 0: equal share */
+	struct vgmem_shares *shares;	/* NULL: none; kept while closed */
 
 	struct mutex userd_lock;
 	struct vg_chan *chans[VGMEM_USERD_PAGES];	/* by channel id */
@@ -212,6 +231,36 @@ void vgmem_netlink_exit(void);
 extern const struct vg_gpu_events vgmem_nl_gpu_events;
 /* A channel fault, from the engine thread (atomic): queued for multicast. */
 void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error);
+
+/*
+ * lrc_store.c: the LRC file cache's store over the VFS, and share tables.
+ * vgmem_share_path_check(): absolute, shorter than VGMEM_SHARE_PATH_MAX,
+ * no control characters, no "." or ".." components (-EINVAL).
+ * vgmem_share_root_check(): that, and an existing directory (-ENOENT,
+ * -ENOTDIR, ...). vgmem_vgpu_set_shares() takes s (may be NULL: none) and
+ * frees the table it replaces.
+ */
+extern const struct vg_lrc_store_ops vgmem_lrc_store_ops;
+int vgmem_share_path_check(const char *path);
+int vgmem_share_root_check(const char *path);
+struct vgmem_shares *vgmem_shares_alloc(unsigned int nr);
+void vgmem_shares_free(struct vgmem_shares *s);
+/* Bytes of a VGMEM_A_VM_SHARES nest holding s. */
+size_t vgmem_shares_nla_size(const struct vgmem_shares *s);
+void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s);
+/*
+ * The host's file cache: created at module init, GPUs added as they
+ * register with a budget of lrc_budget_mb MiB of VRAM for replicas
+ * (module parameter; 0, the default, or a backend that cannot fault: no
+ * file cache), a context per
+ * VM when its device opens (vgmem_lrc_vm_open, v->lock held, after the VM
+ * exists), which the VM's destruction tears down with write-back.
+ */
+int vgmem_lrc_init(void);
+void vgmem_lrc_exit(void);
+void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu);
+void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu);
+void vgmem_lrc_vm_open(struct vgmem_vgpu *v);
 
 /* gmem.c */
 void vgmem_gmem_init(struct vgmem_vgpu *v, struct vg_guest_mem *gmem);

@@ -339,6 +339,8 @@ static int vgmem_vm_create(struct vgmem_vgpu *v)
 		}
 	}
 	WRITE_ONCE(v->vm, vm);	/* the zap reads it under the core's lock */
+	/* its file cache context and shares (none: file maps get -ENOENT) */
+	vgmem_lrc_vm_open(v);
 	spin_lock(&v->reg_lock);
 	v->ready = true;
 	spin_unlock(&v->reg_lock);
@@ -600,6 +602,7 @@ static void vgmem_vgpu_release(struct vfio_device *vdev)
 {
 	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
 
+	vgmem_shares_free(v->shares);
 	mutex_destroy(&v->userd_lock);
 	mutex_destroy(&v->lock);
 	vfio_free_device(vdev);

@@ -70,15 +70,20 @@ int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out)
 	err = sim_copy_init(sim);
 	if (err)
 		goto err_fini_mem;
+	err = sim_fault_init(sim);
+	if (err)
+		goto err_fini_copy;
 	sim->engine = kthread_run(sim_engine_main, sim, "vgsim-engine");
 	if (IS_ERR(sim->engine)) {
 		err = (int)PTR_ERR(sim->engine);
 		sim->engine = NULL;
-		goto err_fini_copy;
+		goto err_fini_fault;
 	}
 	*out = sim;
 	return 0;
 
+err_fini_fault:
+	sim_fault_fini(sim);
 err_fini_copy:
 	sim_copy_fini(sim);
 err_fini_mem:
@@ -93,11 +98,13 @@ void vg_sim_destroy(struct vg_sim *sim)
 {
 	if (!sim)
 		return;
+	if (sim->engine)
+		kthread_stop(sim->engine);
+	/* A handler call under way still holds its AS: wait for it. */
+	sim_fault_fini(sim);
 	/* The caller destroyed everything; say so loudly if not. */
 	WARN_ON(sim->nr_chans);
 	WARN_ON(atomic_read(&sim->nr_as));
-	if (sim->engine)
-		kthread_stop(sim->engine);
 	sim_copy_fini(sim);
 	sim_mem_fini(sim);
 	mutex_destroy(&sim->chan_lock);
@@ -145,8 +152,10 @@ static int sim_op_as_create(void *b, struct vg_as **out)
 static void sim_op_as_destroy(void *b, struct vg_as *as)
 {
 	(void)b;
-	if (as)
-		sim_as_put(as);
+	if (!as)
+		return;
+	sim_fault_as_destroy(as);
+	sim_as_put(as);
 }
 
 static int sim_op_map(void *b, struct vg_as *as, u64 va, u64 size,
@@ -212,6 +221,50 @@ static u64 sim_op_sample_access(void *b, struct vg_mem *mem)
 	return mem ? sim_mem_sample(mem) : 0;
 }
 
+static void *sim_op_mem_host_addr(void *b, struct vg_mem *mem)
+{
+	(void)b;
+	/* Host mems are one kvzalloc'ed buffer; VRAM frames are scattered. */
+	if (!mem || mem->loc != VG_LOC_HOST)
+		return NULL;
+	return mem->host;
+}
+
+static int sim_op_map_prot(void *b, struct vg_as *as, u64 va, u64 size,
+			   struct vg_mem *mem, u64 mem_off, u32 prot)
+{
+	(void)b;
+	if (!as)
+		return -EINVAL;
+	return sim_as_map_prot(as, va, size, mem, mem_off, prot);
+}
+
+static int sim_op_protect(void *b, struct vg_as *as, u64 va, u64 size,
+			  u32 prot)
+{
+	(void)b;
+	if (!as)
+		return -EINVAL;
+	return sim_as_protect(as, va, size, prot);
+}
+
+static int sim_op_fault_range(void *b, struct vg_as *as, u64 va, u64 size,
+			      bool on)
+{
+	(void)b;
+	if (!as)
+		return -EINVAL;
+	return sim_as_fault_range(as, va, size, on);
+}
+
+static void sim_op_set_fault_handler(void *b,
+				     int (*handler)(void *priv,
+						    const struct vg_gpu_fault *f),
+				     void *priv)
+{
+	sim_fault_set_handler(b, handler, priv);
+}
+
 static const struct vg_backend_ops sim_ops = {
 	.name = "sim",
 	.vram_size = sim_op_vram_size,
@@ -230,6 +283,11 @@ static const struct vg_backend_ops sim_ops = {
 	.channel_stop = sim_op_channel_stop,
 	.channel_start = sim_op_channel_start,
 	.sample_access = sim_op_sample_access,
+	.mem_host_addr = sim_op_mem_host_addr,
+	.map_prot = sim_op_map_prot,
+	.protect = sim_op_protect,
+	.fault_range = sim_op_fault_range,
+	.set_fault_handler = sim_op_set_fault_handler,
 };
 
 const struct vg_backend_ops *vg_sim_backend_ops(void)

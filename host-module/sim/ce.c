@@ -77,7 +77,7 @@ static int sim_ce_step_phys(struct sim_exec *x, bool sphys, bool dphys,
 		if (g->read(g->priv, src, bounce, *n))
 			return sim_ce_gmem_fault(x, src);
 		sim_exec_lock(x);
-		p = sim_va_span(x, dst, *n, n);
+		p = sim_va_span(x, dst, *n, true, n);
 		if (p) {
 			memcpy(p, bounce, *n);
 			x->as->cost.bytes_guest += *n;
@@ -86,7 +86,7 @@ static int sim_ce_step_phys(struct sim_exec *x, bool sphys, bool dphys,
 		return p ? 0 : sim_va_fault(x, dst);
 	}
 	sim_exec_lock(x);
-	p = sim_va_span(x, src, len, n);
+	p = sim_va_span(x, src, len, false, n);
 	if (p) {
 		memcpy(bounce, p, *n);
 		x->as->cost.bytes_guest += *n;
@@ -140,12 +140,12 @@ static int sim_ce_line(struct sim_exec *x, struct sim_job *job, u64 src,
 		/* Both in VA space: the span both pages allow. */
 		want = min_t(u64, len, min(sim_page_left(src),
 					   sim_page_left(dst)));
-		ps = sim_va_span(x, src, want, &ns);
+		ps = sim_va_span(x, src, want, false, &ns);
 		if (!ps) {
 			sim_exec_unlock(x);
 			return sim_va_fault(x, src);
 		}
-		pd = sim_va_span(x, dst, want, &n);
+		pd = sim_va_span(x, dst, want, true, &n);
 		if (!pd) {
 			sim_exec_unlock(x);
 			return sim_va_fault(x, dst);

@@ -86,6 +86,7 @@ int sim_chan_create(struct vg_sim *sim, struct vg_as *as,
 
 	ch->sim = sim;
 	ch->as = as;
+	INIT_LIST_HEAD(&ch->pf_node);
 	atomic_inc(&as->refs);
 	ch->desc = *desc;
 	ch->gmem = *desc->gmem;
@@ -121,6 +122,8 @@ void sim_chan_destroy(struct vg_sim *sim, struct vg_bchan *ch)
 	(void)atomic_add_return(1, &sim->idle_waiters);
 	wait_event(sim->idle_wq, READ_ONCE(sim->running) != ch);
 	(void)atomic_add_return(-1, &sim->idle_waiters);
+	/* Parked on a fault: nobody may answer it any more. */
+	sim_fault_chan_detach(ch);
 
 	sim_as_put(ch->as);
 	kfree(ch->bounce);
@@ -137,7 +140,12 @@ static bool sim_chan_idle(struct vg_bchan *ch)
 	if (READ_ONCE(sim->running) == ch)
 		return false;
 	smp_rmb();
-	if (READ_ONCE(ch->error) || READ_ONCE(ch->parked))
+	/*
+	 * Parked on an acquire or on a fault the handler has not answered:
+	 * no method in flight. (Answered, it has its replay to run.)
+	 */
+	if (READ_ONCE(ch->error) || READ_ONCE(ch->parked) ||
+	    READ_ONCE(ch->pf_state) == SIM_PF_WAIT)
 		idle = true;
 	else
 		idle = !READ_ONCE(ch->in_entry) &&

@@ -9,11 +9,13 @@
  * again (a page unmapped meanwhile faults, it is never touched).
  *
  * A launch runs as ch->job: each kernel starts from job->off (and its
- * running hash, sum or generator state) and, once the turn's budget is
- * spent, saves them and returns SIM_YIELD; the next turn goes on from
- * there, so a split launch computes exactly what a whole one would. The
- * arguments are checked again on every turn (they are the job's copy, so
- * the outcome is the same); the launch counts once.
+ * running hash, sum or generator state), saves them after every step and,
+ * once the turn's budget is spent, returns SIM_YIELD; the next turn goes on
+ * from there, so a split launch computes exactly what a whole one would.
+ * A replayable fault (SIM_FAULT) stops a kernel the same way, before the
+ * faulting step wrote anything: every step translates all its pages
+ * first. The arguments are checked again on every turn (they are the
+ * job's copy, so the outcome is the same); the launch counts once.
  */
 #include "sim_internal.h"
 
@@ -101,15 +103,14 @@ static int sim_k_fill(struct sim_exec *x, struct sim_job *job, u64 dst,
 	if (r)
 		return r;
 	while (off < bytes) {
-		p = sim_va_span(x, dst + off, bytes - off, &n);
+		p = sim_va_span(x, dst + off, bytes - off, true, &n);
 		if (!p)
 			return sim_va_fault(x, dst + off);
 		sim_fill_span(p, n, off, pattern, arg, arg);
 		off += n;
-		if (sim_exec_spend(x, n) && off < bytes) {
-			job->off = off;
+		job->off = off;
+		if (sim_exec_spend(x, n) && off < bytes)
 			return SIM_YIELD;
-		}
 		sim_exec_relax(x, n);
 	}
 	return 0;
@@ -141,13 +142,13 @@ static int sim_k_vecadd(struct sim_exec *x, struct sim_job *job, u64 a,
 		k = (u32)min_t(u64, n - i, sim_words_left(a + 4 * i));
 		k = min(k, sim_words_left(b + 4 * i));
 		k = min(k, sim_words_left(c + 4 * i));
-		pa = sim_va_span(x, a + 4 * i, 4ull * k, &span);
+		pa = sim_va_span(x, a + 4 * i, 4ull * k, false, &span);
 		if (!pa)
 			return sim_va_fault(x, a + 4 * i);
-		pb = sim_va_span(x, b + 4 * i, 4ull * k, &span);
+		pb = sim_va_span(x, b + 4 * i, 4ull * k, false, &span);
 		if (!pb)
 			return sim_va_fault(x, b + 4 * i);
-		pc = sim_va_span(x, c + 4 * i, 4ull * k, &span);
+		pc = sim_va_span(x, c + 4 * i, 4ull * k, true, &span);
 		if (!pc)
 			return sim_va_fault(x, c + 4 * i);
 		for (j = 0; j < k; j++) {
@@ -157,10 +158,9 @@ static int sim_k_vecadd(struct sim_exec *x, struct sim_job *job, u64 a,
 			memcpy(pc + 4 * j, &vc, 4);
 		}
 		i += k;
-		if (sim_exec_spend(x, 12 * k) && i < n) {
-			job->off = i;
+		job->off = i;
+		if (sim_exec_spend(x, 12 * k) && i < n)
 			return SIM_YIELD;
-		}
 		sim_exec_relax(x, 12 * k);
 	}
 	return 0;
@@ -182,7 +182,7 @@ static int sim_k_checksum(struct sim_exec *x, struct sim_job *job, u64 src,
 	if (r)
 		return r;
 	while (off < bytes) {
-		p = sim_va_span(x, src + off, bytes - off, &n);
+		p = sim_va_span(x, src + off, bytes - off, false, &n);
 		if (!p)
 			return sim_va_fault(x, src + off);
 		for (i = 0; i < n; i++) {
@@ -190,13 +190,13 @@ static int sim_k_checksum(struct sim_exec *x, struct sim_job *job, u64 src,
 			h *= VGMEM_FNV1A_PRIME;
 		}
 		off += n;
-		if (sim_exec_spend(x, n) && off < bytes) {
-			job->off = off;
-			job->acc = h;
+		job->off = off;
+		job->acc = h;
+		if (sim_exec_spend(x, n) && off < bytes)
 			return SIM_YIELD;
-		}
 		sim_exec_relax(x, n);
 	}
+	/* A fault on the result replays just the write (off == bytes). */
 	return sim_va_write(x, res, &h, sizeof(h));
 }
 
@@ -215,19 +215,26 @@ static int sim_k_strided(struct sim_exec *x, struct sim_job *job, u64 src,
 	if (r)
 		return r;
 	/* job->off is the next k * stride, always <= bytes - 4. */
-	for (off = job->off;; off += stride) {
+	for (off = job->off; !job->result; off += stride) {
 		r = sim_va_read(x, src + off, &v, sizeof(v));
 		if (r)
 			return r;
 		sum += v;
+		job->acc = sum;
 		/* off <= bytes - 4 here, so this cannot wrap. */
-		if (bytes - 4 - off < stride)
+		if (bytes - 4 - off < stride) {
+			/*
+			 * A fault on the result replays just the write: this
+			 * element's read is done, so its cost is committed
+			 * before the write's step.
+			 */
+			job->result = true;
+			sim_exec_relax(x, sizeof(v));
 			break;
-		if (sim_exec_spend(x, SIM_ELEM_COST)) {
-			job->off = off + stride;
-			job->acc = sum;
-			return SIM_YIELD;
 		}
+		job->off = off + stride;
+		if (sim_exec_spend(x, SIM_ELEM_COST))
+			return SIM_YIELD;
 		sim_exec_relax(x, sizeof(v));
 	}
 	return sim_va_write(x, res, &sum, sizeof(sum));
@@ -254,13 +261,13 @@ static int sim_k_gather(struct sim_exec *x, struct sim_job *job, u64 src,
 		r = sim_va_read(x, src + 4 * idx, &v, sizeof(v));
 		if (!r)
 			r = sim_va_write(x, dst + 4 * i, &v, sizeof(v));
+		/* A fault replays element i from the state before it. */
 		if (r)
 			return r;
-		if (sim_exec_spend(x, SIM_ELEM_COST) && i + 1 < n) {
-			job->off = i + 1;
-			job->state = state;
+		job->off = i + 1;
+		job->state = state;
+		if (sim_exec_spend(x, SIM_ELEM_COST) && i + 1 < n)
 			return SIM_YIELD;
-		}
 		sim_exec_relax(x, 2 * sizeof(v));
 	}
 	return 0;

@@ -72,21 +72,51 @@ static void sim_gp_complete(struct vg_bchan *ch)
 	WRITE_ONCE(ch->in_entry, false);
 }
 
+/*
+ * A channel parked on a replayable fault: false while the handler has not
+ * answered (nothing to do); once it has, either the channel enters the VA
+ * error the fault would have been without a range (true, *stepped set) or
+ * its method replays from where it stopped (true).
+ */
+static bool sim_chan_replay(struct vg_bchan *ch, bool *stepped)
+{
+	u32 st = smp_load_acquire(&ch->pf_state);
+
+	if (st == SIM_PF_NONE)
+		return true;
+	if (st == SIM_PF_WAIT)
+		return false;
+	WRITE_ONCE(ch->pf_state, SIM_PF_NONE);
+	if (ch->pf_res) {
+		ch->job.kind = SIM_JOB_NONE;
+		sim_chan_fault(ch, VGMEM_CHAN_ERR_VA, ch->pf_mthd, ch->pf_addr);
+		*stepped = true;
+		return false;
+	}
+	return true;
+}
+
 bool sim_chan_step(struct vg_bchan *ch)
 {
 	struct sim_exec x = { .ch = ch, .as = ch->as,
 			      .mthd = VGMEM_MTHD_SEMAPHORE_D };
+	bool stepped = false;
 	u32 put;
 	int r;
 
 	if (ch->error)
 		return false;
+	if (!sim_chan_replay(ch, &stepped))
+		return stepped;
 	if (ch->parked) {
-		mutex_lock(&ch->as->lock);
+		sim_exec_lock(&x);
 		r = sim_sem_check(&x, &ch->acq);
-		mutex_unlock(&ch->as->lock);
+		sim_exec_unlock(&x);
 		if (r == SIM_PARK)
 			return false;
+		/* A fault keeps it parked: the replay checks again. */
+		if (r == SIM_FAULT)
+			return true;
 		WRITE_ONCE(ch->parked, false);
 		if (r)
 			return true;
@@ -107,6 +137,8 @@ bool sim_chan_step(struct vg_bchan *ch)
 		atomic64_inc(&ch->sim->turns_split);
 		return true;
 	}
+	if (r == SIM_FAULT)
+		return true;
 	if (!r)
 		sim_gp_complete(ch);
 	return true;

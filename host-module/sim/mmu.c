@@ -98,6 +98,7 @@ void sim_as_put(struct vg_as *as)
 	if (!atomic_dec_and_test(&as->refs))
 		return;
 	sim_as_free_tables(as);
+	sim_as_fault_ranges_free(as);
 	mutex_destroy(&as->lock);
 	kfree(as);
 	(void)atomic_add_return(-1, &sim->nr_as);
@@ -190,6 +191,17 @@ static void sim_as_prune(struct vg_as *as, u64 va)
 int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 	       u64 mem_off)
 {
+	return sim_as_map_prot(as, va, size, mem, mem_off, VG_PROT_RW);
+}
+
+/*
+ * The PTEs get their protection in the same write that makes them valid,
+ * under as->lock: no access can see the page mapped but not yet
+ * write-protected (map followed by protect leaves that window open).
+ */
+int sim_as_map_prot(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
+		    u64 mem_off, u32 prot)
+{
 	struct sim_pt2 *l2;
 	struct vg_mem *old;
 	u64 end, v, page;
@@ -198,7 +210,8 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 	    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
 	    !IS_ALIGNED(mem_off, SIM_PAGE_SIZE) ||
 	    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT ||
-	    mem_off > mem->size || size > mem->size - mem_off)
+	    mem_off > mem->size || size > mem->size - mem_off ||
+	    (prot != VG_PROT_RW && prot != VG_PROT_RO))
 		return -EINVAL;
 	if (sim_inject_hit(as->sim, VG_SIM_INJ_MAP))
 		return -ENOMEM;
@@ -219,6 +232,9 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 		sim_mem_get(mem);
 		l2->pte[sim_l2_idx(v)].mem = mem;
 		l2->pte[sim_l2_idx(v)].page = (u32)page;
+		/* A PTE write sets every bit, the protection included. */
+		l2->pte[sim_l2_idx(v)].flags =
+			prot == VG_PROT_RO ? SIM_PTE_RO : 0;
 		if (old)
 			sim_mem_put(old);
 		else
@@ -236,19 +252,21 @@ err_prune:
 	return -ENOMEM;
 }
 
-void sim_as_unmap(struct vg_as *as, u64 va, u64 size)
+/*
+ * Every mapped PTE of [va, end), as->lock held: fn(pte, arg) on each, leaf
+ * by leaf, freeing each leaf that ends up empty (fn may unmap). Bumps the
+ * TLB generation: no channel's TLB keeps what was there.
+ */
+static void sim_as_each_pte(struct vg_as *as, u64 va, u64 end,
+			    void (*fn)(struct sim_pt2 *l2, struct sim_pte *pte,
+				       u32 prot),
+			    u32 prot)
 {
 	struct sim_pt2 *l2;
 	struct sim_pte *pte;
-	u64 end, v, p, next;
+	u64 v, p, next;
 
-	if (WARN_ON(!IS_ALIGNED(va, SIM_PAGE_SIZE) ||
-		    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
-		    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT))
-		return;
-
-	sim_as_lock(as);
-	/* Leaf by leaf, freeing each one that ends up empty. */
+	lockdep_assert_held(&as->lock);
 	for (v = va; v < end; v = next) {
 		next = min((v | (SIM_L2_SPAN - 1)) + 1, end);
 		l2 = sim_as_leaf(as, v, false);
@@ -256,18 +274,63 @@ void sim_as_unmap(struct vg_as *as, u64 va, u64 size)
 			continue;
 		for (p = v; p < next; p += SIM_PAGE_SIZE) {
 			pte = &l2->pte[sim_l2_idx(p)];
-			if (!pte->mem)
-				continue;
-			sim_mem_put(pte->mem);
-			pte->mem = NULL;
-			pte->page = 0;
-			l2->nr_valid--;
+			if (pte->mem)
+				fn(l2, pte, prot);
 		}
 		if (!l2->nr_valid)
 			sim_as_prune(as, v);
 	}
 	as->gen++;
+}
+
+static void sim_pte_clear(struct sim_pt2 *l2, struct sim_pte *pte, u32 prot)
+{
+	(void)prot;
+	sim_mem_put(pte->mem);
+	pte->mem = NULL;
+	pte->page = 0;
+	pte->flags = 0;
+	l2->nr_valid--;
+}
+
+static void sim_pte_protect(struct sim_pt2 *l2, struct sim_pte *pte, u32 prot)
+{
+	(void)l2;
+	if (prot == VG_PROT_RO)
+		pte->flags |= SIM_PTE_RO;
+	else
+		pte->flags &= ~SIM_PTE_RO;
+}
+
+void sim_as_unmap(struct vg_as *as, u64 va, u64 size)
+{
+	u64 end;
+
+	if (WARN_ON(!IS_ALIGNED(va, SIM_PAGE_SIZE) ||
+		    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
+		    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT))
+		return;
+
+	sim_as_lock(as);
+	sim_as_each_pte(as, va, end, sim_pte_clear, 0);
 	sim_as_unlock(as);
+}
+
+int sim_as_protect(struct vg_as *as, u64 va, u64 size, u32 prot)
+{
+	u64 end;
+
+	if (!size || !IS_ALIGNED(va, SIM_PAGE_SIZE) ||
+	    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
+	    check_add_overflow(va, size, &end) || end > SIM_VA_LIMIT ||
+	    (prot != VG_PROT_RW && prot != VG_PROT_RO))
+		return -EINVAL;
+
+	/* Takes effect at once: the walk bumps the TLB generation. */
+	sim_as_lock(as);
+	sim_as_each_pte(as, va, end, sim_pte_protect, prot);
+	sim_as_unlock(as);
+	return 0;
 }
 
 void sim_as_tlb_flush(struct vg_as *as)
@@ -318,8 +381,25 @@ void sim_exec_lock(struct sim_exec *x)
 	mutex_lock(&x->as->lock);
 }
 
+/* The step completed: what it touched goes into the AS's counters. */
+static void sim_exec_commit(struct sim_exec *x)
+{
+	lockdep_assert_held(&x->as->lock);
+	x->as->cost.bytes_vram += x->step_vram;
+	x->as->cost.bytes_host += x->step_host;
+	x->step_vram = 0;
+	x->step_host = 0;
+}
+
+void sim_exec_discard(struct sim_exec *x)
+{
+	x->step_vram = 0;
+	x->step_host = 0;
+}
+
 void sim_exec_unlock(struct sim_exec *x)
 {
+	sim_exec_commit(x);
 	mutex_unlock(&x->as->lock);
 }
 
@@ -328,6 +408,7 @@ void sim_exec_relax(struct sim_exec *x, u32 bytes)
 	struct vg_as *as = x->as;
 
 	lockdep_assert_held(&as->lock);
+	sim_exec_commit(x);
 	x->since_resched += bytes;
 	if (x->since_resched < SIM_STEP_BYTES && !atomic_read(&as->waiters))
 		return;
@@ -343,11 +424,27 @@ void sim_exec_relax(struct sim_exec *x, u32 bytes)
 }
 
 /*
- * The channel's TLB first, then the page table. An entry is valid only for
- * the generation it was filled in.
+ * A failed translation: say what the fault would be (no PTE, or a write to
+ * a read-only one) and whether it is replayable, for sim_va_fault.
  */
-static bool sim_translate(struct sim_exec *x, u64 va, struct vg_mem **mem,
-			  u32 *page)
+static bool sim_translate_fail(struct sim_exec *x, u64 va, bool write,
+			       bool present)
+{
+	/* The step stops here and is redone (or the channel errors). */
+	sim_exec_discard(x);
+	x->pf_write = write;
+	x->pf_present = present;
+	x->pf_range = sim_as_in_fault_range(x->as, va);
+	return false;
+}
+
+/*
+ * The channel's TLB first, then the page table. An entry is valid only for
+ * the generation it was filled in. A write through a read-only entry
+ * fails like a missing one (present set).
+ */
+static bool sim_translate(struct sim_exec *x, u64 va, bool write,
+			  struct vg_mem **mem, u32 *page)
 {
 	struct vg_as *as = x->as;
 	u64 vpn = va >> SIM_PAGE_SHIFT;
@@ -355,35 +452,35 @@ static bool sim_translate(struct sim_exec *x, u64 va, struct vg_mem **mem,
 	const struct sim_pte *pte;
 
 	lockdep_assert_held(&as->lock);
-	if (e->gen == as->gen && e->vpn == vpn) {
-		*mem = e->mem;
-		*page = e->page;
-		return true;
+	if (e->gen != as->gen || e->vpn != vpn) {
+		pte = sim_as_walk(as, va);
+		if (!pte)
+			return sim_translate_fail(x, va, write, false);
+		e->gen = as->gen;
+		e->vpn = vpn;
+		e->mem = pte->mem;
+		e->page = pte->page;
+		e->flags = pte->flags;
 	}
-	pte = sim_as_walk(as, va);
-	if (!pte)
-		return false;
-	e->gen = as->gen;
-	e->vpn = vpn;
-	e->mem = pte->mem;
-	e->page = pte->page;
-	*mem = pte->mem;
-	*page = pte->page;
+	if (write && (e->flags & SIM_PTE_RO))
+		return sim_translate_fail(x, va, write, true);
+	*mem = e->mem;
+	*page = e->page;
 	return true;
 }
 
-u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, u32 *span)
+u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, bool write, u32 *span)
 {
 	struct vg_mem *mem;
 	u32 page, off = (u32)(va & (SIM_PAGE_SIZE - 1));
 	u64 n = min_t(u64, len, SIM_PAGE_SIZE - off);
 
-	if (!sim_translate(x, va, &mem, &page))
+	if (!sim_translate(x, va, write, &mem, &page))
 		return NULL;
 	if (mem->loc == VG_LOC_VRAM)
-		x->as->cost.bytes_vram += n;
+		x->step_vram += n;
 	else
-		x->as->cost.bytes_host += n;
+		x->step_host += n;
 	atomic64_inc(&mem->access);
 	*span = (u32)n;
 	return sim_mem_page(mem, page) + off;
@@ -391,41 +488,46 @@ u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, u32 *span)
 
 int sim_va_fault(struct sim_exec *x, u64 va)
 {
+	if (x->pf_range)
+		return sim_fault_raise(x, va);
 	sim_chan_fault(x->ch, VGMEM_CHAN_ERR_VA, x->mthd, va);
 	return VGMEM_CHAN_ERR_VA;
 }
 
-int sim_va_read(struct sim_exec *x, u64 va, void *buf, u32 len)
+/*
+ * A page span at a time, into rbuf (a read) or from wbuf (a write). A
+ * fault on a later page leaves the earlier ones done; the step is redone
+ * whole on replay (their cost was discarded with the fault).
+ */
+static int sim_va_rw(struct sim_exec *x, u64 va, u8 *rbuf, const u8 *wbuf,
+		     u32 len)
 {
-	u8 *dst = buf, *p;
+	u8 *p;
 	u32 n;
 
 	while (len) {
-		p = sim_va_span(x, va, len, &n);
+		p = sim_va_span(x, va, len, wbuf != NULL, &n);
 		if (!p)
 			return sim_va_fault(x, va);
-		memcpy(dst, p, n);
-		dst += n;
+		if (wbuf) {
+			memcpy(p, wbuf, n);
+			wbuf += n;
+		} else {
+			memcpy(rbuf, p, n);
+			rbuf += n;
+		}
 		va += n;
 		len -= n;
 	}
 	return 0;
 }
 
+int sim_va_read(struct sim_exec *x, u64 va, void *buf, u32 len)
+{
+	return sim_va_rw(x, va, buf, NULL, len);
+}
+
 int sim_va_write(struct sim_exec *x, u64 va, const void *buf, u32 len)
 {
-	const u8 *src = buf;
-	u8 *p;
-	u32 n;
-
-	while (len) {
-		p = sim_va_span(x, va, len, &n);
-		if (!p)
-			return sim_va_fault(x, va);
-		memcpy(p, src, n);
-		src += n;
-		va += n;
-		len -= n;
-	}
-	return 0;
+	return sim_va_rw(x, va, NULL, buf, len);
 }

@@ -74,9 +74,16 @@ int sim_sem_check(struct sim_exec *x, const struct sim_acquire *acq)
 	r = sim_va_read(x, acq->va, &v, sizeof(v));
 	if (r)
 		return r;
-	if (acq->op == VGMEM_SEM_OP_ACQUIRE)
-		return v == acq->payload ? 0 : SIM_PARK;
-	return v >= acq->payload ? 0 : SIM_PARK;
+	if (acq->op == VGMEM_SEM_OP_ACQUIRE ? v == acq->payload :
+	    v >= acq->payload)
+		return 0;
+	/*
+	 * Not yet: the read is not counted, so an acquire costs its one
+	 * satisfied read however often it was polled (polls depend on when
+	 * the other channel ran, and the cost must not).
+	 */
+	sim_exec_discard(x);
+	return SIM_PARK;
 }
 
 static int sim_host_method(struct sim_exec *x, u32 subc, u32 data)
@@ -111,10 +118,13 @@ static int sim_host_method(struct sim_exec *x, u32 subc, u32 data)
 
 	switch (data) {
 	case VGMEM_SEM_OP_RELEASE:
-		sim_exec_lock(x);
-		r = sim_sem_release(x, ch->sem_va, ch->sem_payload);
-		sim_exec_unlock(x);
-		return r;
+		/* A job: the method is consumed, a faulted release replays. */
+		memset(&ch->job, 0, sizeof(ch->job));
+		ch->job.kind = SIM_JOB_SEM;
+		ch->job.mthd = x->mthd;
+		ch->job.sem_va = ch->sem_va;
+		ch->job.sem_payload = ch->sem_payload;
+		return sim_job_run(x);
 	case VGMEM_SEM_OP_ACQUIRE:
 	case VGMEM_SEM_OP_ACQ_GEQ:
 		ch->acq.va = ch->sem_va;
@@ -123,6 +133,9 @@ static int sim_host_method(struct sim_exec *x, u32 subc, u32 data)
 		sim_exec_lock(x);
 		r = sim_sem_check(x, &ch->acq);
 		sim_exec_unlock(x);
+		/* Faulted: park on the acquire too; the replay checks it. */
+		if (r == SIM_FAULT)
+			WRITE_ONCE(ch->parked, true);
 		return r;
 	default:
 		return sim_pb_fault(ch, VGMEM_CHAN_ERR_METHOD, x->mthd);
@@ -154,8 +167,21 @@ int sim_job_run(struct sim_exec *x)
 	int r;
 
 	x->mthd = job->mthd;
-	r = job->kind == SIM_JOB_CE ? sim_ce_run(x, job) : sim_cp_run(x, job);
-	if (r != SIM_YIELD)
+	switch (job->kind) {
+	case SIM_JOB_CE:
+		r = sim_ce_run(x, job);
+		break;
+	case SIM_JOB_SEM:
+		sim_exec_lock(x);
+		r = sim_sem_release(x, job->sem_va, job->sem_payload);
+		sim_exec_unlock(x);
+		break;
+	default:
+		r = sim_cp_run(x, job);
+		break;
+	}
+	/* Out of budget or parked on a fault: it goes on from job. */
+	if (r != SIM_YIELD && r != SIM_FAULT)
 		job->kind = SIM_JOB_NONE;
 	return r;
 }

@@ -111,6 +111,58 @@ enum vg_sim_inject {
 };
 void vg_sim_inject(struct vg_sim *sim, enum vg_sim_inject what, int nth);
 
+/*
+ * Replayable faults (protect, fault_range, set_fault_handler), as the sim
+ * implements them:
+ *  - map writes read-write PTEs (replacing a read-only one too); protect
+ *    changes the mapped pages at once (it bumps the TLB generation, a
+ *    tlb_flush is still owed by the contract). protect and fault_range
+ *    return -EINVAL for an unaligned, empty, overflowing or beyond-2^40
+ *    range or an unknown prot, changing nothing; fault_range on returns
+ *    -EEXIST if the range overlaps one that is on, off -ENOENT if no range
+ *    is exactly [va, va + size).
+ *  - Every access faults: kernel reads and writes, CE reads and writes of
+ *    the VA side (guest-physical sides never do), semaphore releases and
+ *    acquires (host methods and the CE's). An acquire that faults stays
+ *    parked on its semaphore: after the replay it checks it again.
+ *  - A fault parks the channel with its method's progress kept (bytes,
+ *    lines, elements, hash: what a budget split keeps), the replay goes on
+ *    from there, so a launch that faulted N times computes exactly what
+ *    an unfaulted one does. Each step translates all its pages before it
+ *    writes, so a replay writes no byte a second time, except the first
+ *    bytes of a result (CHECKSUM, STRIDED) that straddles a page end,
+ *    rewritten with the same value.
+ *  - Faults of one AS to one page with the same write/present bits that
+ *    are still queued are coalesced: one handler call, every channel
+ *    parked on it replays (or errors) with its result.
+ *  - A fault whose range was turned off before its handler call errors
+ *    its channels without calling the handler; so does a fault with no
+ *    handler set (at once, like an access outside every range).
+ *  - A channel whose handler failed enters VGMEM_CHAN_ERR_VA (INFO the
+ *    method, ADDR the faulting address, not page aligned) on its next
+ *    turn: a stopped channel when it is started again. A channel whose
+ *    handler returned 0 replays on its next turn, never while stopped.
+ *  - channel_destroy of a parked channel drops it from its fault (a fault
+ *    no channel waits for any more is dropped unless its handler call is
+ *    under way); as_destroy drops the AS's ranges and its queued faults.
+ *    A handler call under way keeps its AS reference until it returns, so
+ *    the handler may still use f->as (its memory stays valid).
+ *  - set_fault_handler waits for a call of the handler it replaces to
+ *    return (like free_irq); vg_sim_destroy waits for any call too.
+ *  - A fault raised while a call for the same page is under way is a new
+ *    call after it: the handler may find the page already fixed and must
+ *    return 0 then.
+ */
+struct vg_sim_fault_stats {
+	u64 raised;		/* accesses that faulted inside a fault range */
+	u64 coalesced;		/* of those, joined to a queued fault of the page */
+	u64 handled;		/* handler calls */
+	u64 replayed;		/* channels resumed after the handler returned 0 */
+	u64 failed;		/* channels put in VGMEM_CHAN_ERR_VA by a fault */
+	u64 cancelled;		/* queued faults dropped by a destroy */
+};
+void vg_sim_fault_stats(struct vg_sim *sim, struct vg_sim_fault_stats *out);
+
 /* Free VRAM bytes in the arena (tests). */
 u64 vg_sim_vram_free(struct vg_sim *sim);
 /*

@@ -23,11 +23,19 @@
  *  - sim->copy_lock (spinlock) protects the copy queue, the done list and
  *    the fence counters.
  *  - sim->inj_lock (spinlock) protects the fault injection counters.
+ *  - sim->pf_lock (spinlock) protects the replayable fault queue, every
+ *    record's channel list, ch->pf_rec/pf_node/pf_res, the handler and its
+ *    priv (fault.c). The engine takes it under as->lock.
+ *  - as->lock also protects as->fr (the fault ranges).
  *  - Order: chan_lock and as->lock are never nested; as->lock, then
- *    mem_lock. copy_lock and inj_lock are leaves.
+ *    mem_lock. copy_lock, inj_lock and pf_lock are leaves.
  *  - A channel's execution state (struct vg_bchan below "engine only") is
  *    touched only by the engine thread, except error/parked/in_entry/gp_get
- *    which idle_wait reads with READ_ONCE.
+ *    /pf_state which idle_wait reads with READ_ONCE. pf_state goes
+ *    NONE -> WAIT (engine, as it queues a fault), WAIT -> DONE (fault
+ *    thread, under pf_lock, with pf_res, store-release) and DONE -> NONE
+ *    (engine, which then replays or errors the channel): a channel in WAIT
+ *    or DONE has no method in flight and its job keeps its progress.
  *  - Turns: the engine gives each channel in turn at most one GPFIFO entry
  *    and at most SIM_TURN_BUDGET units of work (bytes touched; an element of
  *    STRIDED or GATHER, a CE line or a method costs more). A method that
@@ -90,9 +98,12 @@ u64 sim_mem_sample(struct vg_mem *mem);
 #define SIM_L1_SIZE		(1u << SIM_L1_BITS)
 #define SIM_L2_SIZE		(1u << SIM_L2_BITS)
 
+#define SIM_PTE_RO		(1u << 0)	/* writes fault */
+
 struct sim_pte {
 	struct vg_mem *mem;	/* NULL: not mapped */
 	u32 page;		/* page index within mem */
+	u32 flags;		/* SIM_PTE_* */
 };
 
 struct sim_pt2 {
@@ -114,6 +125,12 @@ struct sim_cost {
 	u64 launches;
 };
 
+/* A replayable fault range [va, end) of an address space. */
+struct sim_frange {
+	u64 va;
+	u64 end;
+};
+
 struct vg_as {
 	struct vg_sim *sim;
 	struct mutex lock;
@@ -128,12 +145,18 @@ struct vg_as {
 	u64 gen;		/* TLB generation, bumped by every PTE change and flush */
 	struct sim_pt1 **l0;	/* SIM_L0_SIZE entries */
 	struct sim_cost cost;
+	/* Fault ranges, sorted by va, never overlapping (as->lock). */
+	struct sim_frange *fr;
+	u32 nr_fr;
+	u32 cap_fr;
 };
 
 int sim_as_create(struct vg_sim *sim, struct vg_as **out);
 void sim_as_put(struct vg_as *as);
 int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 	       u64 mem_off);
+int sim_as_map_prot(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
+		    u64 mem_off, u32 prot);
 void sim_as_unmap(struct vg_as *as, u64 va, u64 size);
 void sim_as_tlb_flush(struct vg_as *as);
 /* as->lock for everyone but the engine: announced, so the engine yields. */
@@ -141,6 +164,50 @@ void sim_as_lock(struct vg_as *as);
 void sim_as_unlock(struct vg_as *as);
 /* Page table walk, as->lock held: the PTE of va or NULL if unmapped. */
 const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va);
+int sim_as_protect(struct vg_as *as, u64 va, u64 size, u32 prot);
+
+/* ---- replayable faults (fault.c) ---------------------------------------- */
+
+/* As->lock held: is va inside one of the AS's fault ranges? */
+bool sim_as_in_fault_range(struct vg_as *as, u64 va);
+int sim_as_fault_range(struct vg_as *as, u64 va, u64 size, bool on);
+void sim_as_fault_ranges_free(struct vg_as *as);
+
+/* A queued fault: one handler call, for every channel in chans. */
+struct sim_fault {
+	struct list_head node;		/* sim->pf_queue while queued */
+	struct vg_gpu_fault f;		/* holds a reference on f.as */
+	struct list_head chans;		/* vg_bchan.pf_node */
+	bool busy;			/* taken by the fault thread */
+};
+
+/* Counters behind vg_sim_fault_stats(). */
+enum sim_pf_stat {
+	SIM_PF_RAISED,
+	SIM_PF_COALESCED,
+	SIM_PF_HANDLED,
+	SIM_PF_REPLAYED,
+	SIM_PF_FAILED,
+	SIM_PF_CANCELLED,
+	SIM_PF_NR_STATS
+};
+
+enum sim_pf_state {
+	SIM_PF_NONE = 0,
+	SIM_PF_WAIT,			/* parked: the handler has not answered */
+	SIM_PF_DONE,			/* answered (pf_res): replay or error */
+};
+
+int sim_fault_init(struct vg_sim *sim);
+void sim_fault_fini(struct vg_sim *sim);
+/* Detach a channel being destroyed from its queued or serviced fault. */
+void sim_fault_chan_detach(struct vg_bchan *ch);
+/* as_destroy: drop the AS's fault ranges and its queued faults. */
+void sim_fault_as_destroy(struct vg_as *as);
+void sim_fault_set_handler(struct vg_sim *sim,
+			   int (*handler)(void *priv,
+					  const struct vg_gpu_fault *f),
+			   void *priv);
 
 /* ---- cost model (cost.c) ------------------------------------------------- */
 
@@ -158,6 +225,7 @@ struct sim_tlb_ent {
 	u64 vpn;
 	struct vg_mem *mem;
 	u32 page;
+	u32 flags;		/* SIM_PTE_* */
 };
 
 /* Copy class state of one subchannel (clb0b5 registers). */
@@ -182,6 +250,7 @@ enum sim_job_kind {
 	SIM_JOB_NONE = 0,
 	SIM_JOB_CP,		/* a kernel launch */
 	SIM_JOB_CE,		/* a LAUNCH_DMA */
+	SIM_JOB_SEM,		/* a host semaphore release (replayable) */
 };
 
 /*
@@ -199,6 +268,9 @@ struct sim_job {
 	u64 state;		/* GATHER: generator state */
 	u32 line;		/* CE: lines done */
 	u32 flags;		/* CE: LAUNCH_DMA data */
+	bool result;		/* CP: only the result is left to write */
+	u64 sem_va;		/* SEM */
+	u32 sem_payload;
 	union {
 		struct sim_cp cp;
 		struct sim_ce ce;
@@ -253,6 +325,16 @@ struct vg_bchan {
 	u32 gp_get;
 
 	/* Engine only. */
+	u32 pf_state;			/* enum sim_pf_state, see the lock rules */
+
+	/* pf_lock */
+	struct sim_fault *pf_rec;	/* the fault parked on, while queued or serviced */
+	struct list_head pf_node;	/* pf_rec->chans */
+	int pf_res;			/* the handler's answer */
+
+	/* Engine only. */
+	u64 pf_addr;			/* the faulting access, for ERROR_ADDR */
+	u32 pf_mthd;			/* and its method, for ERROR_INFO */
 	u32 entries_done;
 	bool fault_pending;		/* fault_cb still to be called */
 	u64 fault_addr;
@@ -273,6 +355,20 @@ struct sim_exec {
 	u32 mthd;			/* for VGMEM_USERD_ERROR_INFO */
 	u32 since_resched;		/* bytes stepped since the last resched */
 	u64 spent;			/* work units of this turn */
+	/*
+	 * Bytes the current step touched, not yet in as->cost: a step either
+	 * completes (committed when the engine lets go of as->lock:
+	 * sim_exec_relax, sim_exec_unlock) or fails a translation, and then
+	 * nothing it counted stays counted (sim_exec_discard), since a
+	 * replayed step touches the same bytes again. So a launch costs the
+	 * same however many faults it took (compare uses simulated time).
+	 */
+	u64 step_vram;
+	u64 step_host;
+	/* The last failed translation (for sim_va_fault). */
+	bool pf_write;
+	bool pf_present;		/* a PTE, written read-only */
+	bool pf_range;			/* inside a fault range */
 };
 
 /*
@@ -304,13 +400,19 @@ static inline bool sim_exec_spend(struct sim_exec *x, u32 units)
 void sim_exec_lock(struct sim_exec *x);
 void sim_exec_unlock(struct sim_exec *x);
 void sim_exec_relax(struct sim_exec *x, u32 bytes);
+/* Forget what the current step counted (it is abandoned and redone). */
+void sim_exec_discard(struct sim_exec *x);
 
 /*
- * Result of a method: 0, a channel error (> 0), SIM_PARK (on an acquire) or
- * SIM_YIELD (out of budget: ch->job resumes on the channel's next turn).
+ * Result of a method: 0, a channel error (> 0), SIM_PARK (on an acquire),
+ * SIM_YIELD (out of budget: ch->job resumes on the channel's next turn) or
+ * SIM_FAULT (a replayable fault is queued and the channel parks on it; the
+ * method resumes from ch->job, or the acquire from ch->acq, once the
+ * handler answered).
  */
 #define SIM_PARK		(-1)
 #define SIM_YIELD		(-2)
+#define SIM_FAULT		(-3)
 
 u32 sim_rd32(const u8 *userd, u32 off);
 void sim_wr32(u8 *userd, u32 off, u32 val);
@@ -346,15 +448,26 @@ int sim_job_run(struct sim_exec *x);
 /*
  * Memory access through a channel's TLB, with as->lock held: the host
  * address of va and the bytes left in its page, up to len. Adds the bytes
- * to the AS cost counters and one touch to the mem's access counter.
- * Returns NULL if va is not mapped (the caller faults the channel).
+ * to the step's cost (x->step_*) and one touch to the mem's access counter.
+ * Returns NULL if va is not mapped, or is read-only and write is set: the
+ * step is then abandoned (its cost discarded) and the caller calls
+ * sim_va_fault(x, va) before anything else translates.
  */
-u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, u32 *span);
-/* Byte copies between a VA range and a kernel buffer; VGMEM_CHAN_ERR_VA or 0. */
+u8 *sim_va_span(struct sim_exec *x, u64 va, u64 len, bool write, u32 *span);
+/*
+ * Byte copies between a VA range and a kernel buffer: 0,
+ * VGMEM_CHAN_ERR_VA or SIM_FAULT.
+ */
 int sim_va_read(struct sim_exec *x, u64 va, void *buf, u32 len);
 int sim_va_write(struct sim_exec *x, u64 va, const void *buf, u32 len);
-/* Fault with the first unmapped address of a failed access. */
+/*
+ * After a failed sim_va_span of va: inside a fault range of the AS (with a
+ * handler set) queue a replayable fault and return SIM_FAULT; otherwise put
+ * the channel in VGMEM_CHAN_ERR_VA with va and return that.
+ */
 int sim_va_fault(struct sim_exec *x, u64 va);
+/* fault.c: queue x's fault at va; SIM_FAULT or, failing that, a channel error. */
+int sim_fault_raise(struct sim_exec *x, u64 va);
 
 /* Semaphore helpers shared by the host methods and the CE. */
 int sim_sem_release(struct sim_exec *x, u64 va, u32 payload);
@@ -456,6 +569,21 @@ struct vg_sim {
 	/* fault injection (inj_lock) */
 	spinlock_t inj_lock;
 	int inject[VG_SIM_INJ_NR];
+
+	/* replayable faults (fault.c; pf_lock) */
+	spinlock_t pf_lock;
+	struct list_head pf_queue;	/* struct sim_fault, oldest first */
+	atomic_t pf_queued;		/* records on pf_queue */
+	int (*pf_handler)(void *priv, const struct vg_gpu_fault *f);
+	void *pf_priv;
+	u64 pf_hgen;			/* bumped by every set_fault_handler */
+	struct sim_fault *pf_cur;	/* the record the fault thread services */
+	bool pf_calling;		/* a handler call is under way ... */
+	u64 pf_call_gen;		/* ... of the handler of this generation */
+	wait_queue_head_t pf_wq;	/* the fault thread waits for faults */
+	wait_queue_head_t pf_done_wq;	/* set_fault_handler waits for a call */
+	struct task_struct *pf_thread;
+	atomic64_t pf_stat[SIM_PF_NR_STATS];
 };
 
 /* Consume one op of a kind: true if it must fail by injection. */

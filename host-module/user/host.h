@@ -17,15 +17,43 @@
 struct vg_host_config {
 	struct vg_sim_config sim;
 	struct vg_gpu_config gpu;
+	/*
+	 * The memory manager, a spec of models/models.h ("vgmem",
+	 * "paging:gran=64k", ...). NULL: the core, with gpu.policy.
+	 */
+	const char *model;
+	/*
+	 * VRAM budget of the LRC file cache's replicas (core/lrc/lrc.h);
+	 * 0: its default. The cache serves the GPU unless the model is
+	 * paging (which owns the GPU's fault handler).
+	 */
+	u64 lrc_vram_budget;
 };
 
 struct vg_host;
 struct vg_host_guest;
+struct vg_lrc;
+struct vg_lrc_file;
 
 int vg_host_create(const struct vg_host_config *cfg, struct vg_host **out);
 void vg_host_destroy(struct vg_host *h);	/* destroys remaining guests */
 struct vg_gpu *vg_host_gpu(struct vg_host *h);
 struct vg_sim *vg_host_sim(struct vg_host *h);
+/*
+ * The LRC file cache (core/lrc/lrc.h) over this process's filesystem
+ * (lrc_store.h), for its statistics and budget (vg_lrc_get_stats,
+ * vg_lrc_gpu_set_budget).
+ */
+struct vg_lrc *vg_host_lrc(struct vg_host *h);
+/*
+ * Act as a host process on a share file: relpath beneath the directory
+ * dir, through the cache (vg_lrc_host_open: the same beneath-the-root
+ * rules as a guest's map). Then vg_lrc_host_read, vg_lrc_host_write,
+ * vg_lrc_host_fsync and vg_lrc_host_close on *out; close every file
+ * before vg_host_destroy.
+ */
+int vg_host_file_open(struct vg_host *h, const char *dir, const char *relpath,
+		      bool writable, struct vg_lrc_file **out);
 
 /*
  * A guest: a core VM with guest_ram bytes of guest memory (0: 16 MiB) and
@@ -36,6 +64,17 @@ int vg_host_guest_create(struct vg_host *h, const char *name, u64 quota,
 void vg_host_guest_destroy(struct vg_host_guest *g);
 struct vgmem_dev *vg_host_guest_dev(struct vg_host_guest *g);
 struct vg_vm *vg_host_guest_vm(struct vg_host_guest *g);
+/*
+ * The guest's share share_id is the host directory dir (what mgmtd takes
+ * from the domain's virtio-fs <filesystem> source); _ro refuses RW maps.
+ * Replaces an earlier share of the same id. A guest has an LRC context
+ * from its creation (-EOPNOTSUPP under the paging model); a VM names only
+ * its own shares.
+ */
+int vg_host_guest_set_share(struct vg_host_guest *g, u32 share_id,
+			    const char *dir);
+int vg_host_guest_set_share_ro(struct vg_host_guest *g, u32 share_id,
+			       const char *dir);
 /* Simulated device time and bytes of this guest so far (sim cost model). */
 void vg_host_guest_cost(struct vg_host_guest *g, struct vg_sim_cost *out);
 

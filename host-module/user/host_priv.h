@@ -11,9 +11,15 @@
 #define VG_HOST_GUEST_RAM_DEFAULT	(16ull << 20)
 #define VG_HOST_PAGE			4096ull
 
+struct vg_model;
+struct vg_model_vm;
+
 struct vg_host {
 	struct vg_sim *sim;
 	struct vg_gpu *gpu;
+	struct vg_model *model;		/* the memory manager (models/) */
+	struct vg_lrc *lrc;		/* the file cache over vg_ustore_ops */
+	bool lrc_gpu;			/* gpu registered with it (not paging) */
 	pthread_mutex_t lock;		/* protects guests */
 	struct vg_host_guest *guests;	/* singly linked through next */
 };
@@ -41,6 +47,8 @@ struct vg_host_guest {
 	struct vg_ram_range *free_list;
 
 	struct vg_vm *vm;
+	struct vg_model_vm *mvm;	/* the VM under the host's model */
+	u64 quota;			/* as admitted */
 	struct vgmem_dev *dev;
 
 	/*

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "host_priv.h"
+#include "models/models_priv.h"
 
 static struct vg_chan *ref_find(struct vg_host_guest *g, u32 id)
 {
@@ -60,6 +61,11 @@ static int tp_ctrl(void *t, struct vgmem_ctrl *cmd)
 	struct vg_host_guest *g = t;
 	struct vg_chan *ch;
 
+	/* BOs belong to the host's memory manager (models/). */
+	if (cmd->op == VGMEM_CTRL_BO_ALLOC || cmd->op == VGMEM_CTRL_BO_FREE) {
+		vg_model_bo_ctrl(g->mvm, cmd);
+		return 0;
+	}
 	if (cmd->op != VGMEM_CTRL_CHAN_CREATE &&
 	    cmd->op != VGMEM_CTRL_CHAN_DESTROY) {
 		vg_ctrl_exec(g->vm, cmd);
@@ -118,7 +124,8 @@ static void tp_userd_write(void *t, u32 chan, u32 off, u32 val)
 
 	pthread_rwlock_rdlock(&g->chan_lock);
 	ch = ref_find(g, chan);
-	if (ch)
+	/* A model may trap the write (swsched mediates every GP_PUT). */
+	if (ch && !vg_model_userd_write(g->mvm, ch, off, val))
 		vg_chan_userd_write(ch, off, val);
 	pthread_rwlock_unlock(&g->chan_lock);
 }

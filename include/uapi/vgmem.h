@@ -173,6 +173,12 @@ enum vgmem_ctrl_op {
 	VGMEM_CTRL_BO_ALLOC = 4,	/* in: size, flags, (va if FIXED_VA); out: va */
 	VGMEM_CTRL_BO_FREE = 5,		/* in: va */
 	VGMEM_CTRL_STATS = 6,		/* out: stats */
+	/* Share files mapped into the GPU VA space (LRC file cache, below). */
+	VGMEM_CTRL_FILE_MAP = 7,	/* in: share_id, path, offset, length, flags; out: va */
+	VGMEM_CTRL_FILE_UNMAP = 8,	/* in: va (start of a file map) */
+	VGMEM_CTRL_FILE_ACQUIRE = 9,	/* in: va, length */
+	VGMEM_CTRL_FILE_RELEASE = 10,	/* in: va, length */
+	VGMEM_CTRL_FILE_SYNC = 11,	/* in: va, length: msync */
 	VGMEM_CTRL_OP_MAX
 };
 
@@ -203,6 +209,65 @@ struct vgmem_ctrl_chan {
 struct vgmem_ctrl_bo {
 	__u64 size;		/* multiple of VGMEM_PAGE_SIZE, not zero */
 	__u64 va;		/* out, or in with VGMEM_BO_FIXED_VA / on free */
+	__u32 flags;
+	__u32 rsvd;
+};
+
+/*
+ * Files of the VM's shares (virtio-fs directories the operator gave the VM,
+ * each named by a share id) mapped into the GPU's address space, cached by
+ * the host's LRC file cache (GAIA: lazy release consistency). A GPU's writes
+ * to a file map become visible to others after FILE_RELEASE; others' writes
+ * become visible to the GPU after FILE_ACQUIRE; FILE_SYNC writes the newest
+ * version of the range to the file (msync). Host processes need no calls.
+ *
+ * FILE_MAP: path is relative to the share's root, NUL-terminated inside the
+ * field, every byte after the NUL zero; it may not be absolute, leave the
+ * root by "..", or pass through any symlink. offset and length are multiples
+ * of VGMEM_FILE_ALIGN (the GPU page), length not zero and at most
+ * VGMEM_BO_MAX_SIZE; offset + length may reach at most the file's size
+ * rounded up to VGMEM_FILE_ALIGN (bytes past the end of the file read as
+ * zero). flags: exactly one of VGMEM_FILE_RO, VGMEM_FILE_RW. The VA comes
+ * from the same VA space as BOs (never overlapping one) and is aligned to
+ * VGMEM_FILE_ALIGN.
+ *
+ * Errors (docs/abi.md): -EINVAL a bad field (reserved not zero, no NUL in
+ * path, empty path, misaligned or zero offset/length, unknown flags, a
+ * range outside its file map, a path naming no regular file); -ENOENT no
+ * such share (of this VM) or no such file; -EACCES the path escapes its
+ * share or meets a symlink, or RW on a file or share the host may only
+ * read; -EFBIG beyond the file or VGMEM_BO_MAX_SIZE; -ENOSPC no free VA
+ * range; -ENOMEM; -EBADF the va is not the start of (UNMAP) or inside
+ * (ACQUIRE, RELEASE, SYNC) a file map. A failed command changes nothing.
+ *
+ * FILE_UNMAP releases the VM's unreleased writes implicitly and writes
+ * released data back before the mapping goes: no released byte is lost.
+ */
+#define VGMEM_FILE_PATH_MAX		384	/* bytes of the path field, with the NUL */
+#define VGMEM_FILE_ALIGN		(64ull << 10)	/* GPU page */
+#define VGMEM_FILE_RO			(1u << 0)
+#define VGMEM_FILE_RW			(1u << 1)
+#define VGMEM_FILE_FLAGS_ALL		(VGMEM_FILE_RO | VGMEM_FILE_RW)
+
+struct vgmem_ctrl_file_map {
+	__u32 share_id;
+	__u32 flags;		/* VGMEM_FILE_RO or VGMEM_FILE_RW */
+	__u64 offset;		/* bytes into the file, VGMEM_FILE_ALIGN multiple */
+	__u64 length;		/* VGMEM_FILE_ALIGN multiple, not zero */
+	__u64 va;		/* out */
+	__u64 rsvd;
+	char path[VGMEM_FILE_PATH_MAX];
+};
+
+/*
+ * UNMAP: va is the start of a file map, length, flags and rsvd zero.
+ * ACQUIRE, RELEASE, SYNC: [va, va + length) inside one file map, both
+ * VGMEM_FILE_ALIGN multiples; length 0 means "to the end of the map".
+ * flags and rsvd zero.
+ */
+struct vgmem_ctrl_file_range {
+	__u64 va;
+	__u64 length;
 	__u32 flags;
 	__u32 rsvd;
 };
@@ -238,6 +303,8 @@ struct vgmem_ctrl {
 		struct vgmem_ctrl_chan chan;
 		struct vgmem_ctrl_bo bo;
 		struct vgmem_vm_stats stats;
+		struct vgmem_ctrl_file_map file_map;
+		struct vgmem_ctrl_file_range file;
 		__u8 raw[504];
 	};
 };
@@ -367,11 +434,13 @@ enum vgmem_cmd {
 	VGMEM_CMD_GET_VM,
 	/*
 	 * Change a vGPU (CAP_NET_ADMIN). Request: VGMEM_A_VM_UUID (required)
-	 * and at least one of VM_ENTITLEMENT, VM_QUOTA; replies with an ack.
-	 * Both are validated first; then the quota (the change that can be
-	 * refused: -EBUSY below what the VM has allocated, -ENOSPC beyond the
-	 * GPU's admission limit), then the entitlement. The quota change is
-	 * live: it applies to the next allocation of a running VM.
+	 * and at least one of VM_ENTITLEMENT, VM_QUOTA, VM_SHARES; replies
+	 * with an ack. All are validated first, and the shares' paths
+	 * resolved; then the quota (the change that can be refused: -EBUSY
+	 * below what the VM has allocated, -ENOSPC beyond the GPU's
+	 * admission limit), then the entitlement, then the share table is
+	 * replaced. The quota change is live: it applies to the next
+	 * allocation of a running VM; the shares to the next file map.
 	 */
 	VGMEM_CMD_SET_VM,
 	/*
@@ -464,9 +533,39 @@ enum vgmem_attr {
 	VGMEM_A_EV_SUSPEND_NS,		/* u64 */
 	VGMEM_A_EV_CHANNEL,		/* u32 channel id */
 	VGMEM_A_EV_ERROR,		/* u32 enum vgmem_chan_error */
+	/*
+	 * nest: the vGPU's virtio-fs shares, the roots of the files its guest
+	 * may map (VGMEM_CTRL_FILE_MAP names a share by id). Each entry is a
+	 * nest of enum vgmem_share_attr (the entry's own type is ignored;
+	 * senders use its position from 1); at most VGMEM_SHARES_MAX
+	 * entries, ids unique. In SET_VM it replaces the whole table (an
+	 * empty nest clears it); every path is resolved before anything
+	 * changes. GET_VM replies to a request (not dumps: a table can be
+	 * large) carry the table in force, entries by id.
+	 */
+	VGMEM_A_VM_SHARES,
 	__VGMEM_A_MAX
 };
 #define VGMEM_A_MAX			(__VGMEM_A_MAX - 1)
+
+#define VGMEM_SHARES_MAX		64	/* shares per vGPU */
+#define VGMEM_SHARE_PATH_MAX		4096	/* share root path, with the NUL */
+
+/* One entry of VGMEM_A_VM_SHARES. */
+enum vgmem_share_attr {
+	VGMEM_SHARE_A_UNSPEC,
+	VGMEM_SHARE_A_ID,		/* u32, required: the guest's share id */
+	/*
+	 * NUL-terminated string, required, shorter than
+	 * VGMEM_SHARE_PATH_MAX: an absolute host directory without '.' or
+	 * '..' components (-EINVAL), that exists (-ENOENT) and is a
+	 * directory (-ENOTDIR).
+	 */
+	VGMEM_SHARE_A_PATH,
+	VGMEM_SHARE_A_READONLY,		/* flag: files map read-only only */
+	__VGMEM_SHARE_A_MAX
+};
+#define VGMEM_SHARE_A_MAX		(__VGMEM_SHARE_A_MAX - 1)
 
 /* VGMEM_A_GPU_STATS: cumulative since the GPU was registered, all u64. */
 enum vgmem_gpu_stat_attr {

@@ -257,6 +257,20 @@ int mg_get_vm(struct mg *mg, const char *id, struct mg_vm_info *out)
 	return v ? 0 : -ENOENT;
 }
 
+/* The fake's VMs have no virtio-fs shares. */
+int mg_get_vm_shares(struct mg *mg, const char *id, struct mg_share **out,
+		     size_t *n)
+{
+	struct mg_vm_info *v;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&mg->lock);
+	v = fake_find(mg, id);
+	pthread_mutex_unlock(&mg->lock);
+	return v ? 0 : -ENOENT;
+}
+
 int mg_get_status(struct mg *mg, struct mg_status *out)
 {
 	memset(out, 0, sizeof(*out));

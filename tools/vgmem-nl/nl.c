@@ -116,6 +116,7 @@ static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_EV_SUSPEND_NS] = { .type = NLA_U64 },
 	[VGMEM_A_EV_CHANNEL] = { .type = NLA_U32 },
 	[VGMEM_A_EV_ERROR] = { .type = NLA_U32 },
+	[VGMEM_A_VM_SHARES] = { .type = NLA_NESTED },
 };
 
 /* Room for the attributes of either stats nest. */
@@ -268,6 +269,97 @@ int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out)
 	return 0;
 }
 
+int vgnl_parse_vm_shares(const struct nlmsghdr *nlh, struct vgnl_share **out,
+			 size_t *n)
+{
+	struct nla_policy pol[VGMEM_SHARE_A_MAX + 1];
+	struct nlattr *tb[VGMEM_A_MAX + 1];
+	struct nlattr *sb[VGMEM_SHARE_A_MAX + 1];
+	struct vgnl_share *v = NULL;
+	struct nlattr *e;
+	size_t nr = 0;
+	uint8_t cmd;
+	int err, rem;
+
+	*out = NULL;
+	*n = 0;
+	err = vgnl_parse_top(nlh, &cmd, tb);
+	if (err)
+		return err;
+	if (cmd != VGMEM_CMD_GET_VM)
+		return -EINVAL;
+	if (!tb[VGMEM_A_VM_SHARES])
+		return 0;
+	memset(pol, 0, sizeof(pol));
+	pol[VGMEM_SHARE_A_ID].type = NLA_U32;
+	pol[VGMEM_SHARE_A_PATH].type = NLA_STRING;
+	pol[VGMEM_SHARE_A_PATH].maxlen = VGMEM_SHARE_PATH_MAX;
+	pol[VGMEM_SHARE_A_READONLY].type = NLA_FLAG;
+	nla_for_each_nested(e, tb[VGMEM_A_VM_SHARES], rem) {
+		struct vgnl_share *nv;
+		const char *path;
+
+		if (nr == VGMEM_SHARES_MAX ||
+		    nla_parse_nested(sb, VGMEM_SHARE_A_MAX, e, pol) ||
+		    !sb[VGMEM_SHARE_A_ID] || !sb[VGMEM_SHARE_A_PATH])
+			goto err_free;
+		path = nla_get_string(sb[VGMEM_SHARE_A_PATH]);
+		if (strnlen(path, nla_len(sb[VGMEM_SHARE_A_PATH])) >=
+		    sizeof(v->path))
+			goto err_free;
+		nv = realloc(v, (nr + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		memset(&v[nr], 0, sizeof(v[nr]));
+		v[nr].id = nla_get_u32(sb[VGMEM_SHARE_A_ID]);
+		v[nr].readonly = sb[VGMEM_SHARE_A_READONLY] != NULL;
+		memcpy(v[nr].path, path,
+		       strnlen(path, nla_len(sb[VGMEM_SHARE_A_PATH])));
+		nr++;
+	}
+	*out = v;
+	*n = nr;
+	return 0;
+
+err_free:
+	free(v);
+	return -EINVAL;
+}
+
+int vgnl_share_parse(const char *s, struct vgnl_share *out)
+{
+	struct vgnl_share sh;
+	const char *colon, *path;
+	unsigned long id;
+	size_t len;
+	char *end;
+
+	memset(&sh, 0, sizeof(sh));
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	id = strtoul(s, &end, 10);
+	if (errno || *end != ':' || id > UINT32_MAX)
+		return -EINVAL;
+	path = end + 1;
+	len = strlen(path);
+	/* a trailing ":ro" is the flag; a path never ends with it then */
+	colon = strrchr(path, ':');
+	if (colon && !strcmp(colon, ":ro")) {
+		sh.readonly = true;
+		len = (size_t)(colon - path);
+	}
+	if (!len || len >= sizeof(sh.path))
+		return -EINVAL;
+	memcpy(sh.path, path, len);
+	sh.id = (uint32_t)id;
+	*out = sh;
+	return 0;
+}
+
 int vgnl_parse_event(const struct nlmsghdr *nlh, struct vgnl_event *out)
 {
 	struct nlattr *tb[VGMEM_A_MAX + 1];
@@ -410,6 +502,8 @@ int vgnl_open(struct vgnl **out)
 		ret = -ECONNREFUSED;
 		goto err_sock;
 	}
+	/* Replies with a share table may be larger than a page. */
+	nl_socket_enable_msg_peek(h->sk);
 	/* Ask for the kernel's reasons: vgnl_ext_msg(). */
 	setsockopt(nl_socket_get_fd(h->sk), SOL_NETLINK, NETLINK_EXT_ACK,
 		   &one, sizeof(one));
@@ -616,9 +710,48 @@ static int vgnl_run(struct vgnl *h, struct nl_msg *msg, struct vgnl_collect *c)
 	return c && c->err ? c->err : 0;
 }
 
-static struct nl_msg *vgnl_msg(struct vgnl *h, uint8_t cmd, int flags)
+/*
+ * A SET_VM's share table. Each entry is a nest whose type is its position
+ * from 1 (the kernel ignores it).
+ */
+static int vgnl_put_shares(struct nl_msg *msg, const struct vgnl_vm_set *set)
 {
-	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *nest, *e;
+	size_t i;
+
+	if (set->nr_shares > VGMEM_SHARES_MAX ||
+	    (set->nr_shares && !set->shares))
+		return -EINVAL;
+	/*
+	 * An empty table (clear) is an empty nest, which libnl's
+	 * nla_nest_end() would drop: put the bare header instead.
+	 */
+	if (!set->nr_shares)
+		return nla_put(msg, VGMEM_A_VM_SHARES | NLA_F_NESTED, 0, NULL) ?
+			-EMSGSIZE : 0;
+	/* the kernel's strict parsing wants NLA_F_NESTED on nests */
+	nest = nla_nest_start(msg, VGMEM_A_VM_SHARES | NLA_F_NESTED);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < set->nr_shares; i++) {
+		const struct vgnl_share *sh = &set->shares[i];
+
+		e = nla_nest_start(msg, (int)(i + 1) | NLA_F_NESTED);
+		if (!e || nla_put_u32(msg, VGMEM_SHARE_A_ID, sh->id) ||
+		    nla_put_string(msg, VGMEM_SHARE_A_PATH, sh->path) ||
+		    (sh->readonly && nla_put_flag(msg, VGMEM_SHARE_A_READONLY)))
+			return -EMSGSIZE;
+		nla_nest_end(msg, e);
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/* A request of size bytes at least (0: libnl's default, a page). */
+static struct nl_msg *vgnl_msg_sized(struct vgnl *h, uint8_t cmd, int flags,
+				     size_t size)
+{
+	struct nl_msg *msg = size ? nlmsg_alloc_size(size) : nlmsg_alloc();
 
 	if (!msg)
 		return NULL;
@@ -628,6 +761,11 @@ static struct nl_msg *vgnl_msg(struct vgnl *h, uint8_t cmd, int flags)
 		return NULL;
 	}
 	return msg;
+}
+
+static struct nl_msg *vgnl_msg(struct vgnl *h, uint8_t cmd, int flags)
+{
+	return vgnl_msg_sized(h, cmd, flags, 0);
 }
 
 /* A dump into *out; 1 if the kernel flagged it interrupted. */
@@ -774,7 +912,15 @@ int vgnl_get_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 int vgnl_set_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 		const struct vgnl_vm_set *set)
 {
-	struct nl_msg *msg = vgnl_msg(h, VGMEM_CMD_SET_VM, 0);
+	size_t size = 4096, i;
+	struct nl_msg *msg;
+
+	/* a share table may need more than a page: each path plus headers */
+	for (i = 0; set->has_shares && set->shares && i < set->nr_shares &&
+	     i < VGMEM_SHARES_MAX; i++)
+		size += strnlen(set->shares[i].path,
+				sizeof(set->shares[i].path)) + 40;
+	msg = vgnl_msg_sized(h, VGMEM_CMD_SET_VM, 0, size);
 
 	if (!msg)
 		return -ENOMEM;
@@ -782,11 +928,60 @@ int vgnl_set_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 	    (set->has_quota &&
 	     nla_put_u64(msg, VGMEM_A_VM_QUOTA, set->quota)) ||
 	    (set->has_entitlement &&
-	     nla_put_u64(msg, VGMEM_A_VM_ENTITLEMENT, set->entitlement))) {
+	     nla_put_u64(msg, VGMEM_A_VM_ENTITLEMENT, set->entitlement)) ||
+	    (set->has_shares && vgnl_put_shares(msg, set))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return vgnl_run(h, msg, NULL);
+}
+
+/* The GET_VM reply's share table, kept by the collector. */
+struct vgnl_shares_reply {
+	struct vgnl_share *shares;
+	size_t n;
+};
+
+static int vgnl_parse_shares_item(const struct nlmsghdr *nlh, void *item)
+{
+	struct vgnl_shares_reply *r = item;
+
+	return vgnl_parse_vm_shares(nlh, &r->shares, &r->n);
+}
+
+int vgnl_get_vm_shares(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
+		       struct vgnl_share **out, size_t *n)
+{
+	struct vgnl_collect c = {
+		.parse = vgnl_parse_shares_item,
+		.size = sizeof(struct vgnl_shares_reply),
+	};
+	struct nl_msg *msg = vgnl_msg(h, VGMEM_CMD_GET_VM, 0);
+	struct vgnl_shares_reply *r;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, uuid)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	return vgnl_run(h, msg, NULL);
+	ret = vgnl_run(h, msg, &c);
+	r = c.items;
+	if (!ret && c.n != 1)
+		ret = -EPROTO;
+	if (!ret) {
+		*out = r[0].shares;
+		*n = r[0].n;
+		r[0].shares = NULL;
+	}
+	for (i = 0; i < c.n; i++)
+		free(r[i].shares);
+	free(c.items);
+	return ret;
 }
 
 int vgnl_set_gpu(struct vgnl *h, uint32_t index,

@@ -77,10 +77,23 @@ struct vgnl_event {
 	uint32_t error;			/* enum vgmem_chan_error */
 };
 
-/* What a SET_VM / SET_GPU request changes: only the fields marked has_. */
+/* One virtio-fs share of a vGPU (VGMEM_A_VM_SHARES). */
+struct vgnl_share {
+	uint32_t id;
+	bool readonly;
+	char path[VGMEM_SHARE_PATH_MAX];
+};
+
+/*
+ * What a SET_VM / SET_GPU request changes: only the fields marked has_.
+ * has_shares: replace the vGPU's share table with shares[0..nr_shares)
+ * (nr_shares 0 clears it).
+ */
 struct vgnl_vm_set {
-	bool has_quota, has_entitlement;
+	bool has_quota, has_entitlement, has_shares;
 	uint64_t quota, entitlement;
+	const struct vgnl_share *shares;
+	size_t nr_shares;
 };
 
 struct vgnl_gpu_set {
@@ -112,6 +125,12 @@ int vgnl_get_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 		struct vgnl_vm *out);
 int vgnl_set_vm(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 		const struct vgnl_vm_set *set);
+/*
+ * The vGPU's share table (a GET_VM request): *out malloc()ed (NULL when
+ * empty), *n entries by id.
+ */
+int vgnl_get_vm_shares(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
+		       struct vgnl_share **out, size_t *n);
 int vgnl_set_gpu(struct vgnl *h, uint32_t index,
 		 const struct vgnl_gpu_set *set);
 
@@ -141,6 +160,17 @@ int vgnl_raw_request(struct vgnl *h, uint8_t cmd, int flags,
 int vgnl_parse_gpu(const struct nlmsghdr *nlh, struct vgnl_gpu *out);
 int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out);
 int vgnl_parse_event(const struct nlmsghdr *nlh, struct vgnl_event *out);
+/*
+ * The VGMEM_A_VM_SHARES nest of a GET_VM reply: *out malloc()ed (NULL if
+ * the reply has none or it is empty). -EINVAL for a malformed entry.
+ */
+int vgnl_parse_vm_shares(const struct nlmsghdr *nlh, struct vgnl_share **out,
+			 size_t *n);
+/*
+ * "ID:PATH" or "ID:PATH:ro" (the vgmem-nl flag --share): 0 or -EINVAL.
+ * Only the syntax is checked; the kernel judges the path.
+ */
+int vgnl_share_parse(const char *s, struct vgnl_share *out);
 /* Text "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" <-> wire bytes. */
 int vgnl_uuid_parse(const char *s, uint8_t out[VGMEM_UUID_LEN]);
 void vgnl_uuid_format(const uint8_t u[VGMEM_UUID_LEN],

@@ -31,6 +31,10 @@ static void usage(FILE *f)
 		"  set-policy GPU random|lra|cold  chunk choice policy\n"
 		"  set-return-interval GPU MS      return worker period\n"
 		"  set-oversub GPU PCT             admission limit, %% of VRAM (0: module default)\n"
+		"  set-shares UUID [--share ID:PATH[:ro]]...\n"
+		"                                  replace the vGPU's virtio-fs share table\n"
+		"                                  (no --share: clear it)\n"
+		"  show shares UUID                the vGPU's share table\n"
 		"  monitor [--count N] [--timeout SECONDS]\n"
 		"                                  print events (pressure, relocation, chan_fault)\n"
 		"BYTES takes a K, M, G or T suffix (powers of 1024). Changes need\n"
@@ -105,6 +109,23 @@ static int fail(struct vgnl *h, const char *what, int err)
 }
 
 /* ---- printing ----------------------------------------------------------- */
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void print_json_str(const char *str)
+{
+	const unsigned char *c;
+
+	putchar('"');
+	for (c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
+}
 
 static void print_hist(const char *name, const uint64_t *h)
 {
@@ -337,7 +358,65 @@ static int cmd_show(struct vgnl *h, int argc, char **argv)
 		printf(json ? "\n" : "");
 		return 0;
 	}
-	return bad_usage("show gpu GPU | show vm UUID");
+	if (argc == 2 && !strcmp(argv[0], "shares")) {
+		struct vgnl_share *sh;
+		size_t n, k;
+
+		if (vgnl_uuid_parse(argv[1], uuid))
+			return bad_usage("show shares: not a UUID");
+		ret = vgnl_get_vm_shares(h, uuid, &sh, &n);
+		if (ret)
+			return fail(h, "show shares", ret);
+		if (json)
+			printf("[");
+		for (k = 0; k < n; k++) {
+			if (json) {
+				printf("%s{\"id\":%" PRIu32 ",\"readonly\":%s,\"path\":",
+				       k ? "," : "", sh[k].id,
+				       sh[k].readonly ? "true" : "false");
+				print_json_str(sh[k].path);
+				printf("}");
+			} else {
+				printf("id=%" PRIu32 " readonly=%d path=%s\n",
+				       sh[k].id, sh[k].readonly, sh[k].path);
+			}
+		}
+		if (json)
+			printf("]\n");
+		free(sh);
+		return 0;
+	}
+	return bad_usage("show gpu GPU | show vm UUID | show shares UUID");
+}
+
+/* set-shares UUID [--share ID:PATH[:ro]]...: the whole table at once. */
+static int cmd_set_shares(struct vgnl *h, int argc, char **argv)
+{
+	struct vgnl_vm_set set = { 0 };
+	uint8_t uuid[VGMEM_UUID_LEN];
+	struct vgnl_share *sh;
+	int i, ret;
+
+	if (argc < 1 || vgnl_uuid_parse(argv[0], uuid))
+		return bad_usage("set-shares UUID [--share ID:PATH[:ro]]...");
+	if (argc > 1 + 2 * VGMEM_SHARES_MAX)
+		return bad_usage("set-shares: too many shares");
+	sh = calloc((size_t)argc, sizeof(*sh));
+	if (!sh)
+		return fail(h, "set-shares", -ENOMEM);
+	for (i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--share") || i + 1 >= argc ||
+		    vgnl_share_parse(argv[i + 1], &sh[set.nr_shares])) {
+			free(sh);
+			return bad_usage("set-shares: --share ID:PATH[:ro] expected");
+		}
+		set.nr_shares++;
+	}
+	set.has_shares = true;
+	set.shares = sh;
+	ret = vgnl_set_vm(h, uuid, &set);
+	free(sh);
+	return ret ? fail(h, "set-shares", ret) : 0;
 }
 
 static int cmd_set_vm(struct vgnl *h, const char *cmd, int argc, char **argv)
@@ -482,7 +561,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "list") && strcmp(cmd, "show") &&
 	    strcmp(cmd, "set-entitlement") && strcmp(cmd, "set-quota") &&
 	    strcmp(cmd, "set-policy") && strcmp(cmd, "set-return-interval") &&
-	    strcmp(cmd, "set-oversub") && strcmp(cmd, "monitor"))
+	    strcmp(cmd, "set-oversub") && strcmp(cmd, "monitor") &&
+	    strcmp(cmd, "set-shares"))
 		return bad_usage("unknown command");
 
 	ret = vgnl_open(&h);
@@ -500,6 +580,8 @@ int main(int argc, char **argv)
 		ret = cmd_set_vm(h, cmd, argc - i, argv + i);
 	else if (!strcmp(cmd, "monitor"))
 		ret = cmd_monitor(h, argc - i, argv + i);
+	else if (!strcmp(cmd, "set-shares"))
+		ret = cmd_set_shares(h, argc - i, argv + i);
 	else
 		ret = cmd_set_gpu(h, cmd, argc - i, argv + i);
 	vgnl_close(h);

@@ -13,7 +13,8 @@
 #include <string.h>
 
 static const struct vs_scenario *const scenarios[] = {
-	&vs_fairness, &vs_slowdown, &vs_delay, &vs_demo,
+	&vs_fairness, &vs_slowdown, &vs_delay, &vs_demo, &vs_compare,
+	&vs_cloudday,
 };
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 

@@ -65,6 +65,8 @@ extern const struct vs_scenario vs_fairness;
 extern const struct vs_scenario vs_slowdown;
 extern const struct vs_scenario vs_delay;
 extern const struct vs_scenario vs_demo;
+extern const struct vs_scenario vs_compare;
+extern const struct vs_scenario vs_cloudday;
 
 /* ---- helpers (common.c) ---- */
 int vs_parse_size(const char *s, uint64_t *out);

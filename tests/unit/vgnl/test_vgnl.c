@@ -232,6 +232,106 @@ static void test_parse_events(void **state)
 	nlmsg_free(msg);
 }
 
+/* A GET_VM reply with a share nest: entries as the kernel puts them. */
+static void put_share(struct nl_msg *msg, int pos, int id, const char *path,
+		      bool ro)
+{
+	struct nlattr *e = nla_nest_start(msg, pos);
+
+	assert_non_null(e);
+	if (id >= 0)
+		assert_int_equal(nla_put_u32(msg, VGMEM_SHARE_A_ID, (uint32_t)id), 0);
+	if (path)
+		assert_int_equal(nla_put_string(msg, VGMEM_SHARE_A_PATH, path), 0);
+	if (ro)
+		assert_int_equal(nla_put_flag(msg, VGMEM_SHARE_A_READONLY), 0);
+	nla_nest_end(msg, e);
+}
+
+static void test_parse_shares(void **state)
+{
+	struct vgnl_share *sh;
+	struct nl_msg *msg;
+	struct nlattr *n;
+	size_t cnt;
+
+	(void)state;
+	/* a reply without the nest (a dump's message): none */
+	msg = vm_msg(VGMEM_UUID_LEN);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), 0);
+	assert_int_equal(cnt, 0);
+	assert_null(sh);
+	nlmsg_free(msg);
+
+	msg = vm_msg(VGMEM_UUID_LEN);
+	n = nla_nest_start(msg, VGMEM_A_VM_SHARES);
+	put_share(msg, 1, 0, "/srv/data", false);
+	put_share(msg, 2, 5, "/srv/models", true);
+	nla_nest_end(msg, n);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), 0);
+	assert_int_equal(cnt, 2);
+	assert_int_equal(sh[0].id, 0);
+	assert_string_equal(sh[0].path, "/srv/data");
+	assert_false(sh[0].readonly);
+	assert_int_equal(sh[1].id, 5);
+	assert_string_equal(sh[1].path, "/srv/models");
+	assert_true(sh[1].readonly);
+	free(sh);
+	nlmsg_free(msg);
+
+	/* an entry without a path, or without an id: malformed */
+	msg = vm_msg(VGMEM_UUID_LEN);
+	n = nla_nest_start(msg, VGMEM_A_VM_SHARES);
+	put_share(msg, 1, 0, "/srv/data", false);
+	put_share(msg, 2, 1, NULL, false);
+	nla_nest_end(msg, n);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), -EINVAL);
+	assert_null(sh);
+	nlmsg_free(msg);
+	msg = vm_msg(VGMEM_UUID_LEN);
+	n = nla_nest_start(msg, VGMEM_A_VM_SHARES);
+	put_share(msg, 1, -1, "/srv/data", false);
+	nla_nest_end(msg, n);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), -EINVAL);
+	nlmsg_free(msg);
+	/* not a VM message */
+	msg = new_msg(VGMEM_CMD_GET_GPU);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), -EINVAL);
+	nlmsg_free(msg);
+}
+
+static void test_share_text(void **state)
+{
+	struct vgnl_share s;
+	char longp[VGMEM_SHARE_PATH_MAX + 8];
+
+	(void)state;
+	assert_int_equal(vgnl_share_parse("0:/srv/data", &s), 0);
+	assert_int_equal(s.id, 0);
+	assert_string_equal(s.path, "/srv/data");
+	assert_false(s.readonly);
+	assert_int_equal(vgnl_share_parse("4294967295:/a:b:ro", &s), 0);
+	assert_int_equal(s.id, 4294967295u);
+	assert_string_equal(s.path, "/a:b");
+	assert_true(s.readonly);
+	/* the kernel judges paths: a relative one passes the syntax */
+	assert_int_equal(vgnl_share_parse("1:rel", &s), 0);
+	assert_int_equal(vgnl_share_parse("4294967296:/a", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("-1:/a", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("x:/a", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("1/a", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("1:", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("1::ro", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse(NULL, &s), -EINVAL);
+	longp[0] = '1';
+	longp[1] = ':';
+	memset(longp + 2, 'a', VGMEM_SHARE_PATH_MAX);
+	longp[VGMEM_SHARE_PATH_MAX + 2] = 0;
+	assert_int_equal(vgnl_share_parse(longp, &s), -EINVAL);
+	longp[VGMEM_SHARE_PATH_MAX + 1] = 0;	/* 4095 bytes: fits */
+	assert_int_equal(vgnl_share_parse(longp, &s), 0);
+}
+
 static void test_uuid_text(void **state)
 {
 	char s[VGNL_UUID_STR_LEN];
@@ -276,6 +376,8 @@ int main(void)
 		cmocka_unit_test(test_parse_vm_bad),
 		cmocka_unit_test(test_parse_gpu),
 		cmocka_unit_test(test_parse_events),
+		cmocka_unit_test(test_parse_shares),
+		cmocka_unit_test(test_share_text),
 		cmocka_unit_test(test_uuid_text),
 		cmocka_unit_test(test_policy_text),
 	};

@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The LRC cache itself: lifetime, GPU registration, cached files and their
+ * page entries, the host copy (load from the store, 3-way merge of the
+ * released GPU versions into it), the cuckoo filter of GPU-homed pages and
+ * the statistics. docs/lrc.md has the protocol.
+ */
+#include "lrc_internal.h"
+
+#define GPAGE	VG_LRC_GPAGE_SIZE
+#define PAGE	VG_LRC_PAGE_SIZE
+#define NPG	VG_LRC_PAGES_PER_GPAGE
+
+int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
+{
+	struct vg_lrc *lrc;
+	u64 ra;
+	int err;
+
+	if (!cfg || !out || !cfg->store)
+		return -EINVAL;
+	if (!cfg->store->root_open || !cfg->store->root_close ||
+	    !cfg->store->open_beneath || !cfg->store->read ||
+	    !cfg->store->write || !cfg->store->fsync ||
+	    !cfg->store->getattr || !cfg->store->close)
+		return -EINVAL;
+	ra = cfg->readahead_max ? cfg->readahead_max : VG_LRC_RA_MAX_DEFAULT;
+	if (!IS_ALIGNED(ra, GPAGE) || ra > (256ull << 20))
+		return -EINVAL;
+	if (!IS_ALIGNED(cfg->vram_budget, GPAGE))
+		return -EINVAL;
+	lrc = kzalloc(sizeof(*lrc), GFP_KERNEL);
+	if (!lrc)
+		return -ENOMEM;
+	lrc->scratch = kvmalloc(VG_LRC_CMP_RUN * GPAGE, GFP_KERNEL);
+	if (!lrc->scratch) {
+		err = -ENOMEM;
+		goto err_free_lrc;
+	}
+	err = vg_cuckoo_init(&lrc->cf, VG_LRC_CF_CAPACITY, cfg->seed);
+	if (err)
+		goto err_free_scratch;
+	mutex_init(&lrc->lock);
+	lrc->store = cfg->store;
+	lrc->store_priv = cfg->store_priv;
+	lrc->vram_budget = cfg->vram_budget;
+	lrc->ra_max = ra;
+	INIT_LIST_HEAD(&lrc->gpus);
+	INIT_LIST_HEAD(&lrc->files);
+	lrc->next_serial = 1;
+	*out = lrc;
+	return 0;
+
+err_free_scratch:
+	kvfree(lrc->scratch);
+err_free_lrc:
+	kfree(lrc);
+	return err;
+}
+
+void vg_lrc_destroy(struct vg_lrc *lrc)
+{
+	struct vg_lrc_gpu *lg, *tlg;
+
+	if (!lrc)
+		return;
+	/* Contexts hold GPUs and files: the caller must have ended them. */
+	WARN_ON(lrc->nr_ctxs);
+	WARN_ON(!list_empty(&lrc->files));
+	list_for_each_entry_safe(lg, tlg, &lrc->gpus, node)
+		vg_lrc_gpu_remove(lrc, lg->gpu);
+	vg_cuckoo_fini(&lrc->cf);
+	kvfree(lrc->scratch);
+	mutex_destroy(&lrc->lock);
+	kfree(lrc);
+}
+
+/* ---- GPUs ------------------------------------------------------------------ */
+
+struct vg_lrc_gpu *vg_lrc_gpu_find(struct vg_lrc *lrc, struct vg_gpu *gpu)
+{
+	struct vg_lrc_gpu *lg;
+
+	lockdep_assert_held(&lrc->lock);
+	list_for_each_entry(lg, &lrc->gpus, node)
+		if (lg->gpu == gpu)
+			return lg;
+	return NULL;
+}
+
+int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
+{
+	const struct vg_backend_ops *ops;
+	struct vg_lrc_gpu *lg;
+	u64 budget;
+	int err;
+
+	if (!lrc || !gpu || !IS_ALIGNED(vram_budget, GPAGE))
+		return -EINVAL;
+	ops = gpu->ops;
+	if (!ops->map_prot || !ops->protect || !ops->fault_range ||
+	    !ops->set_fault_handler || !ops->mem_host_addr)
+		return -ENODEV;
+	budget = vram_budget ? vram_budget : lrc->vram_budget;
+	if (!budget)
+		budget = ALIGN(gpu->vram_size / 4, GPAGE);
+	if (budget < GPAGE)
+		return -EINVAL;
+	lg = kzalloc(sizeof(*lg), GFP_KERNEL);
+	if (!lg)
+		return -ENOMEM;
+	lg->lrc = lrc;
+	lg->gpu = gpu;
+	lg->ops = ops;
+	lg->b = gpu->backend;
+	lg->budget = budget;
+	INIT_LIST_HEAD(&lg->lra);
+	INIT_LIST_HEAD(&lg->ctxs);
+
+	mutex_lock(&lrc->lock);
+	if (vg_lrc_gpu_find(lrc, gpu)) {
+		err = -EEXIST;
+		goto err_unlock;
+	}
+	mutex_lock(&gpu->lock);
+	err = ops->mem_alloc(lg->b, VG_LOC_HOST, lrc->ra_max, &lg->stage);
+	if (!err) {
+		err = ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &lg->mstage);
+		if (err)
+			ops->mem_free(lg->b, lg->stage);
+	}
+	if (!err) {
+		lg->stage_va = ops->mem_host_addr(lg->b, lg->stage);
+		lg->mstage_va = ops->mem_host_addr(lg->b, lg->mstage);
+		if (!lg->stage_va || !lg->mstage_va) {
+			ops->mem_free(lg->b, lg->mstage);
+			ops->mem_free(lg->b, lg->stage);
+			err = -ENODEV;
+		}
+	}
+	mutex_unlock(&gpu->lock);
+	if (err)
+		goto err_unlock;
+	list_add_tail(&lg->node, &lrc->gpus);
+	mutex_unlock(&lrc->lock);
+	/*
+	 * Without locks: set_fault_handler waits for calls of the handler it
+	 * replaces, and ours takes lrc->lock (vg_backend.h).
+	 */
+	ops->set_fault_handler(lg->b, vg_lrc_fault_handler, lg);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&lrc->lock);
+	kfree(lg);
+	return err;
+}
+
+void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
+{
+	struct vg_lrc_gpu *lg;
+
+	if (!lrc || !gpu)
+		return;
+	mutex_lock(&lrc->lock);
+	lg = vg_lrc_gpu_find(lrc, gpu);
+	mutex_unlock(&lrc->lock);
+	if (!lg)
+		return;
+	/*
+	 * Unhook first and without lrc->lock: set_fault_handler waits for a
+	 * call of ours under way, which may be waiting for lrc->lock. The
+	 * caller serialises add and remove of one GPU.
+	 */
+	lg->ops->set_fault_handler(lg->b, NULL, NULL);
+	mutex_lock(&lrc->lock);
+	WARN_ON(!list_empty(&lg->ctxs));
+	/* Shared replicas cached without maps may remain: drop them. */
+	if (vg_lrc_evict_to(lg, 0))
+		pr_warn("vgmem: lrc: %s: replicas left at removal\n", gpu->name);
+	list_del(&lg->node);
+	mutex_lock(&gpu->lock);
+	lg->ops->mem_free(lg->b, lg->mstage);
+	lg->ops->mem_free(lg->b, lg->stage);
+	mutex_unlock(&gpu->lock);
+	mutex_unlock(&lrc->lock);
+	kfree(lg);
+}
+
+int vg_lrc_gpu_set_budget(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 bytes)
+{
+	struct vg_lrc_gpu *lg;
+	int err;
+
+	if (!lrc || !gpu || bytes < GPAGE || !IS_ALIGNED(bytes, GPAGE))
+		return -EINVAL;
+	mutex_lock(&lrc->lock);
+	lg = vg_lrc_gpu_find(lrc, gpu);
+	if (!lg) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	err = vg_lrc_evict_to(lg, bytes);
+	if (!err)
+		lg->budget = bytes;
+out_unlock:
+	mutex_unlock(&lrc->lock);
+	return err;
+}
+
+/* One batch of copies on lg's copy engine, waited for. */
+int vg_lrc_copy(struct vg_lrc_gpu *lg, const struct vg_copy *c, u32 n)
+{
+	struct vg_gpu *gpu = lg->gpu;
+	u64 fence;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (!n)
+		return 0;
+	mutex_lock(&gpu->lock);
+	err = lg->ops->copy_submit(lg->b, c, n, &fence);
+	if (!err)
+		err = lg->ops->copy_wait(lg->b, fence, NULL);
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+/* Copy one GPU page of src to dst on lg's copy engine, waited for. */
+int vg_lrc_copy_gpage(struct vg_lrc_gpu *lg, struct vg_mem *dst,
+		      struct vg_mem *src)
+{
+	struct vg_copy c = {
+		.src = src, .src_off = 0, .dst = dst, .dst_off = 0,
+		.len = GPAGE,
+	};
+
+	return vg_lrc_copy(lg, &c, 1);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static struct vg_lrc_ino *vg_lrc_ino_find(struct vg_lrc *lrc,
+					  const struct vg_lrc_file_id *id)
+{
+	struct vg_lrc_ino *f;
+
+	lockdep_assert_held(&lrc->lock);
+	list_for_each_entry(f, &lrc->files, node)
+		if (f->id.dev == id->dev && f->id.ino == id->ino)
+			return f;
+	return NULL;
+}
+
+int vg_lrc_ino_grow(struct vg_lrc_ino *f, u64 size)
+{
+	struct vg_lrc_gpage *gp;
+	u64 nr;
+	u32 i, j;
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (size <= f->size)
+		return 0;
+	/*
+	 * Page indexes must fit the cuckoo key's 32 bits. Checked before
+	 * rounding up: a size near 2^64 would wrap DIV_ROUND_UP.
+	 */
+	if (size > (u64)(0xffffffffu / NPG) * GPAGE)
+		return -EFBIG;
+	nr = DIV_ROUND_UP(size, GPAGE);
+	if (nr > f->nr_gp) {
+		gp = kvcalloc(nr, sizeof(*gp), GFP_KERNEL);
+		if (!gp)
+			return -ENOMEM;
+		/* Entries move: a vv's ext pointer goes with it. */
+		if (f->nr_gp)
+			memcpy(gp, f->gp, f->nr_gp * sizeof(*gp));
+		for (i = f->nr_gp; i < nr; i++)
+			for (j = 0; j < NPG; j++)
+				vg_vv_init(&gp[i].vv[j]);
+		kvfree(f->gp);
+		f->gp = gp;
+		f->nr_gp = nr;
+	}
+	f->size = size;
+	return 0;
+}
+
+int vg_lrc_ino_get(struct vg_lrc *lrc, void *root, const char *relpath,
+		   bool writable, struct vg_lrc_ino **out)
+{
+	const struct vg_lrc_store_ops *st = lrc->store;
+	struct vg_lrc_file_id id;
+	struct vg_lrc_attr attr;
+	struct vg_lrc_ino *f;
+	void *fh;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	err = st->open_beneath(lrc->store_priv, root, relpath, writable, &fh,
+			       &id);
+	if (err)
+		return err;
+	f = vg_lrc_ino_find(lrc, &id);
+	if (f) {
+		/* Upgrade a read-only handle: write-back needs a writable one. */
+		if (writable && !f->writable) {
+			st->close(lrc->store_priv, f->fh);
+			f->fh = fh;
+			f->writable = true;
+		} else {
+			st->close(lrc->store_priv, fh);
+		}
+		f->refs++;
+		*out = f;
+		return 0;
+	}
+	err = st->getattr(lrc->store_priv, fh, &attr);
+	if (err)
+		goto err_close;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f) {
+		err = -ENOMEM;
+		goto err_close;
+	}
+	f->lrc = lrc;
+	f->id = id;
+	f->fh = fh;
+	f->writable = writable;
+	f->refs = 1;
+	f->serial = lrc->next_serial++;
+	f->change = attr.change;
+	INIT_LIST_HEAD(&f->maps);
+	err = vg_lrc_ino_grow(f, attr.size);
+	if (err)
+		goto err_free_file;
+	list_add_tail(&f->node, &lrc->files);
+	*out = f;
+	return 0;
+
+err_free_file:
+	kfree(f);
+err_close:
+	st->close(lrc->store_priv, fh);
+	return err;
+}
+
+/* Drop a reference; the last one writes everything back and frees. */
+void vg_lrc_ino_put(struct vg_lrc_ino *f)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g;
+	u32 i, j;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	if (--f->refs)
+		return;
+	WARN_ON(!list_empty(&f->maps));
+	/* Cached shared replicas without maps, private ones are gone. */
+	for (i = 0; i < f->nr_gp; i++) {
+		while (f->gp[i].reps) {
+			err = vg_lrc_rep_drop(f->gp[i].reps);
+			if (err) {
+				pr_warn("vgmem: lrc: dropping a replica failed: %d\n",
+					err);
+				break;
+			}
+		}
+	}
+	if (f->writable) {
+		err = vg_lrc_writeback(f, 0, f->nr_gp);
+		if (err)
+			pr_warn("vgmem: lrc: write-back at close failed: %d\n",
+				err);
+	}
+	for (i = 0; i < f->nr_gp; i++) {
+		g = &f->gp[i];
+		vg_lrc_cf_clear(f, i, 0xffff);
+		for (j = 0; j < NPG; j++)
+			vg_vv_fini(&g->vv[j]);
+		kvfree(g->host);
+		kvfree(g->sbase);
+	}
+	lrc->store->close(lrc->store_priv, f->fh);
+	list_del(&f->node);
+	kvfree(f->gp);
+	kfree(f);
+}
+
+/* ---- the host copy -------------------------------------------------------- */
+
+/* First sight of a page: the storage and the CPU both hold version 1. */
+static int vg_lrc_gp_init_vv(struct vg_lrc_gpage *g)
+{
+	u32 j, sv;
+	int err;
+
+	for (j = 0; j < NPG; j++) {
+		sv = vg_vv_get(&g->vv[j], VG_LRC_OWNER_STORAGE);
+		if (!sv)
+			sv = 1;
+		/* Two inline entries at most so far: cannot fail. */
+		err = vg_vv_set(&g->vv[j], VG_LRC_OWNER_STORAGE, sv);
+		if (!err)
+			err = vg_vv_set(&g->vv[j], VG_LRC_OWNER_CPU, sv);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Read GPU pages [first, first + n) from the store into new host copies
+ * where there is none yet: each run of pages not cached is one store read
+ * (up to readahead_max bytes), split into the pages' host copies.
+ */
+int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
+{
+	struct vg_lrc *lrc = f->lrc;
+	u32 max_run = lrc->ra_max >> VG_LRC_GSHIFT;
+	u32 end = min(first + n, f->nr_gp), i, j, k, run;
+	u8 *tmp;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	for (i = first; i < end; i = j) {
+		if (f->gp[i].host) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i; j < end && j - i < max_run && !f->gp[j].host; j++) {
+			f->gp[j].host = kvmalloc(GPAGE, GFP_KERNEL);
+			if (!f->gp[j].host)
+				break;
+		}
+		run = j - i;
+		if (!run)
+			return -ENOMEM;
+		/* One read for the run; page by page if no room for it. */
+		tmp = run > 1 ? kvmalloc((u64)run * GPAGE, GFP_KERNEL) : NULL;
+		if (tmp) {
+			err = lrc->store->read(lrc->store_priv, f->fh,
+					       (u64)i * GPAGE, tmp,
+					       (u64)run * GPAGE);
+			for (k = 0; k < run && !err; k++)
+				memcpy(f->gp[i + k].host, tmp + (u64)k * GPAGE,
+				       GPAGE);
+			kvfree(tmp);
+		} else {
+			for (k = 0, err = 0; k < run && !err; k++)
+				err = lrc->store->read(lrc->store_priv, f->fh,
+						       (u64)(i + k) * GPAGE,
+						       f->gp[i + k].host, GPAGE);
+		}
+		for (k = 0; k < run && !err; k++)
+			err = vg_lrc_gp_init_vv(&f->gp[i + k]);
+		if (err) {
+			for (k = 0; k < run; k++) {
+				kvfree(f->gp[i + k].host);
+				f->gp[i + k].host = NULL;
+			}
+			return err;
+		}
+		lrc->stats.fetch_storage += (u64)run * GPAGE;
+		lrc->stats.store_reads++;
+	}
+	return 0;
+}
+
+/* The private replica of owner for GPU page gp, or NULL. */
+struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp, u16 owner)
+{
+	struct vg_lrc_rep *r;
+
+	lockdep_assert_held(&f->lrc->lock);
+	for (r = f->gp[gp].reps; r; r = r->next)
+		if (r->owner == owner)
+			return r;
+	return NULL;
+}
+
+/*
+ * A replica's content in host memory: read back from VRAM into the GPU's
+ * merge staging (valid until the next use of it), or the saved copy of an
+ * evicted private replica.
+ */
+int vg_lrc_rep_read(struct vg_lrc_rep *r, u8 **data)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (!r->vram) {
+		*data = r->saved;
+		return 0;
+	}
+	err = vg_lrc_copy_gpage(lg, lg->mstage, r->vram);
+	if (err)
+		return err;
+	lg->lrc->stats.fetch_gpu += GPAGE;
+	*data = lg->mstage_va;
+	return 0;
+}
+
+/*
+ * The pages in mask of gp's host copy are about to change: give the clean
+ * ones among them a storage base (the host copy as it is, which is what
+ * the store held when the cache last read or wrote it). Allocates before
+ * anything changes (-ENOMEM leaves all as it was); the caller sets
+ * wb_dirty for the pages it really changes.
+ */
+int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u32 i;
+
+	lockdep_assert_held(&f->lrc->lock);
+	mask &= ~g->wb_dirty;
+	if (!mask)
+		return 0;
+	if (WARN_ON_ONCE(!g->host))
+		return -EINVAL;
+	if (!g->sbase) {
+		g->sbase = kvmalloc(GPAGE, GFP_KERNEL);
+		if (!g->sbase)
+			return -ENOMEM;
+	}
+	for (i = 0; i < NPG; i++)
+		if (mask & BIT(i))
+			memcpy(g->sbase + i * PAGE, g->host + i * PAGE, PAGE);
+	return 0;
+}
+
+/*
+ * Make the host copy of gp the newest version of all 16 pages: apply the
+ * released changes of every private writer whose version the host copy
+ * does not hold yet, in ascending owner id (any-write-wins, deterministic:
+ * the highest owner's byte stays), each against its pristine base. The
+ * writer's base then becomes what was merged, so the same bytes are never
+ * applied twice (a later write by someone else survives).
+ */
+int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_rep *r, *w;
+	u16 mask, pend = 0;
+	int last = -1;
+	u32 i, cpu, applied;
+	u8 *data;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	err = vg_lrc_gp_load(f, gp, 1);
+	if (err)
+		return err;
+	for (i = 0; i < NPG; i++)
+		if (!vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU))
+			pend |= BIT(i);
+	if (!pend)
+		return 0;
+	/* Pages the merge changes diverge from the store. */
+	err = vg_lrc_sbase_keep(f, gp, pend);
+	if (err)
+		return err;
+	for (;;) {
+		/* The private writer with the next higher owner id. */
+		w = NULL;
+		for (r = g->reps; r; r = r->next)
+			if (r->owner != VG_LRC_OWNER_SHARED && r->owner > last &&
+			    (!w || r->owner < w->owner))
+				w = r;
+		if (!w)
+			break;
+		last = w->owner;
+		mask = 0;
+		for (i = 0; i < NPG; i++) {
+			cpu = vg_vv_get(&g->vv[i], VG_LRC_OWNER_CPU);
+			if (vg_vv_get(&g->vv[i], w->owner) > cpu)
+				mask |= BIT(i);
+		}
+		if (!mask)
+			continue;
+		err = vg_lrc_rep_read(w, &data);
+		if (err)
+			return err;
+		for (i = 0; i < NPG; i++) {
+			if (!(mask & BIT(i)))
+				continue;
+			applied = vg_lrc_merge_page(g->host + i * PAGE,
+						    w->base + i * PAGE,
+						    data + i * PAGE);
+			memcpy(w->base + i * PAGE, data + i * PAGE, PAGE);
+			lrc->stats.merges++;
+			lrc->stats.merge_bytes += applied;
+			if (applied)
+				g->wb_dirty |= BIT(i);
+		}
+	}
+	for (i = 0; i < NPG; i++) {
+		if (!(pend & BIT(i)))
+			continue;
+		/* An existing entry (set at load): cannot fail. */
+		err = vg_vv_set(&g->vv[i], VG_LRC_OWNER_CPU,
+				vg_vv_max(&g->vv[i]));
+		if (WARN_ON_ONCE(err))
+			return err;
+	}
+	vg_lrc_cf_clear(f, gp, pend);
+	return 0;
+}
+
+/*
+ * The CPU's release of gp (GAIA's eager CPU release): pages the host wrote
+ * get a new version held by the host copy, after it took in everything
+ * released before (so the CPU's bytes win over older releases).
+ */
+int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u32 i;
+	int err;
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (!g->cpu_dirty)
+		return 0;
+	err = vg_lrc_gp_merge(f, gp);
+	if (err)
+		return err;
+	for (i = 0; i < NPG; i++) {
+		if (!(g->cpu_dirty & BIT(i)))
+			continue;
+		err = vg_vv_set(&g->vv[i], VG_LRC_OWNER_CPU,
+				vg_vv_max(&g->vv[i]) + 1);
+		if (WARN_ON_ONCE(err))
+			return err;
+	}
+	g->cpu_dirty = 0;
+	return 0;
+}
+
+/* ---- the cuckoo filter of GPU-homed pages -------------------------------- */
+
+/* Page i of gp was released by a GPU context: the host copy is stale. */
+void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	lockdep_assert_held(&lrc->lock);
+	if ((g->cf_in | g->cf_over) & BIT(i))
+		return;
+	if (!vg_cuckoo_insert(&lrc->cf, vg_lrc_cf_key(f, gp, i))) {
+		g->cf_in |= BIT(i);
+	} else {
+		/* No room: every lookup says "maybe" until it is merged. */
+		g->cf_over |= BIT(i);
+		lrc->cf_over++;
+	}
+}
+
+void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u32 i;
+
+	lockdep_assert_held(&lrc->lock);
+	for (i = 0; i < NPG; i++) {
+		if (g->cf_in & mask & BIT(i))
+			vg_cuckoo_delete(&lrc->cf, vg_lrc_cf_key(f, gp, i));
+		if (g->cf_over & mask & BIT(i))
+			lrc->cf_over--;
+	}
+	g->cf_in &= ~mask;
+	g->cf_over &= ~mask;
+}
+
+/*
+ * Does the host copy hold the newest version of page i of gp? O(1): the
+ * filter's "certainly not GPU-homed" answers most reads without looking at
+ * the version vector; otherwise one vv lookup (vg_vv_is_newest).
+ */
+bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	lockdep_assert_held(&lrc->lock);
+	if (!g->host)
+		return false;
+	if (!lrc->cf_over &&
+	    !vg_cuckoo_maybe(&lrc->cf, vg_lrc_cf_key(f, gp, i))) {
+		lrc->stats.cuckoo_misses++;
+		return true;
+	}
+	lrc->stats.cuckoo_hits++;
+	return vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU);
+}
+
+/* ---- statistics ----------------------------------------------------------- */
+
+void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
+{
+	struct vg_lrc_gpu *lg;
+	struct vg_lrc_ino *f;
+	u64 meta = 0, pages = 0, files = 0, vram = 0;
+	u32 i, j;
+
+	mutex_lock(&lrc->lock);
+	*st = lrc->stats;
+	list_for_each_entry(lg, &lrc->gpus, node)
+		vram += lg->used;
+	list_for_each_entry(f, &lrc->files, node) {
+		files++;
+		pages += (u64)f->nr_gp * NPG;
+		meta += (u64)f->nr_gp * sizeof(struct vg_lrc_gpage);
+		for (i = 0; i < f->nr_gp; i++)
+			for (j = 0; j < NPG; j++)
+				meta += vg_vv_ext_bytes(&f->gp[i].vv[j]);
+	}
+	mutex_unlock(&lrc->lock);
+	st->files = files;
+	st->pages = pages;
+	st->vram_used = vram;
+	st->bytes_per_page = pages ? div64_u64(meta, pages) : 0;
+}

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Contexts (a VM's address space on a GPU: one LRC owner), their share
+ * tables, and file maps: a file range placed in the VM's VA index next to
+ * its BOs, the replicas each GPU page of it maps, and the PTEs.
+ */
+#include "lrc_internal.h"
+
+#define GPAGE	VG_LRC_GPAGE_SIZE
+#define PAGE	VG_LRC_PAGE_SIZE
+#define NPG	VG_LRC_PAGES_PER_GPAGE
+
+int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
+		      struct vg_lrc_ctx **out)
+{
+	struct vg_lrc_ctx *ctx;
+	struct vg_lrc_gpu *lg;
+	struct vg_gpu *gpu;
+	u32 id;
+	int err;
+
+	if (!lrc || !vm || !out)
+		return -EINVAL;
+	gpu = vm->gpu;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	mutex_lock(&lrc->lock);
+	lg = vg_lrc_gpu_find(lrc, gpu);
+	if (!lg) {
+		err = -ENODEV;
+		goto err_unlock;
+	}
+	for (id = VG_LRC_OWNER_GPU0; id < VG_LRC_OWNERS_MAX; id++)
+		if (!lrc->owners[id])
+			break;
+	if (id == VG_LRC_OWNERS_MAX) {
+		err = -ENOSPC;
+		goto err_unlock;
+	}
+	mutex_lock(&gpu->lock);
+	if (vm->lrc_ctx) {
+		mutex_unlock(&gpu->lock);
+		err = -EEXIST;
+		goto err_unlock;
+	}
+	vm->lrc_ctx = ctx;
+	mutex_unlock(&gpu->lock);
+	ctx->lrc = lrc;
+	ctx->lg = lg;
+	ctx->vm = vm;
+	ctx->as = vm->as;
+	ctx->owner = id;
+	INIT_LIST_HEAD(&ctx->maps);
+	list_add_tail(&ctx->node, &lg->ctxs);
+	lrc->owners[id] = ctx;
+	lrc->nr_ctxs++;
+	mutex_unlock(&lrc->lock);
+	*out = ctx;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&lrc->lock);
+	kfree(ctx);
+	return err;
+}
+
+static void vg_lrc_unmap_locked(struct vg_lrc_map *m);
+
+/*
+ * Holds the owner id of a destroyed context whose private replica is still
+ * cached (its merge failed at unmap; the file's last close merges it). The
+ * id is never handed out again: a new context with it would take that
+ * replica for its own and read or publish another VM's bytes. Never
+ * dereferenced.
+ */
+static struct vg_lrc_ctx vg_lrc_ctx_stranded;
+
+/* Does a private replica of owner remain in any cached file? */
+static bool vg_lrc_owner_in_use(struct vg_lrc *lrc, u16 owner)
+{
+	struct vg_lrc_ino *f;
+	u32 gp;
+
+	lockdep_assert_held(&lrc->lock);
+	list_for_each_entry(f, &lrc->files, node)
+		for (gp = 0; gp < f->nr_gp; gp++)
+			if (vg_lrc_rep_private(f, gp, owner))
+				return true;
+	return false;
+}
+
+void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
+{
+	struct vg_lrc *lrc;
+	struct vg_lrc_map *m, *tm;
+	struct vg_gpu *gpu;
+	u32 i;
+
+	if (!ctx)
+		return;
+	lrc = ctx->lrc;
+	gpu = ctx->lg->gpu;
+	mutex_lock(&lrc->lock);
+	list_for_each_entry_safe(m, tm, &ctx->maps, ctx_node)
+		vg_lrc_unmap_locked(m);
+	for (i = 0; i < VG_LRC_SHARES_MAX; i++)
+		if (ctx->shares[i].root)
+			lrc->store->root_close(lrc->store_priv,
+					       ctx->shares[i].root);
+	list_del(&ctx->node);
+	lrc->owners[ctx->owner] = NULL;
+	if (ctx->stranded && vg_lrc_owner_in_use(lrc, ctx->owner)) {
+		pr_warn("vgmem: lrc: owner %u retired: a replica is left\n",
+			ctx->owner);
+		lrc->owners[ctx->owner] = &vg_lrc_ctx_stranded;
+	}
+	lrc->nr_ctxs--;
+	mutex_lock(&gpu->lock);
+	ctx->vm->lrc_ctx = NULL;
+	mutex_unlock(&gpu->lock);
+	mutex_unlock(&lrc->lock);
+	kfree(ctx);
+}
+
+struct vg_lrc_ctx *vg_lrc_vm_ctx(struct vg_vm *vm)
+{
+	struct vg_lrc_ctx *ctx;
+
+	if (!vm)
+		return NULL;
+	mutex_lock(&vm->gpu->lock);
+	ctx = vm->lrc_ctx;
+	mutex_unlock(&vm->gpu->lock);
+	return ctx;
+}
+
+u32 vg_lrc_ctx_owner(const struct vg_lrc_ctx *ctx)
+{
+	return ctx->owner;
+}
+
+/* ---- shares ------------------------------------------------------------------ */
+
+static struct vg_lrc_share *vg_lrc_share_find(struct vg_lrc_ctx *ctx, u32 id)
+{
+	u32 i;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	for (i = 0; i < VG_LRC_SHARES_MAX; i++)
+		if (ctx->shares[i].root && ctx->shares[i].id == id)
+			return &ctx->shares[i];
+	return NULL;
+}
+
+int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
+		     const char *root_path, bool read_only)
+{
+	struct vg_lrc *lrc;
+	struct vg_lrc_share *s;
+	void *root;
+	u32 i;
+	int err;
+
+	if (!ctx || !root_path || !root_path[0])
+		return -EINVAL;
+	lrc = ctx->lrc;
+	mutex_lock(&lrc->lock);
+	s = vg_lrc_share_find(ctx, share_id);
+	for (i = 0; !s && i < VG_LRC_SHARES_MAX; i++)
+		if (!ctx->shares[i].root)
+			s = &ctx->shares[i];
+	if (!s) {
+		err = -ENOSPC;
+		goto out_unlock;
+	}
+	err = lrc->store->root_open(lrc->store_priv, root_path, &root);
+	if (err)
+		goto out_unlock;
+	/* Open maps keep their files; only new maps see the new root. */
+	if (s->root)
+		lrc->store->root_close(lrc->store_priv, s->root);
+	s->root = root;
+	s->id = share_id;
+	s->ro = read_only;
+out_unlock:
+	mutex_unlock(&lrc->lock);
+	return err;
+}
+
+int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id)
+{
+	struct vg_lrc_share *s;
+	int err = 0;
+
+	if (!ctx)
+		return -EINVAL;
+	mutex_lock(&ctx->lrc->lock);
+	s = vg_lrc_share_find(ctx, share_id);
+	if (s) {
+		ctx->lrc->store->root_close(ctx->lrc->store_priv, s->root);
+		s->root = NULL;
+	} else {
+		err = -ENOENT;
+	}
+	mutex_unlock(&ctx->lrc->lock);
+	return err;
+}
+
+/* ---- maps ---------------------------------------------------------------- */
+
+struct vg_lrc_map *vg_lrc_map_find(struct vg_lrc_ctx *ctx, u64 va)
+{
+	struct vg_lrc_map *m;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	list_for_each_entry(m, &ctx->maps, ctx_node)
+		if (va >= m->va && va - m->va < m->len)
+			return m;
+	return NULL;
+}
+
+/*
+ * The map holding [va, va + length) and the range's GPU pages within it
+ * (*first: index into m->reps). length 0: to the end of the map.
+ */
+int vg_lrc_map_range(struct vg_lrc_ctx *ctx, u64 va, u64 length,
+		     struct vg_lrc_map **out, u32 *first, u32 *n)
+{
+	struct vg_lrc_map *m;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	m = vg_lrc_map_find(ctx, va);
+	if (!m)
+		return -EBADF;
+	if (!IS_ALIGNED(va, GPAGE) || !IS_ALIGNED(length, GPAGE))
+		return -EINVAL;
+	if (!length)
+		length = m->len - (va - m->va);
+	if (length > m->len - (va - m->va))
+		return -EINVAL;
+	*out = m;
+	*first = (va - m->va) >> VG_LRC_GSHIFT;
+	*n = length >> VG_LRC_GSHIFT;
+	return 0;
+}
+
+/*
+ * PTE protection of GPU page idx: read-only, except the 4 KiB pages a
+ * private replica's owner wrote since its last release.
+ */
+int vg_lrc_map_protect(struct vg_lrc_map *m, u32 idx)
+{
+	struct vg_lrc_gpu *lg = m->ctx->lg;
+	struct vg_lrc_rep *r = m->reps[idx];
+	u64 va = m->va + (u64)idx * GPAGE;
+	u32 i;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	lockdep_assert_held(&lg->gpu->lock);
+	err = lg->ops->protect(lg->b, m->ctx->as, va, GPAGE, VG_PROT_RO);
+	/* A read-only map of a file the context also maps RW stays RO. */
+	if (err || r->owner != m->ctx->owner || !m->rw)
+		return err;
+	for (i = 0; i < NPG && !err; i++)
+		if (r->written & BIT(i))
+			err = lg->ops->protect(lg->b, m->ctx->as, va + i * PAGE,
+					       PAGE, VG_PROT_RW);
+	return err;
+}
+
+/* Map replica r at GPU page idx of m (replacing what was there). */
+int vg_lrc_map_set(struct vg_lrc_map *m, u32 idx, struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = m->ctx->lg;
+	struct vg_lrc_rep *old = m->reps[idx];
+	u64 va = m->va + (u64)idx * GPAGE;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (WARN_ON(!r->vram || r->lg != lg))
+		return -EINVAL;
+	mutex_lock(&lg->gpu->lock);
+	/*
+	 * Read-only from the first PTE write: another channel of the AS must
+	 * never write a shared replica (map, then protect, would let it).
+	 * A private replica's written pages are widened to RW below.
+	 */
+	err = lg->ops->map_prot(lg->b, m->ctx->as, va, GPAGE, r->vram, 0,
+				VG_PROT_RO);
+	if (!err) {
+		m->reps[idx] = r;
+		err = vg_lrc_map_protect(m, idx);
+		if (err)
+			lg->ops->unmap(lg->b, m->ctx->as, va, GPAGE);
+	}
+	lg->ops->tlb_flush(lg->b, m->ctx->as);
+	mutex_unlock(&lg->gpu->lock);
+	if (err) {
+		/* The old PTEs may be gone too: nothing is mapped now. */
+		m->reps[idx] = NULL;
+		if (old && old != r)
+			old->maps--;
+		return err;
+	}
+	if (old != r) {
+		if (old)
+			old->maps--;
+		r->maps++;
+	}
+	return 0;
+}
+
+void vg_lrc_map_clear(struct vg_lrc_map *m, u32 idx)
+{
+	struct vg_lrc_gpu *lg = m->ctx->lg;
+	struct vg_lrc_rep *r = m->reps[idx];
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (!r)
+		return;
+	mutex_lock(&lg->gpu->lock);
+	lg->ops->unmap(lg->b, m->ctx->as, m->va + (u64)idx * GPAGE, GPAGE);
+	lg->ops->tlb_flush(lg->b, m->ctx->as);
+	mutex_unlock(&lg->gpu->lock);
+	m->reps[idx] = NULL;
+	r->maps--;
+}
+
+int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
+	       u64 offset, u64 length, u32 flags, u64 *va)
+{
+	struct vg_lrc *lrc;
+	struct vg_lrc_share *s;
+	struct vg_lrc_ino *f;
+	struct vg_lrc_map *m;
+	struct vg_va_node *next;
+	struct vg_gpu *gpu;
+	u64 end, start;
+	bool rw;
+	int err;
+
+	if (!ctx || !relpath || !va || !relpath[0])
+		return -EINVAL;
+	if (flags != VGMEM_FILE_RO && flags != VGMEM_FILE_RW)
+		return -EINVAL;
+	if (!length || !IS_ALIGNED(offset, VGMEM_FILE_ALIGN) ||
+	    !IS_ALIGNED(length, VGMEM_FILE_ALIGN))
+		return -EINVAL;
+	if (length > VGMEM_BO_MAX_SIZE || check_add_overflow(offset, length,
+							     &end))
+		return -EFBIG;
+	rw = flags == VGMEM_FILE_RW;
+	lrc = ctx->lrc;
+	gpu = ctx->lg->gpu;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->reps = kvcalloc(length >> VG_LRC_GSHIFT, sizeof(*m->reps),
+			   GFP_KERNEL);
+	if (!m->reps) {
+		err = -ENOMEM;
+		goto err_free_map;
+	}
+	mutex_lock(&lrc->lock);
+	if (ctx->nr_maps >= VG_LRC_MAPS_MAX) {
+		err = -ENOMEM;
+		goto err_unlock;
+	}
+	s = vg_lrc_share_find(ctx, share_id);
+	if (!s) {
+		err = -ENOENT;
+		goto err_unlock;
+	}
+	if (rw && s->ro) {
+		err = -EACCES;
+		goto err_unlock;
+	}
+	err = vg_lrc_ino_get(lrc, s->root, relpath, rw, &f);
+	if (err)
+		goto err_unlock;
+	if (end > ALIGN(f->size, VGMEM_FILE_ALIGN)) {
+		err = -EFBIG;
+		goto err_put_file;
+	}
+	m->ctx = ctx;
+	m->file = f;
+	m->len = length;
+	m->first_gp = offset >> VG_LRC_GSHIFT;
+	m->nr_gp = length >> VG_LRC_GSHIFT;
+	m->rw = rw;
+
+	mutex_lock(&gpu->lock);
+	err = vg_va_first_fit(&ctx->vm->va, length, &start, &next);
+	if (!err)
+		err = ctx->lg->ops->fault_range(ctx->lg->b, ctx->as, start,
+						length, true);
+	if (err) {
+		mutex_unlock(&gpu->lock);
+		goto err_put_file;
+	}
+	m->va = start;
+	m->va_node.start = start;
+	m->va_node.end = start + length;
+	m->va_node.file = true;
+	vg_va_insert(&ctx->vm->va, &m->va_node);
+	mutex_unlock(&gpu->lock);
+	list_add_tail(&m->ctx_node, &ctx->maps);
+	ctx->nr_maps++;
+	list_add_tail(&m->file_node, &f->maps);
+	mutex_unlock(&lrc->lock);
+	*va = start;
+	return 0;
+
+err_put_file:
+	vg_lrc_ino_put(f);
+err_unlock:
+	mutex_unlock(&lrc->lock);
+	kvfree(m->reps);
+err_free_map:
+	kfree(m);
+	return err;
+}
+
+/*
+ * Unmap m: the context's unreleased writes are released, its private
+ * replicas no other map of it uses are merged into the host copy and
+ * dropped, and the range is written back. Best effort on errors (each is
+ * logged): the mapping goes in any case, and what could not be merged
+ * stays in its replica's host-side saved state only if eviction saved it.
+ */
+static void vg_lrc_unmap_locked(struct vg_lrc_map *m)
+{
+	struct vg_lrc_ctx *ctx = m->ctx;
+	struct vg_lrc_ino *f = m->file;
+	struct vg_gpu *gpu = ctx->lg->gpu;
+	struct vg_lrc_rep *r, *mapped;
+	u32 idx, gp;
+	int err;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	err = vg_lrc_release_locked(m, 0, m->nr_gp);
+	if (err) {
+		pr_warn("vgmem: lrc: implicit release at unmap failed: %d\n",
+			err);
+		ctx->stranded = true;
+	}
+	for (idx = 0; idx < m->nr_gp; idx++) {
+		gp = m->first_gp + idx;
+		mapped = m->reps[idx];
+		vg_lrc_map_clear(m, idx);
+		r = vg_lrc_rep_private(f, gp, ctx->owner);
+		if (r && !r->maps && !r->written) {
+			err = vg_lrc_rep_drop(r);
+			if (err) {
+				pr_warn("vgmem: lrc: merge at unmap failed: %d\n",
+					err);
+				ctx->stranded = true;
+			}
+		}
+		/* A shared replica nobody maps stays cached while it is newest. */
+		if (mapped && mapped != r && !mapped->maps) {
+			u32 i;
+
+			for (i = 0; i < NPG; i++)
+				if (mapped->view[i] != vg_vv_max(&f->gp[gp].vv[i]))
+					break;
+			if (i < NPG)
+				vg_lrc_rep_drop(mapped);
+		}
+	}
+	if (f->writable) {
+		/* Pages never loaded hold nothing newer than the store. */
+		for (idx = 0; idx < m->nr_gp; idx++) {
+			if (!f->gp[m->first_gp + idx].host)
+				continue;
+			err = vg_lrc_gp_merge(f, m->first_gp + idx);
+			if (err)
+				break;
+		}
+		if (!err)
+			err = vg_lrc_writeback(f, m->first_gp, m->nr_gp);
+		if (err)
+			pr_warn("vgmem: lrc: write-back at unmap failed: %d\n",
+				err);
+	}
+	mutex_lock(&gpu->lock);
+	ctx->lg->ops->fault_range(ctx->lg->b, ctx->as, m->va, m->len, false);
+	vg_va_remove(&ctx->vm->va, &m->va_node);
+	mutex_unlock(&gpu->lock);
+	list_del(&m->ctx_node);
+	ctx->nr_maps--;
+	list_del(&m->file_node);
+	vg_lrc_ino_put(f);
+	kvfree(m->reps);
+	kfree(m);
+}
+
+int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
+{
+	struct vg_lrc_map *m;
+	int err = 0;
+
+	if (!ctx)
+		return -EINVAL;
+	mutex_lock(&ctx->lrc->lock);
+	m = vg_lrc_map_find(ctx, va);
+	if (!m || m->va != va)
+		err = -EBADF;
+	else
+		vg_lrc_unmap_locked(m);
+	mutex_unlock(&ctx->lrc->lock);
+	return err;
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The VRAM side of the cache: replicas within each GPU's budget, least
+ * recently allocated evicted first, and write-back of the host copy's
+ * dirty 4 KiB blocks to the store.
+ *
+ * Eviction never loses a byte: a private replica's released changes are
+ * merged into the host copy before its VRAM goes, and its unreleased
+ * writes are kept in host memory (rep->saved) until the owner faults the
+ * page back in, releases, or unmaps.
+ */
+#include "lrc_internal.h"
+
+#define GPAGE	VG_LRC_GPAGE_SIZE
+#define PAGE	VG_LRC_PAGE_SIZE
+#define NPG	VG_LRC_PAGES_PER_GPAGE
+
+static void vg_lrc_count(struct vg_lrc *lrc, u16 owner, bool add)
+{
+	u64 *c = owner == VG_LRC_OWNER_SHARED ? &lrc->stats.replicas_shared :
+		 &lrc->stats.replicas_private;
+
+	if (add)
+		(*c)++;
+	else
+		(*c)--;
+}
+
+/* Release the replica's VRAM (it is mapped nowhere any more). */
+static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (!r->vram)
+		return;
+	mutex_lock(&lg->gpu->lock);
+	lg->ops->mem_free(lg->b, r->vram);
+	lg->gpu->vram_size += GPAGE;
+	mutex_unlock(&lg->gpu->lock);
+	r->vram = NULL;
+	list_del(&r->lra);
+	lg->used -= GPAGE;
+	/* VRAM for the GPUswap core again: relocated chunks may return. */
+	wake_up(&lg->gpu->return_wq);
+}
+
+/* Unlink and free a replica that nothing maps and no version needs. */
+static void vg_lrc_rep_free(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_rep **pp = &r->file->gp[r->gp].reps;
+
+	lockdep_assert_held(&r->file->lrc->lock);
+	WARN_ON(r->maps);
+	while (*pp != r)
+		pp = &(*pp)->next;
+	*pp = r->next;
+	vg_lrc_rep_free_vram(r);
+	vg_lrc_count(r->file->lrc, r->owner, false);
+	kvfree(r->base);
+	kvfree(r->saved);
+	kfree(r);
+}
+
+void vg_lrc_rep_unmap_all(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_map *m;
+
+	lockdep_assert_held(&r->file->lrc->lock);
+	list_for_each_entry(m, &r->file->maps, file_node) {
+		if (r->gp < m->first_gp || r->gp >= m->first_gp + m->nr_gp)
+			continue;
+		if (m->reps[r->gp - m->first_gp] == r)
+			vg_lrc_map_clear(m, r->gp - m->first_gp);
+	}
+}
+
+/*
+ * Free a replica that holds no released or unreleased data anyone needs
+ * (a new one whose setup failed): no merge, its version entries dropped.
+ */
+void vg_lrc_rep_discard(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_ino *f = r->file;
+	u32 i;
+
+	lockdep_assert_held(&f->lrc->lock);
+	vg_lrc_rep_unmap_all(r);
+	if (r->owner != VG_LRC_OWNER_SHARED)
+		for (i = 0; i < NPG; i++)
+			vg_vv_set(&f->gp[r->gp].vv[i], r->owner, 0);
+	vg_lrc_rep_free(r);
+}
+
+/*
+ * Take a replica out of VRAM for good: unmap it everywhere, merge the
+ * released changes of a private one into the host copy, drop its version
+ * entries and free it. Its owner must have no unreleased writes in it
+ * (callers release first). On error nothing is freed.
+ */
+int vg_lrc_rep_drop(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_ino *f = r->file;
+	u32 i;
+	int err;
+
+	lockdep_assert_held(&f->lrc->lock);
+	WARN_ON(r->written);
+	vg_lrc_rep_unmap_all(r);
+	if (r->owner != VG_LRC_OWNER_SHARED) {
+		r->pinned = true;
+		err = vg_lrc_gp_merge(f, r->gp);
+		r->pinned = false;
+		if (err)
+			return err;
+		/* The host copy holds it all now: dropping cannot lower max. */
+		for (i = 0; i < NPG; i++)
+			vg_vv_set(&f->gp[r->gp].vv[i], r->owner, 0);
+	}
+	vg_lrc_rep_free(r);
+	return 0;
+}
+
+/*
+ * Evict one replica: a shared one is just freed; a private one is merged
+ * back and, if it holds unreleased writes, its content kept in host RAM.
+ */
+static int vg_lrc_rep_evict(struct vg_lrc_rep *r)
+{
+	struct vg_lrc *lrc = r->file->lrc;
+	u8 *data;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	if (r->owner == VG_LRC_OWNER_SHARED || !r->written) {
+		err = vg_lrc_rep_drop(r);
+		if (!err)
+			lrc->stats.evictions++;
+		return err;
+	}
+	r->pinned = true;
+	vg_lrc_rep_unmap_all(r);
+	err = vg_lrc_gp_merge(r->file, r->gp);
+	if (err)
+		goto out_unpin;
+	r->saved = kvmalloc(GPAGE, GFP_KERNEL);
+	if (!r->saved) {
+		err = -ENOMEM;
+		goto out_unpin;
+	}
+	err = vg_lrc_rep_read(r, &data);
+	if (err) {
+		kvfree(r->saved);
+		r->saved = NULL;
+		goto out_unpin;
+	}
+	memcpy(r->saved, data, GPAGE);
+	vg_lrc_rep_free_vram(r);
+	lrc->stats.evictions++;
+out_unpin:
+	r->pinned = false;
+	return err;
+}
+
+/* Evict least recently allocated replicas until used <= budget. */
+int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget)
+{
+	struct vg_lrc_rep *r, *victim;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	while (lg->used > budget) {
+		victim = NULL;
+		list_for_each_entry(r, &lg->lra, lra) {
+			if (!r->pinned) {
+				victim = r;
+				break;
+			}
+		}
+		if (!victim)
+			return -ENOMEM;
+		err = vg_lrc_rep_evict(victim);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * A GPU page of VRAM for a replica, within the budget (evicting the cache's
+ * own replicas as needed). The cache's VRAM is taken from what the GPUswap
+ * core hands to BOs (gpu->vram_size shrinks by each replica and grows back
+ * when it is freed), so an idle cache costs the BOs nothing and the
+ * reducer's view of free VRAM stays true; VRAM the BOs use is never taken.
+ */
+static int vg_lrc_vram_get(struct vg_lrc_gpu *lg, struct vg_mem **out)
+{
+	struct vg_gpu *gpu = lg->gpu;
+	int err;
+
+	err = vg_lrc_evict_to(lg, lg->budget - GPAGE);
+	if (err)
+		return err;
+	for (;;) {
+		mutex_lock(&gpu->lock);
+		if (gpu->vram_size - gpu->vram_used < GPAGE) {
+			err = -ENOSPC;
+		} else {
+			err = lg->ops->mem_alloc(lg->b, VG_LOC_VRAM, GPAGE,
+						 out);
+			if (!err)
+				gpu->vram_size -= GPAGE;
+		}
+		mutex_unlock(&gpu->lock);
+		if (!err)
+			return 0;
+		/* BOs fill the GPU: recycle one of the cache's own pages. */
+		if (!lg->used || vg_lrc_evict_to(lg, lg->used - GPAGE))
+			return -ENOMEM;
+	}
+}
+
+/*
+ * A new replica of file page gp on lg for owner (VG_LRC_OWNER_SHARED or a
+ * context), pinned, with uninitialised VRAM, linked on the page and the LRA
+ * list. The caller fills it and unpins it.
+ */
+int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
+		     u16 owner, struct vg_lrc_rep **out)
+{
+	struct vg_lrc_rep *r;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	err = vg_lrc_vram_get(lg, &r->vram);
+	if (err) {
+		kfree(r);
+		return err;
+	}
+	r->file = f;
+	r->lg = lg;
+	r->gp = gp;
+	r->owner = owner;
+	r->pinned = true;
+	list_add_tail(&r->lra, &lg->lra);
+	lg->used += GPAGE;
+	r->next = f->gp[gp].reps;
+	f->gp[gp].reps = r;
+	vg_lrc_count(lg->lrc, owner, true);
+	*out = r;
+	return 0;
+}
+
+/* Bring an evicted private replica back into VRAM (its saved content). */
+int vg_lrc_rep_restore(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (r->vram)
+		return 0;
+	r->pinned = true;
+	err = vg_lrc_vram_get(lg, &r->vram);
+	if (err)
+		goto out_unpin;
+	memcpy(lg->mstage_va, r->saved, GPAGE);
+	err = vg_lrc_copy_gpage(lg, r->vram, lg->mstage);
+	if (err) {
+		mutex_lock(&lg->gpu->lock);
+		lg->ops->mem_free(lg->b, r->vram);
+		lg->gpu->vram_size += GPAGE;
+		mutex_unlock(&lg->gpu->lock);
+		r->vram = NULL;
+		goto out_unpin;
+	}
+	list_add_tail(&r->lra, &lg->lra);
+	lg->used += GPAGE;
+	lg->lrc->stats.fetch_host += GPAGE;
+	kvfree(r->saved);
+	r->saved = NULL;
+out_unpin:
+	r->pinned = false;
+	return err;
+}
+
+/*
+ * Write the dirty 4 KiB blocks of GPU pages [first, first + n) of the host
+ * copy to the store (contiguous dirty blocks in one write; nothing past the
+ * file's size), then fsync. The caller merged first: the store then holds
+ * the newest version (vv[STORAGE] = vv[CPU]).
+ */
+int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_attr attr;
+	struct vg_lrc_gpage *g;
+	bool wrote = false;
+	u32 gp, i, j;
+	u64 off, end;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	/* Take in host writers' changes first: ours would hide them. */
+	err = vg_lrc_host_changes(f);
+	if (err)
+		return err;
+	for (gp = first; gp < first + n && gp < f->nr_gp; gp++) {
+		g = &f->gp[gp];
+		if (!g->wb_dirty) {
+			/* Storage bases of pages that stayed clean. */
+			kvfree(g->sbase);
+			g->sbase = NULL;
+			continue;
+		}
+		if (WARN_ON_ONCE(!g->host || !g->sbase))
+			return -EIO;
+		if (WARN_ON_ONCE(!f->writable))
+			return -EIO;
+		for (i = 0; i < NPG; i = j) {
+			if (!(g->wb_dirty & BIT(i))) {
+				j = i + 1;
+				continue;
+			}
+			for (j = i; j < NPG && (g->wb_dirty & BIT(j)); j++)
+				;
+			off = (u64)gp * GPAGE + (u64)i * PAGE;
+			end = min((u64)gp * GPAGE + (u64)j * PAGE, f->size);
+			if (off >= end)
+				continue;
+			err = lrc->store->write(lrc->store_priv, f->fh, off,
+						g->host + i * PAGE, end - off);
+			if (err)
+				return err;
+			/* What the store holds now: for a partial failure. */
+			memcpy(g->sbase + i * PAGE, g->host + i * PAGE,
+			       (u64)(j - i) * PAGE);
+			wrote = true;
+			lrc->stats.writeback_bytes += end - off;
+			lrc->stats.writeback_blocks += DIV_ROUND_UP(end - off,
+								    PAGE);
+		}
+		for (i = 0; i < NPG; i++)
+			vg_vv_set(&g->vv[i], VG_LRC_OWNER_STORAGE,
+				  vg_vv_get(&g->vv[i], VG_LRC_OWNER_CPU));
+		g->wb_dirty = 0;
+		kvfree(g->sbase);
+		g->sbase = NULL;
+	}
+	if (!wrote)
+		return 0;
+	err = lrc->store->fsync(lrc->store_priv, f->fh);
+	if (err)
+		return err;
+	/* Our own writes moved the change counter: not a host writer's. */
+	err = lrc->store->getattr(lrc->store_priv, f->fh, &attr);
+	if (!err)
+		f->change = attr.change;
+	return err;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The LRC file cache (GAIA, lazy release consistency): files of a VM's
+ * shares mapped into its GPU address space, cached across host RAM and
+ * VRAM, shared by host processes, VMs and GPUs without false-sharing
+ * ping-pong. docs/lrc.md describes the design; this is the public API the
+ * control dispatcher, the userspace host and vgmem.ko use.
+ *
+ * All functions return 0 or a negative errno unless they say otherwise and
+ * may sleep. None may be called with a gpu->lock held (the cache takes it
+ * itself, inside its own lock: see "Lock order" in docs/lrc.md).
+ */
+#ifndef VGMEM_CORE_LRC_H
+#define VGMEM_CORE_LRC_H
+
+#include "../../os/os.h"
+#include "../vg.h"
+
+struct vg_lrc;
+struct vg_lrc_ctx;
+struct vg_lrc_file;
+
+/* ---- the store: how the cache reaches files -------------------------- */
+
+/* A file's identity: the same (dev, ino) is one cached file. */
+struct vg_lrc_file_id {
+	u64 dev;
+	u64 ino;
+};
+
+struct vg_lrc_attr {
+	u64 size;	/* bytes */
+	/*
+	 * Changes whenever the file's data may have changed behind the cache
+	 * (ns of mtime + ctime, or i_version): a host writer that never
+	 * calls acquire/release is detected by it moving.
+	 */
+	u64 change;
+};
+
+/*
+ * Implemented by the platform (userspace: openat2; kernel: vfs). Handles
+ * are opaque. Every op may sleep; the cache calls them under its own lock,
+ * never under a gpu->lock, so they must not call back into the cache.
+ */
+struct vg_lrc_store_ops {
+	/*
+	 * Open a share's root directory by host path. -ENOENT if it does not
+	 * exist, -ENOTDIR (or -ENOENT) if it is no directory.
+	 */
+	int (*root_open)(void *priv, const char *path, void **root);
+	void (*root_close)(void *priv, void *root);
+	/*
+	 * Open relpath beneath root for reading (and writing if writable),
+	 * refusing absolute paths, ".." escapes and ANY symlink on the way
+	 * (-EACCES), -ENOENT if there is no such file, -EACCES too if it
+	 * may not be opened writable, -EINVAL if it is not a regular file.
+	 * Fills the file's identity.
+	 */
+	int (*open_beneath)(void *priv, void *root, const char *relpath,
+			    bool writable, void **fh, struct vg_lrc_file_id *id);
+	/* Read len bytes at off; bytes past the end of the file read as 0. */
+	int (*read)(void *priv, void *fh, u64 off, void *buf, u64 len);
+	/* Write len bytes at off (the file grows if needed). */
+	int (*write)(void *priv, void *fh, u64 off, const void *buf, u64 len);
+	int (*fsync)(void *priv, void *fh);
+	int (*getattr)(void *priv, void *fh, struct vg_lrc_attr *attr);
+	void (*close)(void *priv, void *fh);
+};
+
+/* ---- the cache ----------------------------------------------------------- */
+
+#define VG_LRC_GPAGE_SIZE	(64ull << 10)	/* GPU page: replica unit */
+#define VG_LRC_PAGES_PER_GPAGE	16		/* 4 KiB pages in one */
+#define VG_LRC_RA_MIN		(512ull << 10)	/* sequential GPU reads fetch at least */
+#define VG_LRC_RA_MAX_DEFAULT	(16ull << 20)	/* GAIA's GPU readahead bound */
+#define VG_LRC_SHARES_MAX	64		/* shares per VM */
+/*
+ * File maps per VM: each holds host memory (its replica table, a file
+ * reference), so a guest cannot pin host memory without bound (-ENOMEM).
+ */
+#define VG_LRC_MAPS_MAX		4096
+
+struct vg_lrc_config {
+	const struct vg_lrc_store_ops *store;
+	void *store_priv;
+	/*
+	 * Default VRAM budget of each GPU's cache replicas; 0: 1/4 of VRAM.
+	 * A cap: replicas take VRAM from what BOs may use (gpu->vram_size)
+	 * only while they exist, and never VRAM that BOs hold.
+	 */
+	u64 vram_budget;
+	/* Readahead window bound in bytes (GPU page multiple); 0: 16 MiB. */
+	u64 readahead_max;
+	u64 seed;		/* of the cuckoo filter */
+};
+
+int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out);
+/*
+ * Every context and host file must be gone (it WARNs otherwise); GPUs
+ * still registered are removed here.
+ */
+void vg_lrc_destroy(struct vg_lrc *lrc);
+
+/*
+ * Register a GPU with the cache: its backend must have map_prot, protect,
+ * fault_range, set_fault_handler and mem_host_addr (-ENODEV otherwise).
+ * The cache installs its GPU fault handler (set_fault_handler) here.
+ * vram_budget 0: the config's default. -EEXIST if already added. Add and
+ * remove of one GPU must not run concurrently with each other.
+ */
+int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget);
+/* No context of the GPU may remain; unhooks the fault handler. */
+void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu);
+/* Change a GPU's budget; shrinking evicts at once. */
+int vg_lrc_gpu_set_budget(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 bytes);
+
+/* ---- per-VM context: a VM's address space on a GPU, one owner id ------ */
+
+/*
+ * A context for vm (whose GPU must have been added): allocates its owner
+ * id (VG_LRC_OWNER_GPU0 ...; -ENOSPC when all are taken) and attaches to
+ * the VM, so that vg_vm_destroy() tears it down (vg_lrc_ctx_destroy) with
+ * write-back. -EEXIST if the VM has one already.
+ */
+int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
+		      struct vg_lrc_ctx **out);
+/*
+ * Unmap every file map of the context (unreleased writes are released
+ * implicitly, released data is written back to the files), drop its
+ * shares, free its owner id. Called by vg_vm_destroy() if the caller did
+ * not. NULL is a no-op.
+ */
+void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx);
+/*
+ * The VM's context, or NULL (the control dispatcher: -ENOENT then). The
+ * pointer stays valid until the context is destroyed: the platform
+ * serialises its control commands with vg_vm_destroy().
+ */
+struct vg_lrc_ctx *vg_lrc_vm_ctx(struct vg_vm *vm);
+u32 vg_lrc_ctx_owner(const struct vg_lrc_ctx *ctx);
+
+/*
+ * The operator's share table of the VM: share id -> host directory (its
+ * virtio-fs <filesystem> source). read_only refuses RW maps (-EACCES).
+ * set replaces an existing entry of the same id (its open maps stay).
+ * -ENOSPC beyond VG_LRC_SHARES_MAX, store errors from root_open.
+ */
+int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
+		     const char *root_path, bool read_only);
+int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id);	/* -ENOENT */
+
+/*
+ * Map [offset, offset + length) of the share's file relpath into the VM's
+ * GPU VA space (a free range of its VA index, never overlapping a BO) and
+ * return its va. flags: VGMEM_FILE_RO or VGMEM_FILE_RW. offset and
+ * length: VGMEM_FILE_ALIGN multiples, length > 0 and <= VGMEM_BO_MAX_SIZE,
+ * offset + length <= the file's size rounded up to VGMEM_FILE_ALIGN.
+ * Nothing is fetched: the GPU's first access faults (readahead).
+ * -ENOMEM also when the VM has VG_LRC_MAPS_MAX maps already.
+ * Errors as VGMEM_CTRL_FILE_MAP documents (include/uapi/vgmem.h).
+ */
+int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
+	       u64 offset, u64 length, u32 flags, u64 *va);
+/*
+ * Unmap the file map starting at va (-EBADF if none): the context's
+ * unreleased writes in it are released implicitly, then released data
+ * is written back (no released byte is lost).
+ */
+int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va);
+
+/*
+ * [va, va + length) inside one file map (GPU page aligned; length 0: to
+ * the end of the map); -EBADF if va is in no file map, -EINVAL if the
+ * range leaves it or is misaligned. The GPU must not run the context's
+ * work on the range during these calls (GAIA: at kernel boundaries).
+ *
+ * acquire: the CPU's eager release first (host writers detected by the
+ * store's change counter and a page compare), the context's own
+ * unreleased writes in the range are released, then every replica of
+ * the context that is not newest is unmapped: the next access faults and
+ * fetches the newest version.
+ * release: pages the context modified since its acquire get a new
+ * version; then the CPU's eager acquire (host copies no longer newest are
+ * refreshed on their next host read).
+ * sync (msync): release, then merge the newest version of every page in
+ * the range into the host copy and write its dirty 4 KiB blocks to the
+ * file, then fsync it.
+ */
+int vg_lrc_acquire(struct vg_lrc_ctx *ctx, u64 va, u64 length);
+int vg_lrc_release(struct vg_lrc_ctx *ctx, u64 va, u64 length);
+int vg_lrc_sync(struct vg_lrc_ctx *ctx, u64 va, u64 length);
+
+/*
+ * The GPU fault entry point (the handler installed by vg_lrc_gpu_add calls
+ * it; tests may too): service a fault of ctx at va (write or read).
+ * Returns 0 when the page is mapped (the access can be replayed), -EFAULT
+ * if va is in no file map of ctx or a write hits a RO map, -ENOMEM.
+ */
+int vg_lrc_fault(struct vg_lrc_ctx *ctx, u64 va, bool write);
+
+/* ---- the host CPU path (host daemons, virtiofsd, tests) -------------- */
+
+/*
+ * Open relpath beneath the host directory root_path through the cache
+ * (the same beneath-the-root rules as a VM's map). Reads see the newest
+ * released version of every page (served from a GPU's replica when that
+ * is where it is: peer-caching); writes become visible to GPU contexts at
+ * their next acquire.
+ */
+int vg_lrc_host_open(struct vg_lrc *lrc, const char *root_path,
+		     const char *relpath, bool writable,
+		     struct vg_lrc_file **out);
+/* Closing writes back nothing by itself: call vg_lrc_host_fsync first. */
+void vg_lrc_host_close(struct vg_lrc_file *f);
+/* Bytes read (short at the end of the file, 0 past it) or -errno. */
+s64 vg_lrc_host_read(struct vg_lrc_file *f, u64 off, void *buf, u64 len);
+/* Bytes written (all of them) or -errno; -EBADF on a read-only open. */
+s64 vg_lrc_host_write(struct vg_lrc_file *f, u64 off, const void *buf,
+		      u64 len);
+/*
+ * Merge the newest version of every page into the host copy, write the
+ * dirty 4 KiB blocks to the file, fsync it.
+ */
+int vg_lrc_host_fsync(struct vg_lrc_file *f);
+u64 vg_lrc_host_size(struct vg_lrc_file *f);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+struct vg_lrc_stats {
+	u64 faults_minor;	/* GPU faults the context's own replica served */
+	u64 faults_major;	/* GPU faults that fetched data */
+	u64 faults_write;	/* of those, write faults (privatisations) */
+	u64 merges;		/* 4 KiB pages 3-way merged into a host copy */
+	u64 merge_bytes;	/* bytes those merges applied */
+	u64 fetch_storage;	/* bytes read from the store */
+	u64 store_reads;	/* read calls to the store (batched runs) */
+	u64 fetch_host;		/* bytes copied host copy -> VRAM */
+	u64 fetch_peer;		/* bytes copied VRAM -> VRAM (same GPU) */
+	u64 fetch_gpu;		/* bytes copied VRAM -> host (release, evict) */
+	u64 readahead_pages;	/* GPU pages fetched ahead of a fault */
+	u64 evictions;		/* GPU-page replicas evicted for the budget */
+	u64 writeback_bytes;	/* bytes written to the store */
+	u64 writeback_blocks;	/* 4 KiB blocks written to the store */
+	u64 base_copies;	/* pristine base copies made (write faults) */
+	u64 shared_maps;	/* maps of an existing shared RO replica */
+	u64 replicas_shared;	/* now: shared RO replicas in VRAM */
+	u64 replicas_private;	/* now: private replicas in VRAM */
+	u64 vram_used;		/* now: bytes of replicas, all GPUs */
+	u64 host_reads_peer;	/* host reads of pages newest on a GPU */
+	u64 host_changes;	/* 4 KiB pages changed behind the cache */
+	u64 acquires;
+	u64 releases;
+	u64 released_pages;	/* 4 KiB pages whose version a release raised */
+	u64 invalidations;	/* replicas unmapped by acquire as stale */
+	u64 cuckoo_hits;	/* host reads the filter answered "maybe" */
+	u64 cuckoo_misses;	/* ... "certainly not on a GPU" */
+	u64 files;		/* now: cached files */
+	u64 pages;		/* now: 4 KiB page entries */
+	u64 bytes_per_page;	/* now: metadata bytes per 4 KiB page entry */
+};
+void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st);
+
+#endif /* VGMEM_CORE_LRC_H */

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The LRC file cache's own structures (docs/lrc.md). Not for anyone
+ * outside core/lrc/.
+ *
+ * Lock rules (asserted with lockdep_assert_held):
+ *  - lrc->lock (mutex) protects everything below: files, page entries and
+ *    their version vectors, replicas, maps, contexts, shares, the owner
+ *    table, the per-GPU budgets and LRA lists, the cuckoo filter and the
+ *    statistics. One lock: a fault, an acquire or a host read each touch
+ *    several of them, and the expensive part (copies) is bounded per call.
+ *  - Order: lrc->lock, then gpu->lock. The cache takes a gpu->lock only
+ *    around backend ops (map, unmap, protect, tlb_flush, fault_range,
+ *    copies, mem_alloc/free), the VM's VA index and gpu->vram_size (which
+ *    shrinks by the cache's VRAM, evict.c); no core path calls
+ *    into the cache with a gpu->lock held (vg_vm_destroy tears the
+ *    context down before it takes its lock), so the order never inverts.
+ *  - The GPU fault handler runs on the backend's fault thread with no
+ *    backend lock and no core lock held; it takes lrc->lock, finds the
+ *    context of the faulting address space among the GPU's contexts, and
+ *    services the fault. The core never waits for that thread under
+ *    gpu->lock (a channel parked on a fault counts as idle).
+ *  - Store ops are called under lrc->lock only.
+ */
+#ifndef VGMEM_CORE_LRC_INTERNAL_H
+#define VGMEM_CORE_LRC_INTERNAL_H
+
+#include "lrc.h"
+#include "lrc_vv.h"
+#include "lrc_merge.h"
+#include "lrc_cuckoo.h"
+#include "../vg_internal.h"
+
+#define VG_LRC_PSHIFT		12
+#define VG_LRC_GSHIFT		16
+#define VG_LRC_OWNER_SHARED	0	/* rep->owner of a shared RO replica */
+#define VG_LRC_CF_CAPACITY	(1u << 18)	/* GPU-homed pages tracked exactly */
+#define VG_LRC_CMP_RUN		16		/* GPU pages per store read of a compare */
+
+struct vg_lrc_rep;
+struct vg_lrc_ino;
+
+/* One 64 KiB GPU page of a file and its 16 page entries (lrc->lock). */
+struct vg_lrc_gpage {
+	/* Per 4 KiB page: the version vector; vv.max is the page clock. */
+	struct vg_vv vv[VG_LRC_PAGES_PER_GPAGE];
+	/*
+	 * The host copy: the CPU owner's replica and the cache's home. It
+	 * holds every release up to vv[i][CPU] plus the CPU's unreleased
+	 * writes; NULL until first needed (then read from the store).
+	 */
+	u8 *host;
+	/*
+	 * The storage base: for each page in wb_dirty, what the cache last
+	 * read from or wrote to the store (the host copy as it was before
+	 * the page first diverged from the store). A host writer outside
+	 * the cache changed the page iff the store differs from it, and
+	 * then only in the bytes that differ (the 3-way merge's base).
+	 * Clean pages need none (host copy == store): NULL while wb_dirty
+	 * is 0; the content of a clean page's slot is meaningless.
+	 */
+	u8 *sbase;
+	struct vg_lrc_rep *reps;	/* GPU replicas, singly linked */
+	u16 cpu_dirty;			/* host writes since the CPU's last release */
+	u16 wb_dirty;			/* host copy differs from the store */
+	u16 cf_in;			/* GPU-homed pages inserted in the filter */
+	u16 cf_over;			/* GPU-homed pages the filter had no room for */
+};
+
+/*
+ * A replica of one GPU page on one GPU (lrc->lock).
+ *  - shared (owner VG_LRC_OWNER_SHARED): read-only, mapped by any number
+ *    of contexts of lg; its content never changes. A newer version gets
+ *    a new shared replica; the old one lives while someone maps it.
+ *  - private (owner = a context's id): the context's writable copy, with
+ *    the pristine base copy the 3-way merge needs. Pages written since
+ *    the last release are mapped RW (written), the others RO, so the
+ *    first write to each 4 KiB page faults once per release period: that
+ *    is the dirty tracking, without moving data.
+ * view[i]: the content holds every release of page i up to that version;
+ * the replica is newest for page i iff view[i] == vv[i].max.
+ */
+struct vg_lrc_rep {
+	struct vg_lrc_rep *next;	/* gpage->reps */
+	struct vg_lrc_ino *file;
+	struct vg_lrc_gpu *lg;
+	u32 gp;				/* GPU page index in the file */
+	u16 owner;
+	u16 written;			/* private: 4 KiB pages written, unreleased */
+	u32 maps;			/* map->reps[] entries pointing here */
+	bool pinned;			/* in use by the running operation: not evictable */
+	struct vg_mem *vram;		/* NULL: evicted private replica, see saved */
+	u8 *saved;			/* evicted private content (unreleased writes) */
+	u8 *base;			/* private: pristine base copy, 64 KiB */
+	u32 view[VG_LRC_PAGES_PER_GPAGE];
+	struct list_head lra;		/* lg->lra while vram != NULL */
+};
+
+/*
+ * One cached file (store identity dev/ino): shared by every map and host
+ * open of it (lrc->lock).
+ */
+struct vg_lrc_ino {
+	struct vg_lrc *lrc;
+	struct list_head node;		/* lrc->files */
+	struct vg_lrc_file_id id;
+	void *fh;			/* store handle */
+	bool writable;			/* fh was opened for writing */
+	u32 refs;			/* maps + host opens */
+	u64 serial;			/* cuckoo key prefix, unique per file */
+	u64 size;			/* bytes, as the cache sees the file */
+	u64 change;			/* store change counter last seen */
+	u32 nr_gp;
+	struct vg_lrc_gpage *gp;	/* nr_gp entries */
+	struct list_head maps;		/* struct vg_lrc_map.file_node */
+};
+
+/* A host open of a cached file (vg_lrc_host_open). */
+struct vg_lrc_file {
+	struct vg_lrc_ino *ino;
+	bool writable;
+};
+
+/* One GPU registered with the cache (lrc->lock). */
+struct vg_lrc_gpu {
+	struct vg_lrc *lrc;
+	struct list_head node;		/* lrc->gpus */
+	struct vg_gpu *gpu;
+	const struct vg_backend_ops *ops;
+	void *b;
+	u64 budget;			/* bytes of replicas allowed */
+	u64 used;			/* also taken off gpu->vram_size */
+	struct list_head lra;		/* replicas in VRAM, oldest first */
+	struct list_head ctxs;		/* struct vg_lrc_ctx.node */
+	/*
+	 * Host staging (backend host mems, CPU-addressable): stage for
+	 * readahead windows (readahead_max bytes), mstage for one GPU page
+	 * read back by a merge, an eviction or a write-back.
+	 */
+	struct vg_mem *stage;
+	u8 *stage_va;
+	struct vg_mem *mstage;
+	u8 *mstage_va;
+};
+
+struct vg_lrc_share {
+	u32 id;
+	bool ro;
+	void *root;			/* NULL: slot free */
+};
+
+/* A file range mapped into a context's GPU VA space (lrc->lock). */
+struct vg_lrc_map {
+	struct vg_lrc_ctx *ctx;
+	struct vg_lrc_ino *file;
+	struct list_head ctx_node;	/* ctx->maps */
+	struct list_head file_node;	/* file->maps */
+	/* In the VM's VA index (gpu->lock), so BOs never overlap it. */
+	struct vg_va_node va_node;
+	u64 va, len;
+	u32 first_gp, nr_gp;		/* file GPU pages covered */
+	bool rw;
+	struct vg_lrc_rep **reps;	/* per GPU page: what is mapped, or NULL */
+};
+
+struct vg_lrc_ctx {
+	struct vg_lrc *lrc;
+	struct vg_lrc_gpu *lg;
+	struct vg_vm *vm;
+	struct vg_as *as;
+	u16 owner;
+	struct list_head node;		/* lg->ctxs */
+	struct list_head maps;
+	u32 nr_maps;
+	struct vg_lrc_share shares[VG_LRC_SHARES_MAX];
+	/*
+	 * An unmap could not merge and drop one of the context's private
+	 * replicas (a failed copy or allocation): its owner id must not be
+	 * reused while the replica is there (vg_lrc_ctx_destroy).
+	 */
+	bool stranded;
+	/* Readahead state of the context's GPU reads. */
+	struct vg_lrc_ino *ra_file;
+	u32 ra_next;			/* GPU page a sequential fault would hit */
+	u32 ra_window;			/* GPU pages of the last window */
+};
+
+struct vg_lrc {
+	struct mutex lock;
+	const struct vg_lrc_store_ops *store;
+	void *store_priv;
+	u64 vram_budget;		/* default per GPU */
+	u64 ra_max;			/* bytes */
+	struct list_head gpus;
+	struct list_head files;
+	u64 next_serial;
+	struct vg_lrc_ctx *owners[VG_LRC_OWNERS_MAX];
+	u32 nr_ctxs;
+	struct vg_cuckoo cf;
+	u64 cf_over;			/* pages GPU-homed but not in the filter */
+	u8 *scratch;			/* VG_LRC_CMP_RUN GPU pages: store compares */
+	struct vg_lrc_stats stats;
+};
+
+static inline u64 vg_lrc_cf_key(const struct vg_lrc_ino *f, u32 gp, u32 i)
+{
+	return (f->serial << 32) | ((u64)gp * VG_LRC_PAGES_PER_GPAGE + i);
+}
+
+/* The 4 KiB pages of a GPU page that bytes [in, in + n) touch (n > 0). */
+static inline u16 vg_lrc_page_mask(u64 in, u64 n)
+{
+	u32 a = in >> VG_LRC_PSHIFT, b = (in + n - 1) >> VG_LRC_PSHIFT;
+
+	return (u16)(((2u << b) - 1) & ~((1u << a) - 1));
+}
+
+/* Does r hold the newest version of all 16 pages? */
+static inline bool vg_lrc_rep_newest(const struct vg_lrc_rep *r,
+				     const struct vg_lrc_gpage *g)
+{
+	u32 i;
+
+	for (i = 0; i < VG_LRC_PAGES_PER_GPAGE; i++)
+		if (r->view[i] != vg_vv_max(&g->vv[i]))
+			return false;
+	return true;
+}
+
+/* cache.c */
+struct vg_lrc_gpu *vg_lrc_gpu_find(struct vg_lrc *lrc, struct vg_gpu *gpu);
+int vg_lrc_ino_get(struct vg_lrc *lrc, void *root, const char *relpath,
+		    bool writable, struct vg_lrc_ino **out);
+void vg_lrc_ino_put(struct vg_lrc_ino *f);
+int vg_lrc_ino_grow(struct vg_lrc_ino *f, u64 size);
+int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n);
+int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp);
+int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask);
+int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp);
+void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i);
+void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask);
+bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i);
+struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp,
+				      u16 owner);
+int vg_lrc_rep_read(struct vg_lrc_rep *r, u8 **data);
+int vg_lrc_copy(struct vg_lrc_gpu *lg, const struct vg_copy *c, u32 n);
+int vg_lrc_copy_gpage(struct vg_lrc_gpu *lg, struct vg_mem *dst,
+		      struct vg_mem *src);
+
+/* evict.c */
+int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
+		     u16 owner, struct vg_lrc_rep **out);
+void vg_lrc_rep_unmap_all(struct vg_lrc_rep *r);
+int vg_lrc_rep_restore(struct vg_lrc_rep *r);
+int vg_lrc_rep_drop(struct vg_lrc_rep *r);
+void vg_lrc_rep_discard(struct vg_lrc_rep *r);
+int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget);
+int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n);
+
+/* ctx.c */
+struct vg_lrc_map *vg_lrc_map_find(struct vg_lrc_ctx *ctx, u64 va);
+int vg_lrc_map_range(struct vg_lrc_ctx *ctx, u64 va, u64 length,
+		     struct vg_lrc_map **out, u32 *first, u32 *n);
+int vg_lrc_map_set(struct vg_lrc_map *m, u32 idx, struct vg_lrc_rep *r);
+int vg_lrc_map_protect(struct vg_lrc_map *m, u32 idx);
+void vg_lrc_map_clear(struct vg_lrc_map *m, u32 idx);
+
+/* fault.c */
+int vg_lrc_fault_locked(struct vg_lrc_ctx *ctx, u64 va, bool write);
+int vg_lrc_fault_handler(void *priv, const struct vg_gpu_fault *f);
+
+/* sync.c */
+int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n);
+int vg_lrc_cpu_release(struct vg_lrc_ino *f);
+int vg_lrc_host_changes(struct vg_lrc_ino *f);
+
+#endif /* VGMEM_CORE_LRC_INTERNAL_H */

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The LRC file cache's store in the kernel (struct vg_lrc_store_ops of
+ * core/lrc/lrc.h) and the vGPUs' share tables that netlink sets.
+ *
+ * Containment is the VFS's: a share root is a struct path held from
+ * root_open, and every file is looked up beneath it with
+ * vfs_path_lookup(root, LOOKUP_BENEATH | LOOKUP_NO_SYMLINKS |
+ * LOOKUP_NO_MAGICLINKS | LOOKUP_FOLLOW). With the root preset, 6.1's
+ * path_init() starts the walk at the share root and keeps it as nd->root,
+ * so a ".." at the root fails with -EXDEV (follow_dotdot), any symlink,
+ * the last component included (LOOKUP_FOLLOW makes it one to follow), with
+ * -ELOOP (pick_link), and a rename or mount racing with a ".." with -EAGAIN
+ * (handle_dots checks the mount and rename seqcounts for scoped lookups).
+ * Absolute paths and ".." escapes are refused before the walk too (a
+ * preset root would otherwise take "/x" as "x" beneath it). Every such
+ * refusal is -EACCES to the cache.
+ *
+ * Roots and files are looked up and opened with the kernel's credentials
+ * (init's), whichever process triggers it (mgmtd's SET_VM, the VMM opening
+ * the device, the control queue's worker): a root is the operator's choice
+ * (CAP_NET_ADMIN), and what a guest reaches beneath it is decided by the
+ * containment above, as with a virtiofsd running as root, not by who
+ * happened to call. Like the userspace store, a file
+ * whose mode has no write bit, an append-only or immutable file, or one
+ * on a read-only mount cannot be opened writable (-EACCES); only regular
+ * files are served (-EINVAL).
+ */
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/fs_struct.h>
+#include <linux/file.h>
+#include <linux/iversion.h>
+#include <linux/moduleparam.h>
+#include <linux/namei.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/stat.h>
+#include <linux/string.h>
+#include <net/netlink.h>
+
+#include "vgmem_drv.h"
+
+/*
+ * Exported by fs/namei.c (EXPORT_SYMBOL) but declared in fs/internal.h in
+ * 6.1, which modules cannot include.
+ */
+int vfs_path_lookup(struct dentry *dentry, struct vfsmount *mnt,
+		    const char *name, unsigned int flags, struct path *path);
+
+#define VGMEM_LOOKUP_BENEATH	(LOOKUP_FOLLOW | LOOKUP_BENEATH | \
+				 LOOKUP_NO_SYMLINKS | LOOKUP_NO_MAGICLINKS)
+#define VGMEM_LOOKUP_RETRIES	4	/* -EAGAIN: a racing rename or mount */
+
+/* init's credentials, for every lookup and open (set by vgmem_lrc_init). */
+static const struct cred *vgmem_store_cred;
+/*
+ * The root directory share roots are resolved from: that of the process
+ * that loaded the module (the host's), so a root names the same directory
+ * whichever process's mount namespace a lookup happens to run in (mgmtd's
+ * sandbox, a VMM's, a worker's).
+ */
+static struct path vgmem_host_root;
+
+/* ---- paths --------------------------------------------------------------- */
+
+/* Whether path has a "." or ".." component. */
+static bool vgmem_path_has_dots(const char *path)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * Whether relpath climbs above its start by ".." components (lexically:
+ * with no symlink allowed on the way, that is where the walk would go).
+ * "a/../b" stays inside; "a/../../b" does not.
+ */
+static bool vgmem_path_escapes(const char *relpath)
+{
+	const char *p = relpath;
+	long depth = 0;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (len && !(len == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += len;
+	}
+	return false;
+}
+
+int vgmem_share_path_check(const char *path)
+{
+	size_t len = strnlen(path, VGMEM_SHARE_PATH_MAX);
+	size_t i;
+
+	if (!len || len == VGMEM_SHARE_PATH_MAX || path[0] != '/')
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)path[i] < 0x20)
+			return -EINVAL;
+	return vgmem_path_has_dots(path) ? -EINVAL : 0;
+}
+
+/* An operator's root path as a held directory. */
+static int vgmem_root_lookup(const char *path, struct path *out)
+{
+	const struct cred *old_cred;
+	int ret;
+
+	ret = vgmem_share_path_check(path);
+	if (ret)
+		return ret;
+	/* The operator's path: symlinks in it are the operator's choice. */
+	old_cred = override_creds(vgmem_store_cred);
+	ret = vfs_path_lookup(vgmem_host_root.dentry, vgmem_host_root.mnt, path,
+			      LOOKUP_FOLLOW | LOOKUP_DIRECTORY, out);
+	revert_creds(old_cred);
+	return ret;
+}
+
+/* ---- the store ------------------------------------------------------------- */
+
+static int vgmem_store_root_open(void *priv, const char *path, void **root)
+{
+	struct path *p;
+	int ret;
+
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	ret = vgmem_root_lookup(path, p);
+	if (ret) {
+		kfree(p);
+		return ret;
+	}
+	*root = p;
+	return 0;
+}
+
+static void vgmem_store_root_close(void *priv, void *root)
+{
+	struct path *p = root;
+
+	path_put(p);
+	kfree(p);
+}
+
+/* The lookup beneath root, retried while a rename or mount races it. */
+static int vgmem_store_lookup(struct path *root, const char *relpath,
+			      struct path *out)
+{
+	unsigned int i;
+	int ret = -EAGAIN;
+
+	for (i = 0; i < VGMEM_LOOKUP_RETRIES && ret == -EAGAIN; i++)
+		ret = vfs_path_lookup(root->dentry, root->mnt, relpath,
+				      VGMEM_LOOKUP_BENEATH, out);
+	switch (ret) {
+	case -EXDEV:		/* ".." out of the root */
+	case -ELOOP:		/* a symlink */
+	case -EAGAIN:		/* still racing: refuse rather than guess */
+		return -EACCES;
+	default:
+		return ret;
+	}
+}
+
+static int vgmem_store_open_beneath(void *priv, void *root,
+				    const char *relpath, bool writable,
+				    void **fh, struct vg_lrc_file_id *id)
+{
+	const struct cred *old_cred;
+	struct inode *inode;
+	struct kstat st;
+	struct file *f;
+	struct path p;
+	int ret;
+
+	if (!relpath[0] || relpath[0] == '/' || vgmem_path_escapes(relpath))
+		return -EACCES;
+	old_cred = override_creds(vgmem_store_cred);
+	ret = vgmem_store_lookup(root, relpath, &p);
+	revert_creds(old_cred);
+	if (ret)
+		return ret;
+	inode = d_backing_inode(p.dentry);
+	if (!inode || !S_ISREG(inode->i_mode)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	/* dentry_open() checks no permission: refuse what may_open() would. */
+	if (writable && (!(inode->i_mode & 0222) || IS_APPEND(inode) ||
+			 IS_IMMUTABLE(inode) || __mnt_is_readonly(p.mnt))) {
+		ret = -EACCES;
+		goto out_put;
+	}
+	f = dentry_open(&p, (writable ? O_RDWR : O_RDONLY) | O_LARGEFILE,
+			vgmem_store_cred);
+	if (IS_ERR(f)) {
+		ret = PTR_ERR(f);
+		if (ret == -EROFS || ret == -EPERM || ret == -ETXTBSY)
+			ret = -EACCES;
+		goto out_put;
+	}
+	/*
+	 * The identity as stat(2) gives it: btrfs subvolumes share a
+	 * superblock but not a st_dev, and inode numbers repeat across them.
+	 */
+	ret = vfs_getattr(&f->f_path, &st, STATX_INO, AT_STATX_SYNC_AS_STAT);
+	if (ret) {
+		fput(f);
+		goto out_put;
+	}
+	id->dev = st.dev;
+	id->ino = st.ino;
+	*fh = f;
+out_put:
+	path_put(&p);
+	return ret;
+}
+
+static int vgmem_store_read(void *priv, void *fh, u64 off, void *buf, u64 len)
+{
+	struct file *f = fh;
+	loff_t pos = off;
+	u64 done = 0;
+
+	if (off > (u64)MAX_LFS_FILESIZE || len > (u64)MAX_LFS_FILESIZE - off)
+		return -EINVAL;
+	while (done < len) {
+		size_t chunk = min_t(u64, len - done, MAX_RW_COUNT);
+		ssize_t n = kernel_read(f, (u8 *)buf + done, chunk, &pos);
+
+		if (n < 0)
+			return n;
+		if (!n)
+			break;	/* end of file */
+		done += n;
+	}
+	/* The cache works in whole pages: past the end reads as zero. */
+	memset((u8 *)buf + done, 0, len - done);
+	return 0;
+}
+
+static int vgmem_store_write(void *priv, void *fh, u64 off, const void *buf,
+			     u64 len)
+{
+	struct file *f = fh;
+	loff_t pos = off;
+	u64 done = 0;
+
+	if (off > (u64)MAX_LFS_FILESIZE || len > (u64)MAX_LFS_FILESIZE - off)
+		return -EFBIG;
+	while (done < len) {
+		size_t chunk = min_t(u64, len - done, MAX_RW_COUNT);
+		ssize_t n = kernel_write(f, (const u8 *)buf + done, chunk, &pos);
+
+		if (n < 0)
+			return n;
+		if (!n)
+			return -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+static int vgmem_store_fsync(void *priv, void *fh)
+{
+	return vfs_fsync(fh, 0);
+}
+
+/*
+ * The change counter: ns of mtime plus ctime, plus i_version where the
+ * filesystem keeps one (two writes within one coarse timestamp tick move
+ * it even when the times do not). Each part only grows, so the sum moves
+ * whenever one does.
+ */
+static int vgmem_store_getattr(void *priv, void *fh, struct vg_lrc_attr *attr)
+{
+	struct file *f = fh;
+	struct inode *inode = file_inode(f);
+	struct kstat st;
+	int ret;
+
+	ret = vfs_getattr(&f->f_path, &st, STATX_SIZE | STATX_MTIME |
+			  STATX_CTIME, AT_STATX_SYNC_AS_STAT);
+	if (ret)
+		return ret;
+	attr->size = st.size;
+	attr->change = (u64)timespec64_to_ns(&st.mtime) +
+		       (u64)timespec64_to_ns(&st.ctime);
+	if (IS_I_VERSION(inode))
+		attr->change += inode_query_iversion(inode);
+	return 0;
+}
+
+static void vgmem_store_close(void *priv, void *fh)
+{
+	fput(fh);
+}
+
+const struct vg_lrc_store_ops vgmem_lrc_store_ops = {
+	.root_open = vgmem_store_root_open,
+	.root_close = vgmem_store_root_close,
+	.open_beneath = vgmem_store_open_beneath,
+	.read = vgmem_store_read,
+	.write = vgmem_store_write,
+	.fsync = vgmem_store_fsync,
+	.getattr = vgmem_store_getattr,
+	.close = vgmem_store_close,
+};
+
+/* ---- share tables ---------------------------------------------------------- */
+
+struct vgmem_shares *vgmem_shares_alloc(unsigned int nr)
+{
+	struct vgmem_shares *s;
+
+	if (nr > VGMEM_SHARES_MAX)
+		return NULL;
+	s = kzalloc(struct_size(s, e, nr), GFP_KERNEL);
+	if (s)
+		s->nr = nr;
+	return s;
+}
+
+void vgmem_shares_free(struct vgmem_shares *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr; i++)
+		kfree(s->e[i].path);
+	kfree(s);
+}
+
+int vgmem_share_root_check(const char *path)
+{
+	struct path p;
+	int ret;
+
+	/* as root_open will resolve it */
+	ret = vgmem_root_lookup(path, &p);
+	if (ret)
+		return ret;
+	path_put(&p);
+	return 0;
+}
+
+size_t vgmem_shares_nla_size(const struct vgmem_shares *s)
+{
+	size_t size = nla_total_size(0);
+	unsigned int i;
+
+	for (i = 0; s && i < s->nr; i++)
+		size += nla_total_size(0) + nla_total_size(sizeof(u32)) +
+			nla_total_size(strlen(s->e[i].path) + 1) +
+			nla_total_size(0);
+	return size;
+}
+
+/* ---- the kernel's cache ------------------------------------------------------ */
+
+/*
+ * One cache for the whole host (core/lrc/lrc.h), over the store above:
+ * every registered GPU whose backend can fault and protect is added to it,
+ * every VM on such a GPU gets a context when its device opens, and the
+ * context's shares follow the vGPU's table.
+ */
+static struct vg_lrc *vgmem_lrc;
+
+/*
+ * The cache is the operator's choice, off by default: its replicas take
+ * VRAM from what the core hands to BOs (up to the budget) without being
+ * charged to any VM, so one VM's file maps can make the reducer relocate
+ * other VMs' chunks, and each cached GPU holds a staging buffer in host
+ * RAM. 0 (the default) keeps it off on GPUs registered meanwhile (their
+ * VMs' file maps fail with -ENOENT); -1 gives each GPU registered from
+ * then on the core's default budget (a quarter of its VRAM); N gives N MiB.
+ */
+static int lrc_budget_mb;
+module_param(lrc_budget_mb, int, 0644);
+MODULE_PARM_DESC(lrc_budget_mb,
+		 "VRAM budget in MiB of the LRC file cache on each GPU registered from now on (0: no file cache, the default; -1: a quarter of VRAM)");
+
+int vgmem_lrc_init(void)
+{
+	struct vg_lrc_config cfg = {
+		.store = &vgmem_lrc_store_ops,
+		.seed = get_random_u64(),
+	};
+	int ret;
+
+	vgmem_store_cred = prepare_kernel_cred(NULL);
+	if (!vgmem_store_cred)
+		return -ENOMEM;
+	get_fs_root(current->fs, &vgmem_host_root);
+	ret = vg_lrc_create(&cfg, &vgmem_lrc);
+	if (ret)
+		goto err_put_root;
+	return 0;
+
+err_put_root:
+	path_put(&vgmem_host_root);
+	put_cred(vgmem_store_cred);
+	vgmem_store_cred = NULL;
+	return ret;
+}
+
+void vgmem_lrc_exit(void)
+{
+	if (vgmem_lrc)
+		vg_lrc_destroy(vgmem_lrc);
+	vgmem_lrc = NULL;
+	path_put(&vgmem_host_root);
+	put_cred(vgmem_store_cred);
+	vgmem_store_cred = NULL;
+}
+
+void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu)
+{
+	int mb = READ_ONCE(lrc_budget_mb);
+	u64 budget = mb > 0 ? (u64)mb << 20 : 0;	/* 0: the core's default */
+	int ret;
+
+	gpu->lrc = false;
+	if (mb == 0 || mb < -1)
+		return;
+	ret = vg_lrc_gpu_add(vgmem_lrc, gpu->core, budget);
+	/* A backend without faults, or too little VRAM: BOs alone. */
+	gpu->lrc = !ret;
+	if (ret)
+		pr_info("vgmem%d: no file cache on this GPU (%d)\n", gpu->id,
+			ret);
+	else if (budget)
+		pr_info("vgmem%d: file cache with %llu MiB of VRAM\n",
+			gpu->id, budget >> 20);
+	else
+		pr_info("vgmem%d: file cache with a quarter of VRAM\n",
+			gpu->id);
+}
+
+void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu)
+{
+	if (gpu->lrc)
+		vg_lrc_gpu_remove(vgmem_lrc, gpu->core);
+	gpu->lrc = false;
+}
+
+/*
+ * The vGPU's table into its VM's context: ids of old that the new table
+ * lacks are cleared, every entry of the new one is set (an entry whose
+ * root cannot be opened now, e.g. removed since SET_VM checked it, is
+ * left out with a warning: the guest's maps of it fail with -ENOENT).
+ */
+static void vgmem_vgpu_apply_shares(struct vgmem_vgpu *v,
+				    const struct vgmem_shares *old)
+{
+	const struct vgmem_shares *s = v->shares;
+	struct vg_lrc_ctx *ctx;
+	unsigned int i, j;
+	int ret;
+
+	lockdep_assert_held(&v->lock);
+	ctx = v->vm ? vg_lrc_vm_ctx(v->vm) : NULL;
+	if (!ctx)
+		return;
+	for (i = 0; old && i < old->nr; i++) {
+		for (j = 0; s && j < s->nr && s->e[j].id != old->e[i].id; j++)
+			;
+		if (!s || j == s->nr)
+			vg_lrc_share_clear(ctx, old->e[i].id);
+	}
+	for (i = 0; s && i < s->nr; i++) {
+		ret = vg_lrc_share_set(ctx, s->e[i].id, s->e[i].path,
+				       s->e[i].readonly);
+		if (ret)
+			dev_warn(&v->mdev->dev, "share %u (%s): %d\n",
+				 s->e[i].id, s->e[i].path, ret);
+	}
+}
+
+void vgmem_lrc_vm_open(struct vgmem_vgpu *v)
+{
+	struct vg_lrc_ctx *ctx;
+	int ret;
+
+	lockdep_assert_held(&v->lock);
+	if (!v->gpu->lrc || !v->vm)
+		return;
+	ret = vg_lrc_ctx_create(vgmem_lrc, v->vm, &ctx);
+	if (ret) {
+		dev_warn(&v->mdev->dev, "no file cache context (%d)\n", ret);
+		return;
+	}
+	vgmem_vgpu_apply_shares(v, NULL);
+}
+
+void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s)
+{
+	struct vgmem_shares *old;
+
+	mutex_lock(&v->lock);
+	old = v->shares;
+	v->shares = s;
+	vgmem_vgpu_apply_shares(v, old);
+	mutex_unlock(&v->lock);
+	vgmem_shares_free(old);
+}

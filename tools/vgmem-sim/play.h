@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The trace player: runs a trace (trace.h) event by event on one memory
+ * model of one GPU, single-threaded and on the trace's logical clock, and
+ * measures each iteration/request of each VM in simulated device time (the
+ * software GPU's cost model plus what the model makes the VM wait for:
+ * relocation copies, migrations, working-set copy-ins). Nothing depends on
+ * thread timing, so the same trace and seed give the same numbers.
+ *
+ * The model is a spec of host-module/user/models/models.h: the host is
+ * created with it and every VM is admitted through vg_host_vm_admit(), so
+ * static refuses what does not fit and every model drives the same
+ * software GPU and cost model.
+ */
+#ifndef VGSIM_PLAY_H
+#define VGSIM_PLAY_H
+
+#include "trace.h"
+#include "vgsim.h"
+
+struct pl_cfg {
+	const char *model;		/* a spec of models.h ("vgmem:policy=cold") */
+	uint64_t vram;
+	uint64_t chunk_size;		/* 0: default */
+	uint64_t seed;
+	uint32_t max_vms;		/* VMs placed at once; 0: no limit */
+	/*
+	 * The cost model's VRAM and PCIe bandwidths are divided by this (0
+	 * or 1: the sim's defaults), so that the trace's small buffers take
+	 * as long as a real tenant's kernels; fixed per-launch costs (swsched's
+	 * mediation) then stay in proportion.
+	 */
+	uint32_t bw_scale;
+};
+
+/* What a model moved and how long it held VMs up (cumulative per run). */
+struct pl_stats {
+	uint64_t pcie_copy_bytes;	/* migrations/relocations, both ways */
+	uint64_t pcie_access_bytes;	/* GPU accesses served over PCIe */
+	uint64_t model_ns;		/* device time the model charged VMs */
+	uint64_t stall_ns;		/* vgmem: allocators waiting for relocation */
+	uint64_t relocations;		/* vgmem: suspend-copy-resume cycles */
+	uint64_t suspend_hist[VGMEM_HIST_BUCKETS];	/* vgmem, wall time, log2 us */
+	uint64_t stall_hist[VGMEM_HIST_BUCKETS];
+};
+
+#define PL_NO_SAMPLE	UINT64_MAX
+
+struct pl_vm_result {
+	bool admitted;			/* placed on this GPU */
+	bool refused;			/* the model refused it (static: no room) */
+	uint32_t oom;			/* allocations refused: no memory (-ENOMEM)
+					 * or its partition/quota full (-ENOSPC) */
+	uint32_t oom_profile;		/* ... of them while the VM held no more
+					 * than its entitlement (not a burst) */
+	uint32_t iters_ok, iters_failed;
+	uint64_t *iter_ns;		/* [tr_vm.nr_iters]; PL_NO_SAMPLE: failed/not run */
+	uint64_t total_ns;		/* charged device time over its life */
+};
+
+struct pl_result {
+	uint32_t nr_vms;
+	struct pl_vm_result *vm;
+	uint32_t admitted;		/* VMs placed */
+	uint32_t refused;		/* VMs the model refused */
+	uint32_t capped;		/* VMs turned away by max_vms */
+	uint32_t oom;			/* refused allocations of all VMs */
+	uint32_t oom_vms;		/* VMs that saw at least one */
+	uint32_t oom_profile;		/* refused within the VM's profile */
+	uint32_t vms_max;		/* most VMs running at once */
+	double vms_avg;			/* VMs running, averaged over steps */
+	struct pl_stats st;
+	int check;			/* the core's vg_gpu_check after the run */
+};
+
+/* progress(arg, fraction) is called now and then; may be NULL. */
+int pl_run(struct vs_ctx *ctx, const struct trace *t, const struct pl_cfg *cfg,
+	   struct pl_result *res, void (*progress)(void *arg, double frac), void *arg);
+void pl_result_free(struct pl_result *r);
+
+#endif /* VGSIM_PLAY_H */
