@@ -115,6 +115,9 @@ void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem)
 	c->loc = VG_LOC_VRAM;
 	c->mem = mem;
 	c->placed_seq = ++gpu->seq;
+	/* New memory is presumed in use until a sample says otherwise. */
+	if (!c->touched)
+		c->touched = gpu->heat_clock;
 	list_add_tail(&c->node, &vm->resident_list);
 	vg_res_vec_push(vm, c);
 	vm->resident += c->size;
@@ -129,6 +132,12 @@ void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem)
 	lockdep_assert_held(&gpu->lock);
 	c->loc = VG_LOC_HOST;
 	c->mem = mem;
+	/*
+	 * From now on heat counts accesses over PCIe only: what the return
+	 * worker ranks by (COLD), and a chunk nobody reads in host RAM
+	 * costs nothing there (return.c).
+	 */
+	c->heat = 0;
 	list_add_tail(&c->node, &vm->relocated_list);
 	vm->relocated += c->size;
 	gpu->host_used += c->size;

@@ -8,13 +8,30 @@
  *     requesting VM, the new BO's chunks still bound for VRAM — so a VM
  *     whose new BO pushes it over its share gives up its own memory (and
  *     new-BO chunks it gives up go to host RAM directly, no copy);
- *  2. chunk of the victim, by gpu->policy: RANDOM (the paper), LRA (least
- *     recently placed in VRAM) or COLD (fewest sampled accesses, then LRA).
+ *  2. chunk of the victim, by gpu->policy: RANDOM (the paper) or LRA
+ *     (least recently placed in VRAM).
+ *
+ * COLD chooses across VMs instead: among every VM above its entitlement,
+ * the coldest chunk goes first, whoever holds it (vg_cold_before(): idle
+ * for the most sampling rounds, then the fewest accesses, then LRA). A VM
+ * leaves that set as soon as it is at its entitlement, so GPUswap's
+ * guarantee holds: no VM at or below its entitlement is a victim while
+ * another is above. When none is above, VMs rank by key as in step 1.
+ * Why: equal VRAM above entitlement is not equal slowdown. A relocated
+ * chunk costs its owner every access over PCIe, so a training loop that
+ * reads all it holds pays for each of its chunks moved, while a leak or
+ * a checkpoint nobody reads costs nothing in host RAM; taking the
+ * coldest memory of anyone above entitlement first moves what costs
+ * least. A requester's new-BO chunks go last (it allocates them to use
+ * them, and no sample has seen them), after its own resident chunks.
  *
  * Victims come from a binary max-heap of VMs, so a chosen chunk costs
- * O(log V) plus O(1) for RANDOM and LRA; COLD sorts a victim's candidates
- * once, the first time it becomes a victim. Ties go to the VM created
- * first, so a seed and an operation sequence give one outcome.
+ * O(log V) plus O(1) for RANDOM and LRA. COLD samples and sorts the
+ * candidates of every VM above its entitlement once per call (all at the
+ * same moment, so their heats compare): O(C log C) for the C chunks of
+ * those VMs, where GPUswap's rule sorted only the victims'. Ties go to
+ * the VM created first, so a seed and an operation sequence give one
+ * outcome.
  *
  * The keys change with every placement, so the heap is rebuilt per call:
  * one O(V) pass per allocation that needs room, which with 1000 VMs
@@ -47,6 +64,8 @@
 
 /* VMs the pass prefetches ahead: enough to overlap a few misses. */
 #define VG_RED_AHEAD	4u
+/* vg_reduce_cold(): idle for this many sampling rounds is cold. */
+#define VG_COLD_ROUNDS	2u
 
 /*
  * One per VM per call. The pass writes only the first fields; the policy
@@ -60,11 +79,15 @@ struct vg_red_vm {
 	bool ready;			/* policy state built */
 	struct vg_red_vm *next_ready;	/* chain of ready ones, to free sorted */
 	/* RANDOM: unpicked resident chunks are vm->res_vec[0, left). */
-	/* LRA: next resident chunk in placement order. */
-	struct list_head *cursor;
-	/* COLD: candidates by (heat, placed_seq); [0, zero_end) have heat 0. */
+	union {
+		/* LRA: next resident chunk in placement order. */
+		struct list_head *cursor;
+		/* COLD: sorted[pos], the heap's key (NULL: none, or new). */
+		const struct vg_chunk *next;
+	};
+	/* COLD: candidates coldest first (vg_cold_before()). */
 	struct vg_chunk **sorted;
-	u32 pos, zero_end;
+	u32 pos;
 };
 
 struct vg_reducer {
@@ -82,22 +105,45 @@ struct vg_reducer {
 	 */
 	struct vg_red_vm *out;
 	struct vg_red_vm *ready;	/* chain through next_ready */
+	/*
+	 * COLD: the VMs above their entitlement rank by their next chunk's
+	 * coldness, all of them ahead of every VM at or below it (see top).
+	 */
+	bool global;
+	/* vg_reduce_cold(): stop at the first chunk that is not cold. */
+	bool cold_only;
 };
 
 /* ---- heat (COLD) ------------------------------------------------------- */
 
-void vg_sample_heat_vm(struct vg_vm *vm)
+/*
+ * Heat is the accesses sampled since the last ageing plus half the heat
+ * before it. Ageing happens at a fixed cadence only (vg_sample_heat(),
+ * from the return worker): if every reduction aged it too, heat would
+ * decay with the allocation rate, and under pressure (many reductions
+ * between two accesses) every chunk would look cold. A sample that saw
+ * accesses also stamps the chunk with the current round (touched).
+ */
+static void vg_heat_collect(struct vg_vm *vm, bool age)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_chunk *c;
 
-	lockdep_assert_held(&gpu->lock);
 	if (!gpu->ops->sample_access)
 		return;
-	/* Exponential decay: a chunk hot long ago cools down. */
-	list_for_each_entry(c, &vm->resident_list, node)
-		c->heat = c->heat / 2 +
-			  gpu->ops->sample_access(gpu->backend, c->mem);
+	list_for_each_entry(c, &vm->resident_list, node) {
+		u64 n = gpu->ops->sample_access(gpu->backend, c->mem);
+
+		c->heat = (age ? c->heat / 2 : c->heat) + n;
+		if (n)
+			c->touched = gpu->heat_clock;
+	}
+}
+
+void vg_sample_heat_vm(struct vg_vm *vm)
+{
+	lockdep_assert_held(&vm->gpu->lock);
+	vg_heat_collect(vm, false);
 }
 
 void vg_sample_heat(struct vg_gpu *gpu)
@@ -105,12 +151,21 @@ void vg_sample_heat(struct vg_gpu *gpu)
 	struct vg_vm *vm;
 
 	lockdep_assert_held(&gpu->lock);
+	gpu->heat_clock++;
 	list_for_each_entry(vm, &gpu->vms, node)
-		vg_sample_heat_vm(vm);
+		vg_heat_collect(vm, true);
 }
 
+/*
+ * Coldest first: idle for the most sampling rounds, then the fewest
+ * accesses, then the least recently placed. Recency goes first because
+ * heat halves every round: memory written once long ago (a leak, a
+ * checkpoint) may still have more heat than memory read every round.
+ */
 static bool vg_cold_before(const struct vg_chunk *a, const struct vg_chunk *b)
 {
+	if (a->touched != b->touched)
+		return a->touched < b->touched;
 	if (a->heat != b->heat)
 		return a->heat < b->heat;
 	return a->placed_seq < b->placed_seq;
@@ -160,7 +215,33 @@ static bool vg_red_above(const struct vg_red_vm *a, const struct vg_red_vm *b)
 	return a->order < b->order;
 }
 
-static void vg_heap_down(struct vg_reducer *r, u32 i)
+/*
+ * The victim heap's order under COLD: a VM above its entitlement (key > 0)
+ * ranks ahead of every VM at or below it; among those above, the one whose
+ * next chunk is coldest (vg_cold_before()) ranks first, one with only
+ * new-BO chunks left last; VMs at or below rank by key as in GPUswap.
+ */
+static bool vg_red_colder(const struct vg_red_vm *a, const struct vg_red_vm *b)
+{
+	bool oa = a->key > 0, ob = b->key > 0;
+
+	if (oa != ob)
+		return oa;
+	if (!oa)
+		return vg_red_above(a, b);
+	if (a->next && b->next)
+		return vg_cold_before(a->next, b->next);
+	if (a->next || b->next)
+		return a->next;
+	return a->order < b->order;
+}
+
+/*
+ * Specialised per order (global is a constant at each call site), so
+ * RANDOM and LRA compare keys as they always did.
+ */
+static __always_inline void vg_heap_down_t(struct vg_reducer *r, u32 i,
+					   const bool global)
 {
 	struct vg_red_vm **h = r->heap;
 
@@ -168,9 +249,13 @@ static void vg_heap_down(struct vg_reducer *r, u32 i)
 		u32 l = 2 * i + 1, best = i;
 		struct vg_red_vm *t;
 
-		if (l < r->nheap && vg_red_above(h[l], h[best]))
+		if (l < r->nheap &&
+		    (global ? vg_red_colder(h[l], h[best]) :
+			      vg_red_above(h[l], h[best])))
 			best = l;
-		if (l + 1 < r->nheap && vg_red_above(h[l + 1], h[best]))
+		if (l + 1 < r->nheap &&
+		    (global ? vg_red_colder(h[l + 1], h[best]) :
+			      vg_red_above(h[l + 1], h[best])))
 			best = l + 1;
 		if (best == i)
 			return;
@@ -179,6 +264,24 @@ static void vg_heap_down(struct vg_reducer *r, u32 i)
 		h[best] = t;
 		i = best;
 	}
+}
+
+static void vg_heap_down_cold(struct vg_reducer *r, u32 i)
+{
+	vg_heap_down_t(r, i, true);
+}
+
+static void vg_heap_down_key(struct vg_reducer *r, u32 i)
+{
+	vg_heap_down_t(r, i, false);
+}
+
+static void vg_heap_down(struct vg_reducer *r, u32 i)
+{
+	if (r->global)
+		vg_heap_down_cold(r, i);
+	else
+		vg_heap_down_key(r, i);
 }
 
 static void vg_heap_pop(struct vg_reducer *r)
@@ -319,14 +422,12 @@ static void vg_red_widen(struct vg_reducer *r)
 static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 {
 	struct vg_vm *vm = s->vm;
-	u32 i;
 
 	s->ready = true;
 	s->next_ready = r->ready;
 	r->ready = s;
 	s->sorted = NULL;
 	s->pos = 0;
-	s->zero_end = 0;
 	switch (r->gpu->policy) {
 	case VG_POLICY_RANDOM:
 		return 0;
@@ -339,15 +440,14 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 	}
 	if (!s->left)
 		return 0;
-	vg_sample_heat_vm(vm);
+	/* vg_reduce_cold(): the return worker sampled just before. */
+	if (!r->cold_only)
+		vg_sample_heat_vm(vm);
 	s->sorted = kvmalloc((size_t)s->left * sizeof(*s->sorted), GFP_KERNEL);
 	if (!s->sorted)
 		return -ENOMEM;
 	memcpy(s->sorted, vm->res_vec, (size_t)s->left * sizeof(*s->sorted));
 	vg_cold_sort(s->sorted, s->left);
-	for (i = 0; i < s->left && !s->sorted[i]->heat; i++)
-		;
-	s->zero_end = i;
 	return 0;
 }
 
@@ -355,7 +455,8 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
  * The victim's next chunk, or NULL for "one of the new BO's chunks". The
  * caller guarantees the victim has a candidate left.
  */
-static struct vg_chunk *vg_red_pick(struct vg_reducer *r, struct vg_red_vm *s)
+static __always_inline struct vg_chunk *vg_red_pick(struct vg_reducer *r,
+						    struct vg_red_vm *s)
 {
 	struct vg_vm *vm = s->vm;
 	struct vg_chunk *c;
@@ -386,14 +487,22 @@ static struct vg_chunk *vg_red_pick(struct vg_reducer *r, struct vg_red_vm *s)
 		return c;
 	case VG_POLICY_COLD:
 	default:
-		/* New-BO chunks: heat 0, but newer than every resident one. */
-		if (s->pos == s->zero_end && nnew)
-			return NULL;
+		/*
+		 * New-BO chunks last: the requester allocates them to use
+		 * them now, and no sample has seen them yet.
+		 */
 		if (!s->left)
 			return NULL;
 		s->left--;
 		return s->sorted[s->pos++];
 	}
+}
+
+/* COLD: what vg_red_pick() would take next from s, the heap's key. */
+static void vg_red_next(struct vg_red_vm *s)
+{
+	/* NULL: new-BO chunks, or none left (then s leaves the heap). */
+	s->next = s->left ? s->sorted[s->pos] : NULL;
 }
 
 /*
@@ -423,7 +532,19 @@ static void vg_red_undo(struct vg_reducer *r)
 	}
 }
 
-static int vg_red_run(struct vg_reducer *r, u64 need)
+/* Not seen accessed for VG_COLD_ROUNDS sampling rounds (cold_only). */
+static bool vg_red_idle(const struct vg_gpu *gpu, const struct vg_chunk *c)
+{
+	return c && gpu->heat_clock >= VG_COLD_ROUNDS &&
+	       c->touched <= gpu->heat_clock - VG_COLD_ROUNDS;
+}
+
+/*
+ * Choose until need bytes; *got receives the bytes chosen. Specialised
+ * like vg_heap_down_t(): RANDOM and LRA run the loop they always ran.
+ */
+static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
+					u64 *got_out, const bool global)
 {
 	u64 got = 0;
 	int err;
@@ -439,6 +560,10 @@ static int vg_red_run(struct vg_reducer *r, u64 need)
 		if (!r->nheap)
 			return -ENOMEM;
 		s = r->heap[0];
+		/* Heap order: when the top is not cold, nothing left is. */
+		if (global && r->cold_only &&
+		    (s->key <= 0 || !vg_red_idle(r->gpu, s->next)))
+			break;
 		if (!s->ready) {
 			err = vg_red_prepare(r, s);
 			if (err)
@@ -457,12 +582,29 @@ static int vg_red_run(struct vg_reducer *r, u64 need)
 		}
 		got += size;
 		s->key -= (s64)size;
-		if (s->left + vg_red_new_left(r, s))
-			vg_heap_down(r, 0);
+		if (global)
+			vg_red_next(s);
+		if (s->left + vg_red_new_left(r, s) && global)
+			vg_heap_down_cold(r, 0);
+		else if (s->left + vg_red_new_left(r, s))
+			vg_heap_down_key(r, 0);
 		else
 			vg_heap_pop(r);
 	}
+	*got_out = got;
 	return 0;
+}
+
+static int vg_red_run_cold(struct vg_reducer *r, u64 need, u64 *got)
+{
+	return vg_red_run_t(r, need, got, true);
+}
+
+static int vg_red_run(struct vg_reducer *r, u64 need, u64 *got)
+{
+	if (r->global)
+		return vg_red_run_cold(r, need, got);
+	return vg_red_run_t(r, need, got, false);
 }
 
 /* Room for every VM in the scratch arrays; they only grow. */
@@ -504,13 +646,16 @@ void vg_red_free(struct vg_gpu *gpu)
 	vg_reloc_free(gpu);
 }
 
-int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-	      u64 need)
+static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
+			    struct vg_bo *newbo, u64 need, bool cold_only,
+			    u64 *got)
 {
 	struct vg_reducer r = {
 		.gpu = gpu,
 		.req = req,
 		.newbo = newbo,
+		.global = gpu->policy == VG_POLICY_COLD,
+		.cold_only = cold_only,
 	};
 	struct vg_red_vm *s;
 	struct vg_vm *vm;
@@ -537,8 +682,11 @@ int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	/* Picks if every chunk is whole: the victim heap's size (see top). */
 	picks = (need >> gpu->chunk_shift) + !!(need & (gpu->chunk_size - 1));
 	k = min_t(u64, picks, gpu->nr_vms);
-	/* A selection that would keep every VM is no selection. */
-	sel.cap = k + 1 < gpu->nr_vms ? k + 1 : 0;
+	/*
+	 * A selection that would keep every VM is no selection. COLD ranks
+	 * by chunks, not keys: every VM goes into the heap.
+	 */
+	sel.cap = k + 1 < gpu->nr_vms && !r.global ? k + 1 : 0;
 	/* vg_vm_entitlement() of every VM without an explicit one. */
 	equal = vg_gpu_equal_share(gpu);
 	/* As vg_vm_entitlement() warns: VMs without one are equal ones. */
@@ -574,13 +722,49 @@ int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	}
 	r.nst = n;
 	gpu->red_nst = n;
+	/*
+	 * COLD: every VM above its entitlement is ranked by its coldest
+	 * chunk, so each is sampled and sorted now, all at the same moment
+	 * (sampled together, their counts compare).
+	 */
+	if (r.global) {
+		for (i = 0; i < sel.n; i++) {
+			s = r.heap[i];
+			if (s->key <= 0)
+				continue;
+			err = vg_red_prepare(&r, s);
+			if (err)
+				goto err_free_sorted;
+			vg_red_next(s);
+		}
+	}
 	vg_sel_finish(&r, &sel, k);
 
-	err = vg_red_run(&r, need);
+	err = vg_red_run(&r, need, got);
 	if (err)
 		vg_red_undo(&r);
-
+err_free_sorted:
 	for (s = r.ready; s; s = s->next_ready)
 		kvfree(s->sorted);
 	return err;
+}
+
+int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
+	      u64 need)
+{
+	u64 got;
+
+	return vg_reduce_common(gpu, req, newbo, need, false, &got);
+}
+
+s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need)
+{
+	u64 got = 0;
+	int err;
+
+	lockdep_assert_held(&gpu->lock);
+	if (gpu->policy != VG_POLICY_COLD)
+		return 0;
+	err = vg_reduce_common(gpu, NULL, NULL, need, true, &got);
+	return err ? err : (s64)got;
 }

@@ -19,12 +19,23 @@
  * PCIe); LRA the most recently placed first (the reverse of the order in
  * which the reducer evicts).
  *
+ * COLD returns only chunks accessed in host RAM (heat restarts at 0 when
+ * a chunk leaves VRAM, account.c): one nobody reads costs nothing there,
+ * and bringing it back would cost a copy now and another, stalling some
+ * VM's allocation, when the room is needed again. And COLD keeps a
+ * reserve of free VRAM (vg_return_reserve()) by moving out, in the
+ * background, memory of VMs above their entitlement that has been idle
+ * for two sampling rounds, so that allocations of the others find room
+ * without waiting for copies.
+ *
  * COLD needs fresh heat, and sampling walks every chunk under gpu->lock
  * (blocking every allocation meanwhile). So a pass samples only when it
- * has something to return (host RAM in use and VRAM free), and the
- * worker only on every VG_HEAT_SAMPLE_TICKS-th such pass (200 ms at the
- * default interval): the backend's counters keep accumulating in between,
- * so a slower sample loses no access, it only ages heat more coarsely.
+ * has something to do (host RAM in use and VRAM free, or the reserve to
+ * refill), and the worker only on every VG_HEAT_SAMPLE_TICKS-th pass
+ * (200 ms at the default interval): the backend's counters keep
+ * accumulating in between, so a slower sample loses no access. Each such
+ * sample is one ageing round (heat halves, vg_sample_heat()), so heat
+ * decays with time, not with the rate of allocations.
  * vg_gpu_return_once() always samples (tests, tools: one pass on demand).
  *
  * Failures: each VM's relocation is atomic (relocate.c). A VM that fails
@@ -40,6 +51,7 @@
 #define VG_RETURN_BACKOFF_MAX_MS	5000u
 #define VG_HEAT_SAMPLE_TICKS		4u
 #define VG_RESCHED_EVERY		256u
+#define VG_RESERVE_SHIFT		3u	/* COLD: keep 1/8 of VRAM free */
 
 static inline void vg_resched_every(u32 *n)
 {
@@ -53,17 +65,33 @@ static inline void vg_resched_every(u32 *n)
  * needs one such chunk to exist; in a pass all marks are return marks,
  * so relocated - marked_bytes is what is left unmarked.
  */
+static bool vg_return_candidate(const struct vg_gpu *gpu,
+				const struct vg_chunk *c, u64 limit)
+{
+	if (c->marked || c->size > limit)
+		return false;
+	/*
+	 * COLD: only chunks read or written over PCIe since they left (heat
+	 * counts just those, account.c). One nobody touches costs nothing
+	 * in host RAM, while bringing it back costs a copy now and another
+	 * when the next allocation needs the room (that copy stalls the
+	 * allocating VM): free VRAM is worth more to the next allocation.
+	 */
+	return gpu->policy != VG_POLICY_COLD || c->heat;
+}
+
 static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
 {
+	struct vg_gpu *gpu = vm->gpu;
 	struct vg_chunk *c;
 	u32 k = 0;
 
 	if (vm->relocated <= vm->marked_bytes)
 		return false;
-	if (limit >= vm->gpu->chunk_size)
+	if (limit >= gpu->chunk_size && gpu->policy != VG_POLICY_COLD)
 		return true;
 	list_for_each_entry(c, &vm->relocated_list, node) {
-		if (!c->marked && c->size <= limit)
+		if (vg_return_candidate(gpu, c, limit))
 			return true;
 		vg_resched_every(&k);
 	}
@@ -104,11 +132,6 @@ static struct vg_vm *vg_pick_winner(struct vg_gpu *gpu, u64 avail,
 	return best;
 }
 
-static bool vg_return_candidate(const struct vg_chunk *c, u64 limit)
-{
-	return !c->marked && c->size <= limit;
-}
-
 /* Does a rank before b for a return under policy p? */
 static bool vg_return_before(enum vg_chunk_policy p, const struct vg_chunk *a,
 			     const struct vg_chunk *b)
@@ -127,7 +150,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 	if (gpu->policy != VG_POLICY_RANDOM) {
 		list_for_each_entry(c, &vm->relocated_list, node) {
 			vg_resched_every(&r);
-			if (!vg_return_candidate(c, limit))
+			if (!vg_return_candidate(gpu, c, limit))
 				continue;
 			if (!best || vg_return_before(gpu->policy, c, best))
 				best = c;
@@ -137,7 +160,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 
 	list_for_each_entry(c, &vm->relocated_list, node) {
 		vg_resched_every(&r);
-		if (vg_return_candidate(c, limit))
+		if (vg_return_candidate(gpu, c, limit))
 			n++;
 	}
 	if (!n)
@@ -145,7 +168,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 	k = vg_rand_below(&gpu->rand, n);
 	list_for_each_entry(c, &vm->relocated_list, node) {
 		vg_resched_every(&r);
-		if (!vg_return_candidate(c, limit))
+		if (!vg_return_candidate(gpu, c, limit))
 			continue;
 		if (!k--)
 			return c;
@@ -168,8 +191,12 @@ static void vg_sample_heat_relocated(struct vg_gpu *gpu)
 		return;
 	list_for_each_entry(vm, &gpu->vms, node) {
 		list_for_each_entry(c, &vm->relocated_list, node) {
-			c->heat = c->heat / 2 +
-				  gpu->ops->sample_access(gpu->backend, c->mem);
+			u64 n = gpu->ops->sample_access(gpu->backend, c->mem);
+
+			/* The round vg_sample_heat() just started. */
+			c->heat = c->heat / 2 + n;
+			if (n)
+				c->touched = gpu->heat_clock;
 			vg_resched_every(&k);
 		}
 	}
@@ -204,30 +231,13 @@ static u64 vg_return_marked(struct vg_gpu *gpu, int *err)
 	return moved;
 }
 
-/*
- * One pass. Returns the bytes moved back; *failed is set if any VM's
- * relocation failed (then the bytes of the others, or the first error if
- * nothing moved at all).
- */
-static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
+/* Bring chunks back; see vg_return_pass(). */
+static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
 {
 	struct vg_vm *vm;
 	u64 avail, limit = 0, total = 0, moved;
 	int err = 0;
 
-	lockdep_assert_held(&gpu->lock);
-	*failed = false;
-	/* Marks never outlive the gpu->lock section that made them. */
-	list_for_each_entry(vm, &gpu->vms, node)
-		if (WARN_ON(!list_empty(&vm->marked)))
-			vg_unmark_all(vm);
-	/* The common case, every tick: nothing out, or no room. O(1). */
-	if (!gpu->host_used || gpu->vram_used >= gpu->vram_size)
-		return 0;
-	if (sample && gpu->policy == VG_POLICY_COLD) {
-		vg_sample_heat(gpu);
-		vg_sample_heat_relocated(gpu);
-	}
 	avail = gpu->vram_size - gpu->vram_used;
 
 	for (;;) {
@@ -252,6 +262,82 @@ static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
 		return (s64)moved;
 	*failed = true;
 	return moved ? (s64)moved : err;
+}
+
+/*
+ * Returns true if moving chunks out failed (the worker backs off).
+ *
+ * COLD: keep 1/2^VG_RESERVE_SHIFT of VRAM free by moving out, in the
+ * background, chunks of VMs above their entitlement that no sample has
+ * seen accessed for two ageing rounds (vg_reduce_cold()). Without it
+ * the next allocation of a VM within its entitlement finds VRAM full and
+ * waits for the copy that makes room: its allocation stall pays for
+ * another VM's growth. Here the copy is charged to the VM whose chunks
+ * move (relocate.c), which is the one above its entitlement, and nothing
+ * it moves was in use. A VM at or below its entitlement is never touched,
+ * and what the reserve moves out is not brought back unless it is
+ * accessed in host RAM (vg_return_candidate()).
+ */
+static bool vg_return_reserve(struct vg_gpu *gpu)
+{
+	u64 want = gpu->vram_size >> VG_RESERVE_SHIFT;
+	u64 avail = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
+	s64 got;
+	int err;
+
+	/* The chunks just returned may have filled it. */
+	if (avail >= want)
+		return false;
+	got = vg_reduce_cold(gpu, want - avail);
+	if (got <= 0)
+		return got < 0;
+	if (gpu->host_budget && gpu->host_used + (u64)got > gpu->host_budget) {
+		vg_unmark_gpu(gpu);
+		return false;
+	}
+	err = vg_relocate_marked(gpu, VG_LOC_HOST);
+	if (err)
+		pr_warn("vgmem: %s: moving %lld cold bytes out for the reserve failed (%d)\n",
+			gpu->name, (long long)got, err);
+	return err != 0;
+}
+
+/*
+ * One pass. Returns the bytes moved back; *failed is set if any VM's
+ * relocation failed (then the bytes of the others, or the first error if
+ * nothing moved at all; a failed refill of the reserve sets it too).
+ * Under COLD a sampling pass then refills the reserve. Heat is sampled
+ * (one ageing round) only when the pass has something to do: chunks to
+ * return and room for them, or the reserve to refill.
+ */
+static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
+{
+	u64 avail = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
+	bool cold = gpu->policy == VG_POLICY_COLD, ret, res;
+	struct vg_vm *vm;
+	s64 moved = 0;
+
+	lockdep_assert_held(&gpu->lock);
+	*failed = false;
+	/* Marks never outlive the gpu->lock section that made them. */
+	list_for_each_entry(vm, &gpu->vms, node)
+		if (WARN_ON(!list_empty(&vm->marked)))
+			vg_unmark_all(vm);
+	/* The common case, every tick: nothing to do. O(1). */
+	ret = gpu->host_used && avail;
+	res = cold && sample && avail < gpu->vram_size >> VG_RESERVE_SHIFT;
+	if (!ret && !res)
+		return 0;
+	if (cold && sample) {
+		vg_sample_heat(gpu);
+		vg_sample_heat_relocated(gpu);
+	}
+	if (ret)
+		moved = vg_return_chunks(gpu, failed);
+	/* A failure backs the worker off, as a failed return does. */
+	if (res && vg_return_reserve(gpu))
+		*failed = true;
+	return moved;
 }
 
 s64 vg_gpu_return_once(struct vg_gpu *gpu)

@@ -33,6 +33,7 @@ struct vg_chunk {
 	u32 slot;		/* index in vm->res_vec while resident */
 	u64 size;		/* chunk_size, or less for the tail */
 	enum vg_loc loc;
+	u32 touched;		/* gpu->heat_clock when last seen accessed (COLD) */
 	struct vg_mem *mem;	/* NULL only while a new BO is being placed */
 	struct list_head node;	/* vm->resident (in placement order) or vm->relocated */
 	u64 placed_seq;		/* gpu->seq when it last got into VRAM (LRA) */
@@ -179,6 +180,12 @@ struct vg_gpu {
 	 */
 	bool return_kick;
 	u32 return_ticks;		/* worker passes, for the heat cadence */
+	/*
+	 * Ageing rounds of heat (COLD, vg_sample_heat()): a chunk's touched
+	 * is the round that last saw it accessed, so how long a chunk has
+	 * been idle is known whatever its heat (reducer.c, return.c).
+	 */
+	u32 heat_clock;
 
 	/* Event hooks (vg.h), set at creation, called under lock. */
 	const struct vg_gpu_events *events;
@@ -240,13 +247,26 @@ void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	      u64 need);
 /*
+ * COLD only (0 otherwise): mark, coldest first, chunks of VMs above their
+ * entitlement that no sample has seen accessed for two ageing rounds,
+ * up to need bytes, and never a chunk of a VM at or below its
+ * entitlement. For the return worker's free-VRAM reserve (return.c).
+ * Returns the bytes marked (maybe fewer than need, maybe 0) or -errno
+ * (nothing marked then).
+ */
+s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need);
+/*
  * Free the reducer's and the relocation's scratch arrays (vm.c, when the
  * last VM goes).
  */
 void vg_red_free(struct vg_gpu *gpu);
-/* Refresh chunk heat from the backend's access sampling (COLD). */
+/*
+ * Refresh chunk heat from the backend's access sampling (COLD): every VM,
+ * ageing the heat (the return worker's cadence); one VM's resident
+ * chunks, adding what was sampled without ageing (the reducer).
+ */
 void vg_sample_heat(struct vg_gpu *gpu);
-void vg_sample_heat_vm(struct vg_vm *vm);	/* one VM's resident chunks */
+void vg_sample_heat_vm(struct vg_vm *vm);
 
 /* chan.c */
 #define VG_VM_MAX_CHANS		VGMEM_MAX_CHANNELS	/* per VM: the USERD BAR has room for this many */

@@ -365,22 +365,23 @@ static void test_host_alloc_of_new_chunks_fails(void **state)
 {
 	struct snap before, after;
 	struct cfx f;
-	struct vg_vm *a;
-	struct vg_bo *bo;
+	struct vg_vm *a, *b;
 	u64 va, vb;
-	u32 i;
 
 	(void)state;
 	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	b = cfx_vm(&f, "b");
 	a = cfx_vm(&f, "a");
-	va = cfx_alloc(a, VRAM);
-	bo = cfx_bo(a, va);
 	/*
-	 * A lone VM over VRAM whose resident chunks are all hot: COLD sends
-	 * its new (heat 0) chunks to host RAM directly, no relocation.
+	 * b fills VRAM and is exactly at its entitlement, so it is no
+	 * victim; a's share is 0 and it has nothing resident: its new chunks
+	 * go to host RAM directly, no relocation. (This test once had a
+	 * lone VM with hot resident chunks, whose new chunks COLD sent to
+	 * host RAM first; COLD now takes a requester's resident chunks
+	 * before the new ones it is about to use.)
 	 */
-	for (i = 0; i < bo->nr_chunks; i++)
-		fake_set_access(bo->chunks[i].mem, 10);
+	assert_int_equal(vg_vm_set_entitlement(b, VRAM), 0);
+	va = cfx_alloc(b, VRAM);
 	take(&f, &before);
 	fake_fail(f.fb, FAKE_OP_MEM_ALLOC_HOST, 2);
 	assert_int_equal(vg_bo_alloc(a, 4 * CH, 0, &vb), -ENOMEM);
@@ -394,11 +395,9 @@ static void test_host_alloc_of_new_chunks_fails(void **state)
 	assert_int_equal(vg_gpu_check(f.gpu), 0);
 
 	/* Without the failure: all four in host RAM, none copied. */
-	for (i = 0; i < bo->nr_chunks; i++)
-		fake_set_access(bo->chunks[i].mem, 10);
 	vb = cfx_alloc(a, 4 * CH);
 	assert_int_equal(cfx_nloc(a, vb, VG_LOC_HOST), 4);
-	assert_int_equal(cfx_nloc(a, va, VG_LOC_VRAM), 16);
+	assert_int_equal(cfx_nloc(b, va, VG_LOC_VRAM), 16);
 	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 0);
 	assert_int_equal(fake_bytes_copied(f.fb), 0);
 	cfx_fini(&f);

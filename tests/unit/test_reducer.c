@@ -4,7 +4,8 @@
  * the requester included when its new BO makes it so, ties to the oldest
  * VM) and which of its chunks (RANDOM, LRA, COLD), new-BO chunks going to
  * host RAM without a copy, fairness between leaking VMs, explicit
- * entitlements, and the max-heap's greedy invariant at 1000 VMs.
+ * entitlements, and the max-heap's greedy invariant at 1000 VMs. COLD
+ * chooses across VMs: the coldest chunk of any VM above its entitlement.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,29 +86,31 @@ static void set_heat(struct vg_vm *vm, u64 va, u64 access)
 }
 
 /*
- * v1's new BO pushes it above v0: v1 gives up its own memory. Its resident
- * chunks are hot, so COLD picks the new BO's (heat 0) chunks: they go to
- * host RAM directly, and nothing is copied.
+ * v1's new BO pushes it above its share while v0 is exactly at its own:
+ * v1 gives up its own memory. It has nothing resident, so the new BO's
+ * chunks go to host RAM directly, and nothing is copied. (COLD takes a
+ * requester's resident chunks before its new BO's, which it is about to
+ * use and no sample has seen; an earlier version of this test had v1's
+ * resident chunks hot and expected the new ones to go first.)
  */
 static void test_requester_victim_new_chunks_no_copy(void **state)
 {
 	struct cfx f;
 	struct vg_vm *v0, *v1;
-	u64 va0, va1, vn;
+	u64 va0, vn;
 
 	(void)state;
 	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
 	v0 = cfx_vm(&f, "v0");
 	v1 = cfx_vm(&f, "v1");
-	va0 = cfx_alloc(v0, 8 * CH);
-	va1 = cfx_alloc(v1, 8 * CH);
+	assert_int_equal(vg_vm_set_entitlement(v0, 12 * CH), 0);
+	va0 = cfx_alloc(v0, 12 * CH);
 	set_heat(v0, va0, 0);
-	set_heat(v1, va1, 5);
 	fake_reset_counts(f.fb);
-	vn = cfx_alloc(v1, 4 * CH + 4096);
+	/* v1's share is 4 chunks, 4 are free: 4 chunks and a page go. */
+	vn = cfx_alloc(v1, 8 * CH + 4096);
 	assert_int_equal(cfx_nloc(v1, vn, VG_LOC_HOST), 5);
-	assert_int_equal(cfx_nloc(v1, va1, VG_LOC_VRAM), 8);
-	assert_int_equal(cfx_nloc(v0, va0, VG_LOC_VRAM), 8);
+	assert_int_equal(cfx_nloc(v0, va0, VG_LOC_VRAM), 12);
 	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 0);
 	assert_int_equal(fake_bytes_copied(f.fb), 0);
 	assert_int_equal(fake_count(f.fb, FAKE_OP_MEM_ALLOC_HOST), 5);
@@ -119,7 +122,7 @@ static void test_requester_victim_new_chunks_no_copy(void **state)
 	{
 		u64 off, w, r;
 
-		for (off = 0; off < 4 * CH + 4096; off += 4096) {
+		for (off = 0; off < 8 * CH + 4096; off += 4096) {
 			w = off ^ 0x5555;
 			assert_int_equal(fake_va_rw(f.fb, v1->as, vn + off, &w,
 						    8, true), 0);
@@ -207,7 +210,12 @@ static void test_cold_lowest(void **state)
 	bo = cfx_bo(v0, a);
 	for (i = 0; i < 10; i++)
 		fake_set_access(bo->chunks[i].mem, access[i]);
-	/* v0 is the victim for v2's BO: its coldest, 3 (1) and 5 (2), go. */
+	/*
+	 * v1 is above its share too (6 > 16/3), but hotter than anything of
+	 * v0 in every sample below (100, then 25): only v0's chunks go.
+	 */
+	set_heat(v1, b, 100);
+	/* v0's coldest, 3 (1) and 5 (2), go for v2's BO. */
 	cfx_alloc(v2, 2 * CH);
 	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
 	for (i = 0; i < 10; i++)
@@ -215,17 +223,25 @@ static void test_cold_lowest(void **state)
 				 VG_LOC_VRAM);
 	assert_int_equal(cfx_nloc(v1, b, VG_LOC_VRAM), 6);
 	/*
-	 * Heat decays by half per sample and nothing touched a since:
-	 * 9 3 7 - 8 - 6 5 10 11 become 4 1 3 - 4 - 3 2 5 5; chunk 1 goes.
+	 * The reducer adds what it samples but does not age heat (only the
+	 * return worker's rounds do, vg_sample_heat()), and nothing touched
+	 * a since: 9 3 7 - 8 - 6 5 10 11 stay; chunk 1 goes. (An earlier
+	 * reducer aged heat on every call, so heat decayed with the rate of
+	 * allocations; this test then expected the halved values.)
 	 */
 	cfx_alloc(v2, CH);
 	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
 	assert_int_equal(locs[1], VG_LOC_HOST);
 	assert_int_equal(cfx_nloc(v0, a, VG_LOC_HOST), 3);
 	/*
-	 * Sampled again: 2 - 1 - 2 - 1 1 2 2 for 0 2 4 6 7 8 9. The three
-	 * at 1 tie; placement order breaks it: 2 and 6 go, 7 stays.
+	 * Two ageing rounds: 2 - 1 - 2 - 1 1 2 2 for 0 2 4 6 7 8 9 (v1's
+	 * 100 become 25). None was touched since the first sample, so the
+	 * three at 1 tie; placement order breaks it: 2 and 6 go, 7 stays.
 	 */
+	mutex_lock(&f.gpu->lock);
+	vg_sample_heat(f.gpu);
+	vg_sample_heat(f.gpu);
+	mutex_unlock(&f.gpu->lock);
 	cfx_alloc(v2, 2 * CH);
 	assert_int_equal(vg_bo_query(v0, a, locs, 10, &n), 0);
 	assert_int_equal(locs[2], VG_LOC_HOST);
@@ -235,7 +251,47 @@ static void test_cold_lowest(void **state)
 	cfx_fini(&f);
 }
 
-/* Heat 0 everywhere (no sampling): COLD is LRA with new-BO chunks after. */
+/*
+ * COLD across VMs: the coldest chunk of any VM above its entitlement goes
+ * first, however little above it is; once at its entitlement it is no
+ * victim while another VM is above, and a VM below is never one, however
+ * cold its chunks. (GPUswap's rule would take both chunks from v0, the
+ * VM most above.)
+ */
+static void test_cold_global(void **state)
+{
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2, *v3;
+	u64 a;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	v2 = cfx_vm(&f, "v2");
+	v3 = cfx_vm(&f, "v3");
+	/* Shares are 4 chunks: v0 4 above (hot), v1 1 above, v2 2 below. */
+	a = cfx_alloc(v0, 8 * CH);
+	set_heat(v0, a, 50);
+	cfx_alloc(v1, 5 * CH);
+	cfx_alloc(v2, 2 * CH);
+	/* One chunk free; v3 needs 3: v1's cold one, then v0's. */
+	cfx_alloc(v3, 3 * CH);
+	assert_int_equal(cfx_stats(v0).relocated, CH);
+	assert_int_equal(cfx_stats(v1).relocated, CH);
+	assert_int_equal(cfx_stats(v2).relocated, 0);
+	assert_int_equal(cfx_stats(v2).resident, 2 * CH);
+	assert_int_equal(cfx_stats(v3).resident, 3 * CH);
+	/* v1 is at its share now: the next chunks are v0's, hot as they are. */
+	cfx_alloc(v3, CH);
+	assert_int_equal(cfx_stats(v0).relocated, 2 * CH);
+	assert_int_equal(cfx_stats(v1).relocated, CH);
+	assert_int_equal(cfx_stats(v2).relocated, 0);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	cfx_fini(&f);
+}
+
+/* Heat 0 everywhere (no sampling): COLD is LRA with new-BO chunks last. */
 static void test_cold_without_sampling(void **state)
 {
 	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
@@ -461,7 +517,9 @@ static void test_reduce_not_enough(void **state)
  * 1000 VMs with random usage and entitlements, one reduction: the greedy
  * invariant of a correct max-heap is that every VM that gave a chunk was
  * the maximum when it did, so it ends within one chunk of the largest
- * remaining key, and the last chunk was needed.
+ * remaining key, and the last chunk was needed. COLD ranks VMs above
+ * their entitlement by their chunks instead: every VM that gave a chunk
+ * was above its entitlement when it did, as long as one is left above.
  */
 #define MANY	1000
 
@@ -517,7 +575,10 @@ static void test_heap_many_vms(void **state)
 			s64 key = (s64)(vm->resident - vm->marked_bytes) -
 				  (s64)vg_vm_entitlement(vm);
 
-			if (vm->marked_bytes)
+			if (vm->marked_bytes && p == VG_POLICY_COLD &&
+			    maxleft > 0)
+				assert_true(key + (s64)CH > 0);
+			else if (vm->marked_bytes)
 				assert_true(key + (s64)CH >= maxleft);
 			vg_unmark_all(vm);
 		}
@@ -542,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_lra_oldest),
 		cmocka_unit_test(test_cold_lowest),
 		cmocka_unit_test(test_cold_without_sampling),
+		cmocka_unit_test(test_cold_global),
 		cmocka_unit_test(test_sample_heat_decay),
 		cmocka_unit_test(test_random_victim_only_and_deterministic),
 		cmocka_unit_test(test_random_requester),

@@ -447,25 +447,45 @@ static void test_failed_vm_skipped(void **state)
 }
 
 /*
- * COLD: a pass with nothing to return (nothing relocated, or VRAM full)
- * samples nothing; walking every chunk under gpu->lock each tick would
- * block every allocation for nothing.
+ * COLD: a pass with nothing to do samples nothing: nothing relocated and
+ * the reserve (1/8 of VRAM) free. Walking every chunk under gpu->lock
+ * each tick would block every allocation for nothing. With VRAM full the
+ * pass has the reserve to refill: it samples (one ageing round) and moves
+ * out chunks idle for two rounds of VMs above their entitlement, coldest
+ * first, stopping at a VM's entitlement. (This test once pinned that a
+ * pass with VRAM full samples nothing; the reserve changed that.)
  */
 static void test_cold_idle_pass_samples_nothing(void **state)
 {
 	struct fx *f = *state;
 	struct vg_bo *a = mkbo(f, f->vm[0], 8 * CHUNK, 81);
+	struct vg_bo *b;
 
 	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_COLD), 0);
 	fake_reset_counts(f->fb);
 	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS), 0);
 	evict(f, a, 0x3);
-	mkbo(f, f->vm[1], 10 * CHUNK, 82);	/* VRAM full */
+	b = mkbo(f, f->vm[1], 10 * CHUNK, 82);	/* VRAM full */
+	/* Shares of 16/3 chunks: A (6) and B (10) are above theirs. */
 	fake_reset_counts(f->fb);
 	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS), 0);
+	assert_true(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS) > 0);
+	/* Nothing has been idle for two rounds yet: nothing moved. */
+	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->vm[1]), 0);
+	/*
+	 * Second round: every chunk is idle and equally cold; A's are the
+	 * oldest, but A is at its share after one, so B's oldest is next.
+	 * A's two chunks in host RAM stay there: nobody reads them.
+	 */
+	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(relocated(f, f->vm[0]), 3 * CHUNK);
+	assert_int_equal(relocated(f, f->vm[1]), CHUNK);
+	assert_int_equal(relocated(f, f->vm[2]), 0);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
 	check(f, a, 81);
+	check(f, b, 82);
 }
 
 /* ---- the worker thread -------------------------------------------------- */

@@ -429,8 +429,9 @@ static void goals(struct cp_state *s, FILE *md, json_t *j)
 	snprintf(line[1], 256, "pressure: vgmem OOM failures %u (goal 0), "
 		 "admission %u, static %u (+%u VMs refused)", vgmem_oom,
 		 ad ? ad->r.oom : 0, ps ? ps->r.oom : 0, ps ? ps->r.refused : 0);
-	snprintf(line[2], 256, "pressure: Jain's index, lowest vgmem policy %.3f "
-		 "(goal >= 0.95)", jain_min);
+	snprintf(line[2], 256, "pressure: Jain's index, vgmem cold %.3f "
+		 "(goal >= 0.95); lowest vgmem policy %.3f", pc ? pc->m.jain : 0,
+		 jain_min);
 	snprintf(line[3], 256, "pressure: p99 cold %.3f vs random %.3f: cut %.1f%% "
 		 "(goal >= 30%%)", pc ? pc->m.p99 : 0, pr ? pr->m.p99 : 0,
 		 pc && pr && pr->m.p99 > 0 ? 100.0 * (1 - pc->m.p99 / pr->m.p99) : 0);
@@ -456,6 +457,8 @@ static void goals(struct cp_state *s, FILE *md, json_t *j)
 	json_object_set_new(j, "vgmem_pressure_oom", json_integer(vgmem_oom));
 	json_object_set_new(j, "admission_pressure_oom", json_integer(ad ? (json_int_t)ad->r.oom : -1));
 	json_object_set_new(j, "vgmem_pressure_jain_min", json_real(jain_min));
+	json_object_set_new(j, "vgmem_pressure_jain_cold",
+			    json_real(pc ? pc->m.jain : 0));
 	json_object_set_new(j, "cold_p99", json_real(pc ? pc->m.p99 : 0));
 	json_object_set_new(j, "random_p99", json_real(pr ? pr->m.p99 : 0));
 	json_object_set_new(j, "cold_vs_random_p99_cut",
