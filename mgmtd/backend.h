@@ -95,6 +95,20 @@ struct vg_host_guest *mg_backend_embedded_guest(struct mg_backend *be,
 int mg_backend_embedded_shares(struct mg_backend *be, const char *id,
 			       struct mg_share **out, size_t *n);
 
+/*
+ * What an operator does to mdevs with mdevctl or sysfs, for the embedded
+ * backend's vGPUs (tests, and trying mgmtd without vgmem.ko). plug: a
+ * vGPU of quota bytes on gpu appears, unmanaged (-EEXIST if there is
+ * one); a start takes it as it is and a stop leaves it there. unplug:
+ * the vGPU vanishes, guest and memory with it, whoever started it
+ * (-ENOENT if there is none). The model notices at its next refresh.
+ * Call under the same serialisation as the model's backend calls (tests:
+ * with the timer idle); -EINVAL on another backend.
+ */
+int mg_backend_embedded_plug(struct mg_backend *be, const char *id, int gpu,
+			     uint64_t quota);
+int mg_backend_embedded_unplug(struct mg_backend *be, const char *id);
+
 /* backend_netlink.c: -ENODEV if vgmem.ko does not answer. */
 int mg_backend_netlink_create(const struct mg_config *cfg,
 			      struct mg_backend *out);

@@ -22,6 +22,12 @@ struct emb_vm {
 	struct vg_host_guest *guest;
 	struct mg_share *shares;	/* the table last set, by id */
 	size_t nr_shares;
+	/*
+	 * Plugged from outside (mg_backend_embedded_plug(), as mdevctl
+	 * creates an mdev): it outlives the model's start and stop, as a
+	 * vGPU of vgmem.ko does; managed while the model has it started.
+	 */
+	bool external, managed;
 };
 
 struct emb {
@@ -92,10 +98,20 @@ static int emb_vm_start(void *b, const char *id, const char *name,
 	int ret;
 
 	(void)name;	/* the core VM is named by UUID: unique, unlike names */
+	vm = emb_find(e, id);
+	if (vm && vm->external && !vm->managed) {
+		/* an mdev that is already there: taken as it is, where it is */
+		ret = vg_vm_set_quota(vg_host_guest_vm(vm->guest), quota);
+		if (ret)
+			return ret;
+		vm->managed = true;
+		*gpu = vm->gpu;
+		return 0;
+	}
+	if (vm)
+		return -EEXIST;
 	if (*gpu < 0 || (uint32_t)*gpu >= e->nr_gpus || !mg_uuid_valid(id))
 		return -EINVAL;
-	if (emb_find(e, id))
-		return -EEXIST;
 	if (e->nr_vms == e->cap_vms) {
 		size_t cap = e->cap_vms ? e->cap_vms * 2 : 16;
 
@@ -118,6 +134,13 @@ static int emb_vm_start(void *b, const char *id, const char *name,
 	return 0;
 }
 
+static void emb_vm_remove(struct emb *e, struct emb_vm *vm)
+{
+	vg_host_guest_destroy(vm->guest);
+	free(vm->shares);
+	*vm = e->vms[--e->nr_vms];
+}
+
 static void emb_vm_stop(void *b, const char *id)
 {
 	struct emb *e = b;
@@ -125,9 +148,11 @@ static void emb_vm_stop(void *b, const char *id)
 
 	if (!vm)
 		return;
-	vg_host_guest_destroy(vm->guest);
-	free(vm->shares);
-	*vm = e->vms[--e->nr_vms];
+	if (vm->external) {
+		vm->managed = false;	/* the mdev stays until unplugged */
+		return;
+	}
+	emb_vm_remove(e, vm);
 }
 
 static int emb_list_vms(void *b, struct mg_backend_vm **out, size_t *n)
@@ -285,7 +310,7 @@ static void emb_destroy(void *b)
 	uint32_t i;
 
 	while (e->nr_vms)
-		emb_vm_stop(e, e->vms[0].id);
+		emb_vm_remove(e, &e->vms[0]);
 	for (i = 0; i < e->nr_gpus; i++)
 		vg_host_destroy(e->hosts[i]);
 	free(e->hosts);
@@ -397,5 +422,39 @@ int mg_backend_embedded_shares(struct mg_backend *be, const char *id,
 		return -ENOMEM;
 	memcpy(*out, vm->shares, vm->nr_shares * sizeof(**out));
 	*n = vm->nr_shares;
+	return 0;
+}
+
+int mg_backend_embedded_plug(struct mg_backend *be, const char *id, int gpu,
+			     uint64_t quota)
+{
+	struct emb *e;
+	struct emb_vm *vm;
+	int ret;
+
+	if (!be || be->ops != &emb_ops || !quota)
+		return -EINVAL;
+	e = be->priv;
+	if (emb_find(e, id))
+		return -EEXIST;
+	ret = emb_vm_start(e, id, "", quota, &gpu);
+	if (ret)
+		return ret;
+	vm = emb_find(e, id);
+	vm->external = true;
+	vm->managed = false;
+	return 0;
+}
+
+int mg_backend_embedded_unplug(struct mg_backend *be, const char *id)
+{
+	struct emb_vm *vm;
+
+	if (!be || be->ops != &emb_ops)
+		return -EINVAL;
+	vm = emb_find(be->priv, id);
+	if (!vm)
+		return -ENOENT;
+	emb_vm_remove(be->priv, vm);
 	return 0;
 }

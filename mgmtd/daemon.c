@@ -86,6 +86,7 @@ static void tick_vm_locked(struct mg *mg, struct mg_vm *vm, int64_t now,
 
 		vm->info.advisory = true;
 		vm->info.advisory_since_ms = mg_now_ms();
+		mg_view_changed_locked(mg);
 		mg->advisories++;
 		if (mg->cfg->migrate_uri && vm->info.name[0] && mg->lv &&
 		    *nr_mig < 16) {
@@ -108,6 +109,7 @@ static void tick_vm_locked(struct mg *mg, struct mg_vm *vm, int64_t now,
 	} else if (v == MG_THRASH_CLEAR) {
 		vm->info.advisory = false;
 		vm->info.advisory_since_ms = 0;
+		mg_view_changed_locked(mg);
 		mg_emit_locked(mg, "advisory", vm->info.id,
 			       "{\"state\":\"cleared\"}");
 		mg_info("vm %s: no longer thrashing, advisory cleared",

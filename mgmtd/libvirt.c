@@ -300,7 +300,7 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 		return 0;
 	}
 	/* the model reports its own refusals (error event, VM's error) */
-	mg_vm_set_meta(lv->mg, mdev, &meta, mask, err, sizeof(err));
+	mg_vm_set_meta(lv->mg, mdev, &meta, mask, gpu, err, sizeof(err));
 	return 0;
 }
 

@@ -27,6 +27,8 @@ struct family {
 static const struct family vm_families[] = {
 	{ "vgmem_vm_running", "gauge", "1 while the VM has a live vGPU.",
 	  VMF(running), V_BOOL, NULL },
+	{ "vgmem_vm_lost", "gauge", "1 while a started VM's vGPU (mdev) is gone from the backend.",
+	  VMF(lost), V_BOOL, NULL },
 	{ "vgmem_vm_quota_bytes", "gauge", "GPU memory the vGPU offers (VRAM plus host RAM).",
 	  VMF(policy.quota), V_U64, NULL },
 	{ "vgmem_vm_min_bytes", "gauge", "VRAM never taken away (policy min).",

@@ -38,11 +38,15 @@ int mg_vm_stop(struct mg *mg, const char *id);
 int mg_vm_forget(struct mg *mg, const char *id);
 /*
  * Live metadata change: validated and admitted as an operator change is,
- * applied, or refused with an "error" event and the VM's error text set.
+ * applied, or refused with an "error" event and the VM's error text set
+ * (nothing else changes). gpu: the placement it asks for (-1: any). A
+ * stopped VM takes it for its next start; a running VM cannot move
+ * between GPUs, so a gpu other than its own is refused with -EBUSY (a gpu
+ * that does not exist with -EINVAL).
  */
 int mg_vm_set_meta(struct mg *mg, const char *id,
 		   const struct mg_vm_policy *meta, unsigned int meta_mask,
-		   char *why, size_t whylen);
+		   int gpu, char *why, size_t whylen);
 /*
  * adopt_mdevs: every vGPU the backend shows that no VM has becomes a
  * running VM of source "backend" (its mdev UUID as id, its quota); such

@@ -230,6 +230,10 @@ static int refresh_gpus_locked(struct mg *mg)
 	}
 	for (i = 0; i < n; i++)
 		v[i].oversub_pct = mg->knobs.oversub_pct;
+	/* Backends calloc() their lists, so memcmp sees only fields. */
+	if (n != mg->nr_gpus ||
+	    (n && memcmp(v, mg->gpus, n * sizeof(*v))))
+		mg_view_changed_locked(mg);
 	free(mg->gpus);
 	mg->gpus = v;
 	mg->nr_gpus = n;
@@ -251,9 +255,15 @@ int mg_refresh_stats_locked(struct mg *mg)
 	for (i = 0; i < n; i++) {
 		struct mg_vm *vm = mg_find_locked(mg, bv[i].id);
 
-		if (vm && vm->info.running)
-			vm->info.stats = bv[i].stats;
+		if (!vm || !vm->info.running ||
+		    !memcmp(&vm->info.stats, &bv[i].stats, sizeof(bv[i].stats)))
+			continue;
+		vm->info.stats = bv[i].stats;
+		mg_view_changed_locked(mg);
 	}
+	/* VMs whose vGPU went or came back; their GPUs' shares move. */
+	if (mg_track_vgpus_locked(mg, bv, n))
+		mg_recompute_locked(mg);
 	free(bv);
 	mg->stats_ms = mg_mono_ms();
 	return 0;
@@ -314,6 +324,8 @@ static int recompute_gpu_locked(struct mg *mg, int gpu)
 		int r;
 
 		if (vm->applied && vm->info.entitlement == out[i].bytes) {
+			if (vm->info.guaranteed != out[i].guaranteed)
+				mg_view_changed_locked(mg);
 			vm->info.guaranteed = out[i].guaranteed;
 			continue;
 		}
@@ -331,7 +343,12 @@ static int recompute_gpu_locked(struct mg *mg, int gpu)
 		vm->info.guaranteed = out[i].guaranteed;
 		vm->info.stats.entitlement = out[i].bytes;
 		vm->applied = true;
+		mg_view_changed_locked(mg);
 	}
+	if (gi->entitled != st.entitled || gi->spare != st.spare ||
+	    gi->demand != st.demand ||
+	    gi->contended != !!(st.flags & VGP_F_CONTENDED))
+		mg_view_changed_locked(mg);
 	gi->entitled = st.entitled;
 	gi->spare = st.spare;
 	gi->demand = st.demand;
@@ -382,10 +399,24 @@ int mg_recompute(struct mg *mg)
 /* Stats older than this are refreshed by a read (the timer refreshes too). */
 #define MG_STATS_FRESH_MS 100
 
-static void maybe_refresh_locked(struct mg *mg)
+/*
+ * True if it refreshed: a refresh may find a VM lost or back, whose
+ * events the caller delivers (mg_events_flush()) once the lock is dropped.
+ */
+static bool maybe_refresh_locked(struct mg *mg)
 {
-	if (mg_mono_ms() - mg->stats_ms >= MG_STATS_FRESH_MS)
-		mg_refresh_stats_locked(mg);
+	if (mg_mono_ms() - mg->stats_ms < MG_STATS_FRESH_MS)
+		return false;
+	mg_refresh_stats_locked(mg);
+	return true;
+}
+
+/* Unlocks after a read; delivers what a refresh in it may have queued. */
+static void read_unlock(struct mg *mg, bool refreshed)
+{
+	pthread_mutex_unlock(&mg->lock);
+	if (refreshed)
+		mg_events_flush(mg);
 }
 
 /*
@@ -403,21 +434,22 @@ static void gpu_view_locked(struct mg *mg, size_t i, struct mg_gpu_info *out)
 int mg_list_gpus(struct mg *mg, struct mg_gpu_info **out, size_t *n)
 {
 	struct mg_gpu_info *v;
+	bool refreshed;
 	size_t i;
 
 	if (!mg || !out || !n)
 		return -EINVAL;
 	pthread_mutex_lock(&mg->lock);
-	maybe_refresh_locked(mg);
+	refreshed = maybe_refresh_locked(mg);
 	v = malloc((mg->nr_gpus ? mg->nr_gpus : 1) * sizeof(*v));
 	if (!v) {
-		pthread_mutex_unlock(&mg->lock);
+		read_unlock(mg, refreshed);
 		return -ENOMEM;
 	}
 	for (i = 0; i < mg->nr_gpus; i++)
 		gpu_view_locked(mg, i, &v[i]);
 	*n = mg->nr_gpus;
-	pthread_mutex_unlock(&mg->lock);
+	read_unlock(mg, refreshed);
 	*out = v;
 	return 0;
 }
@@ -425,40 +457,42 @@ int mg_list_gpus(struct mg *mg, struct mg_gpu_info **out, size_t *n)
 int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n)
 {
 	struct mg_vm_info *v;
+	bool refreshed;
 	size_t i;
 
 	if (!mg || !out || !n)
 		return -EINVAL;
 	pthread_mutex_lock(&mg->lock);
-	maybe_refresh_locked(mg);
+	refreshed = maybe_refresh_locked(mg);
 	v = malloc((mg->nr_vms ? mg->nr_vms : 1) * sizeof(*v));
 	if (!v) {
-		pthread_mutex_unlock(&mg->lock);
+		read_unlock(mg, refreshed);
 		return -ENOMEM;
 	}
 	for (i = 0; i < mg->nr_vms; i++)
 		v[i] = mg->vms[i]->info;
 	*n = mg->nr_vms;
-	pthread_mutex_unlock(&mg->lock);
+	read_unlock(mg, refreshed);
 	*out = v;
 	return 0;
 }
 
 int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
-		 struct mg_vm_info **vms, size_t *nvms)
+		 struct mg_vm_info **vms, size_t *nvms, uint64_t *gen)
 {
 	struct mg_gpu_info *g;
 	struct mg_vm_info *v;
+	bool refreshed;
 	size_t i;
 
 	if (!mg || !gpus || !ngpus || !vms || !nvms)
 		return -EINVAL;
 	pthread_mutex_lock(&mg->lock);
-	maybe_refresh_locked(mg);
+	refreshed = maybe_refresh_locked(mg);
 	g = malloc((mg->nr_gpus ? mg->nr_gpus : 1) * sizeof(*g));
 	v = malloc((mg->nr_vms ? mg->nr_vms : 1) * sizeof(*v));
 	if (!g || !v) {
-		pthread_mutex_unlock(&mg->lock);
+		read_unlock(mg, refreshed);
 		free(g);
 		free(v);
 		return -ENOMEM;
@@ -469,23 +503,38 @@ int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
 		memcpy(&v[i], &mg->vms[i]->info, sizeof(v[i]));
 	*ngpus = mg->nr_gpus;
 	*nvms = mg->nr_vms;
-	pthread_mutex_unlock(&mg->lock);
+	if (gen)
+		*gen = mg->view_gen;
+	read_unlock(mg, refreshed);
 	*gpus = g;
 	*vms = v;
 	return 0;
+}
+
+bool mg_view_current(struct mg *mg, uint64_t gen)
+{
+	bool refreshed, cur;
+
+	if (!mg)
+		return false;
+	pthread_mutex_lock(&mg->lock);
+	refreshed = maybe_refresh_locked(mg);
+	cur = mg->view_gen == gen;
+	read_unlock(mg, refreshed);
+	return cur;
 }
 
 bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
 		   size_t ngpus, const struct mg_vm_info *vms, size_t nvms)
 {
 	struct mg_gpu_info t;
-	bool eq = true;
+	bool eq = true, refreshed;
 	size_t i;
 
 	if (!mg)
 		return false;
 	pthread_mutex_lock(&mg->lock);
-	maybe_refresh_locked(mg);
+	refreshed = maybe_refresh_locked(mg);
 	if (gpus) {
 		eq = ngpus == mg->nr_gpus;
 		for (i = 0; eq && i < ngpus; i++) {
@@ -498,25 +547,26 @@ bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
 		for (i = 0; eq && i < nvms; i++)
 			eq = !memcmp(&mg->vms[i]->info, &vms[i], sizeof(vms[i]));
 	}
-	pthread_mutex_unlock(&mg->lock);
+	read_unlock(mg, refreshed);
 	return eq;
 }
 
 int mg_get_vm(struct mg *mg, const char *id_or_name, struct mg_vm_info *out)
 {
 	struct mg_vm *vm;
+	bool refreshed;
 	int ret = 0;
 
 	if (!mg || !id_or_name || !out)
 		return -EINVAL;
 	pthread_mutex_lock(&mg->lock);
-	maybe_refresh_locked(mg);
+	refreshed = maybe_refresh_locked(mg);
 	vm = mg_find_locked(mg, id_or_name);
 	if (vm)
 		*out = vm->info;
 	else
 		ret = -ENOENT;
-	pthread_mutex_unlock(&mg->lock);
+	read_unlock(mg, refreshed);
 	return ret;
 }
 
@@ -653,6 +703,7 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 	vm->op_mask = nmask;
 	vm->info.policy = np;
 	vm->info.operator_policy = true;
+	mg_view_changed_locked(mg);
 	mg_stored_update_locked(mg, vm->info.id, &nop, nmask);
 	mg_policy_json(pj, sizeof(pj), &np);
 	mg_emit_locked(mg, "policy", vm->info.id,
@@ -709,6 +760,7 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 	vm->op_mask = 0;
 	vm->info.policy = np;
 	vm->info.operator_policy = false;
+	mg_view_changed_locked(mg);
 	mg_stored_update_locked(mg, vm->info.id, &none, 0);
 	mg_emit_locked(mg, "policy", vm->info.id,
 		       "{\"source\":\"operator\",\"reset\":true}");
@@ -825,6 +877,7 @@ int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
 	}
 	mg->knobs = nk;
 	mg->knobs_mask |= mask;
+	mg_view_changed_locked(mg);
 	mg_emit_locked(mg, "policy", "",
 		       "{\"source\":\"operator\",\"knobs\":{\"policy\":\"%s\",\"return_interval_ms\":%u,\"oversub_pct\":%u,\"thrash_window_s\":%u}}",
 		       nk.policy, nk.return_interval_ms, nk.oversub_pct,

@@ -63,6 +63,12 @@ struct mg_vm_info {
 	uint64_t guaranteed;		/* of which min/low guarantees */
 	struct vgmem_vm_stats stats;	/* the backend's counters */
 	bool running;			/* has a live vGPU on the backend */
+	/*
+	 * Started, but its vGPU (mdev) vanished from the backend (removed
+	 * through sysfs/mdevctl, or its GPU unregistered): not running, no
+	 * entitlement, error says so; running again when the mdev is back.
+	 */
+	bool lost;
 	bool advisory;			/* migration advisory raised (thrash.c) */
 	int64_t advisory_since_ms;	/* 0 if !advisory */
 	int64_t started_ms;		/* last start, wall clock ms; 0 if never */
@@ -152,15 +158,22 @@ int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n);
 /*
  * For caches of rendered answers (the REST server's /v1/vms, /v1/gpus and
  * /metrics). mg_list_view() is mg_list_gpus() and mg_list_vms() read under
- * one lock; mg_view_equal() says whether the model would list exactly
- * gpus (unless NULL) and vms (unless NULL) now, compared byte for byte
- * under the lock after the same stats refresh a listing does. Comparing
- * content instead of counting changes means no writer anywhere has to
- * remember to invalidate anything: an answer rendered from a listing is
- * current exactly while mg_view_equal() holds for that listing.
+ * one lock, with the view's generation in *gen (may be NULL): a counter
+ * the model bumps under its lock on every change to anything these
+ * listings show (an operator's or libvirt's change, a recompute, a stats
+ * refresh that read new counters, a VM lost or found). An answer rendered
+ * from a listing is current exactly while mg_view_current() says its
+ * generation still is, which costs one comparison instead of comparing
+ * the listings. mg_view_current() first refreshes stale counters as a
+ * listing would, so an answer is never older than the backend either.
+ *
+ * mg_view_equal() compares listings byte for byte with what the model
+ * would list now: what a generation stands for (tests use it as the
+ * oracle: an unchanged generation must mean an equal view).
  */
 int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
-		 struct mg_vm_info **vms, size_t *nvms);
+		 struct mg_vm_info **vms, size_t *nvms, uint64_t *gen);
+bool mg_view_current(struct mg *mg, uint64_t gen);
 bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
 		   size_t ngpus, const struct mg_vm_info *vms, size_t nvms);
 /* By UUID or by domain name; -ENOENT. */

@@ -31,6 +31,8 @@ struct mg_vm {
 	 * own the vGPU's table (an adopted vGPU keeps what it was given).
 	 */
 	bool shares_set;
+	/* lost, its mdev back but refused: reported once per return */
+	bool refound_refused;
 };
 
 struct mg_sub {
@@ -57,6 +59,7 @@ struct mg {
 	struct mg_gpu_info *gpus;	/* backend view + policy results */
 	size_t nr_gpus;
 	int64_t stats_ms;		/* monotonic time of the last refresh */
+	uint64_t view_gen;		/* mg_view_current(): see below */
 	int64_t started_ms;
 	uint64_t recomputes, advisories;
 	struct mg_libvirt *lv;
@@ -84,6 +87,17 @@ struct mg {
 	struct mg_sub *subs;
 	size_t nr_subs;
 };
+
+/*
+ * Every change to what mg_list_view() shows (any mg_vm.info, the VM
+ * table, mg->gpus, the knobs) calls this under the lock; a spurious call
+ * only costs the REST cache a miss, a missing one serves a stale answer
+ * (test_mgmtd_view.c checks the generation against mg_view_equal()).
+ */
+static inline void mg_view_changed_locked(struct mg *mg)
+{
+	mg->view_gen++;
+}
 
 /* model.c */
 struct mg_vm *mg_find_locked(struct mg *mg, const char *id_or_name);
@@ -126,6 +140,16 @@ void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p);
  * an "error" event and the VM's error say why.
  */
 int mg_shares_push_locked(struct mg *mg, struct mg_vm *vm);
+
+/*
+ * vms.c: the backend's vGPUs (bv, n) against the started VMs of libvirt
+ * and the config: one whose vGPU is gone is lost (error, event, no
+ * entitlement), a lost one whose vGPU is back runs again. Called by every
+ * stats refresh; true if a VM changed state (entitlements need a
+ * recompute).
+ */
+bool mg_track_vgpus_locked(struct mg *mg, const struct mg_backend_vm *bv,
+			   size_t n);
 
 /* events.c */
 void mg_emit_locked(struct mg *mg, const char *type, const char *vm,

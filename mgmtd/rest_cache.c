@@ -48,17 +48,13 @@ void rest_cache_fini(struct rest_cache *rc)
 }
 
 struct rc_body *rc_body_new(char *text, size_t len, bool open_ended,
-			    const struct mg_status *status,
-			    struct mg_gpu_info *gpus, size_t ngpus,
-			    struct mg_vm_info *vms, size_t nvms)
+			    const struct mg_status *status, uint64_t gen)
 {
 	struct rc_body *b = calloc(1, sizeof(*b));
 
 	if (!b || !text) {
 		free(b);
 		free(text);
-		free(gpus);
-		free(vms);
 		return NULL;
 	}
 	atomic_init(&b->refs, 1);
@@ -66,10 +62,7 @@ struct rc_body *rc_body_new(char *text, size_t len, bool open_ended,
 		b->has_status = true;
 		b->status = *status;
 	}
-	b->gpus = gpus;
-	b->ngpus = ngpus;
-	b->vms = vms;
-	b->nvms = nvms;
+	b->gen = gen;
 	b->text = text;
 	b->len = len;
 	b->open_ended = open_ended;
@@ -89,8 +82,6 @@ void rc_body_put(struct rc_body *b)
 	pthread_mutex_destroy(&b->gz_lock);
 	free(b->gz);
 	free(b->text);
-	free(b->gpus);
-	free(b->vms);
 	free(b);
 }
 
@@ -125,7 +116,7 @@ struct rc_body *rc_lookup(struct rest_cache *rc, struct mg *mg,
 	if (b->has_status &&
 	    (mg_get_status(mg, &st) || memcmp(&st, &b->status, sizeof(st))))
 		goto stale;
-	if (!mg_view_equal(mg, b->gpus, b->ngpus, b->vms, b->nvms))
+	if (!mg_view_current(mg, b->gen))
 		goto stale;
 	atomic_fetch_add(&rc->hits, 1);
 	return b;

@@ -2,11 +2,14 @@
 /*
  * Rendered answers of the hot read routes (GET /v1/vms, /v1/gpus,
  * /metrics), kept until the model changes. A body remembers the listing
- * it was rendered from (and the status, for /metrics); a request serves it
- * only if mg_view_equal() (and an equal mg_get_status()) says the model
- * would list exactly that now, so an answer is never older than the
- * model at the moment of the request, whatever changed it (an operator,
- * libvirt, the stats refresh) and without any writer's cooperation.
+ * it was rendered from by its generation (and the status, for /metrics);
+ * a request serves it only if mg_view_current() (and an equal
+ * mg_get_status()) says the model's view is still that generation, so an
+ * answer is never older than the model at the moment of the request,
+ * whatever changed it (an operator, libvirt, the stats refresh): the
+ * model bumps the generation on every change to what it lists. One
+ * comparison per request, where comparing the listings (100 VMs: 83 KB)
+ * cost GET /v1/vms about 14% of its CPU.
  *
  * Bodies are immutable once published and reference counted: MHD sends
  * them straight from the cache (no copy) and drops its reference when the
@@ -32,10 +35,7 @@ struct rc_body {
 	/* the key: what the text was rendered from (NULL: not part of it) */
 	bool has_status;
 	struct mg_status status;
-	struct mg_gpu_info *gpus;
-	size_t ngpus;
-	struct mg_vm_info *vms;
-	size_t nvms;
+	uint64_t gen;		/* mg_list_view()'s generation */
 	char *text;
 	size_t len;
 	/*
@@ -72,14 +72,12 @@ struct rc_body *rc_lookup(struct rest_cache *rc, struct mg *mg,
 			  enum rc_slot_id id);
 
 /*
- * A body over text (taken, malloc()ed) rendered from the given key parts
- * (taken, malloc()ed; NULL if not part of the key). NULL on allocation
- * failure, with everything taken freed. One reference, the caller's.
+ * A body over text (taken, malloc()ed) rendered from the listing of view
+ * generation gen (and status, unless NULL). NULL on allocation failure,
+ * with text freed. One reference, the caller's.
  */
 struct rc_body *rc_body_new(char *text, size_t len, bool open_ended,
-			    const struct mg_status *status,
-			    struct mg_gpu_info *gpus, size_t ngpus,
-			    struct mg_vm_info *vms, size_t nvms);
+			    const struct mg_status *status, uint64_t gen);
 /* Publishes b in slot id (the slot takes its own reference). */
 void rc_store(struct rest_cache *rc, enum rc_slot_id id, struct rc_body *b);
 void rc_body_get(struct rc_body *b);

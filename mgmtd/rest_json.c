@@ -86,6 +86,7 @@ static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 	kv_str(b, "name", vm->name, false);
 	kv_i64(b, "gpu", vm->gpu);
 	kv_bool(b, "running", vm->running);
+	kv_bool(b, "lost", vm->lost);
 	kv_str(b, "source", source_name(vm->source), false);
 	kv_bool(b, "operator_policy", vm->operator_policy);
 	kv_str(b, "error", vm->error, false);

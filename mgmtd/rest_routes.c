@@ -173,6 +173,7 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	struct mg_vm_info *vms = NULL;
 	size_t ngpus = 0, nvms = 0, len;
 	struct mg_status st;
+	uint64_t gen = 0;
 	struct rc_body *b;
 	struct rbuf t;
 	char *text;
@@ -188,7 +189,7 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 			return NULL;
 		}
 	}
-	ret = mg_list_view(r->mg, &gpus, &ngpus, &vms, &nvms);
+	ret = mg_list_view(r->mg, &gpus, &ngpus, &vms, &nvms, &gen);
 	if (ret) {
 		rest_problem_errno(c, ret, id == RC_GPUS ? "GPU list" :
 				   id == RC_VMS ? "VM list" : "metrics", NULL);
@@ -198,23 +199,21 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	case RC_VMS:
 		rbuf_init(&t, 1024 * (nvms + 1));
 		render_vms(&t, vms, nvms);
-		free(gpus);
-		gpus = NULL;
 		break;
 	case RC_GPUS:
 		rbuf_init(&t, 1024 * (ngpus + 1));
 		render_gpus(&t, gpus, ngpus);
-		free(vms);
-		vms = NULL;
 		break;
 	default:
 		rbuf_init(&t, 64 * 1024);
 		mg_metrics_format(&t, &st, gpus, ngpus, vms, nvms);
 		break;
 	}
+	free(gpus);
+	free(vms);
 	text = rbuf_take(&t, &len);
 	b = rc_body_new(text, len, id == RC_METRICS,
-			id == RC_METRICS ? &st : NULL, gpus, ngpus, vms, nvms);
+			id == RC_METRICS ? &st : NULL, gen);
 	if (!b) {
 		rest_problem(c, 500, "internal", NULL, "out of memory");
 		return NULL;

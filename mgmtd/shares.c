@@ -24,6 +24,7 @@ static void shares_error_locked(struct mg *mg, struct mg_vm *vm,
 
 	mg_json_escape(emsg, sizeof(emsg), msg);
 	mg_strlcpy(vm->info.error, msg, sizeof(vm->info.error));
+	mg_view_changed_locked(mg);
 	mg_emit_locked(mg, "error", vm->info.id,
 		       "{\"op\":\"shares\",\"reason\":\"%s\"}", emsg);
 	mg_err("vm %s (%s): shares: %s", vm->info.id, vm->info.name, msg);

@@ -45,6 +45,7 @@ static struct mg_vm *vm_new_locked(struct mg *mg, const char *id,
 		vm->info.operator_policy = true;
 	}
 	mg->vms[mg->nr_vms++] = vm;
+	mg_view_changed_locked(mg);
 	return vm;
 }
 
@@ -58,6 +59,7 @@ static void vm_free_locked(struct mg *mg, struct mg_vm *vm)
 			break;
 		}
 	}
+	mg_view_changed_locked(mg);
 	free(vm->shares);
 	free(vm);
 }
@@ -121,6 +123,7 @@ int mg_vm_define(struct mg *mg, const char *id, const char *name,
 	vm->info.policy = np;
 	vm->info.source = src;
 	vm->info.error[0] = 0;
+	mg_view_changed_locked(mg);
 out_unlock:
 	pthread_mutex_unlock(&mg->lock);
 	return ret;
@@ -211,10 +214,13 @@ int mg_vm_start(struct mg *mg, const char *id, const char *name,
 	vm->info.policy = np;
 	vm->info.gpu = gpu;
 	vm->info.running = true;
+	vm->info.lost = false;
+	vm->refound_refused = false;
 	vm->info.source = src;
 	vm->info.started_ms = mg_now_ms();
 	vm->info.error[0] = 0;
 	vm->applied = false;
+	mg_view_changed_locked(mg);
 	memset(&vm->info.stats, 0, sizeof(vm->info.stats));
 	mg_thrash_reset(&vm->thrash);
 	vm->last_faults = 0;
@@ -247,6 +253,7 @@ out_error:
 	mg_err("vm %s (%s): not started: %s", id, name ? name : "", whybuf);
 	if (vm)
 		mg_strlcpy(vm->info.error, whybuf, sizeof(vm->info.error));
+	mg_view_changed_locked(mg);
 	mg_why_set(why, whylen, "%s", whybuf);
 out_unlock:
 	pthread_mutex_unlock(&mg->lock);
@@ -261,6 +268,18 @@ int mg_vm_stop(struct mg *mg, const char *id)
 
 	pthread_mutex_lock(&mg->lock);
 	vm = mg_find_locked(mg, id);
+	if (vm && vm->info.lost) {
+		/* its vGPU went first; now the domain stopped too */
+		vm->info.lost = false;
+		vm->refound_refused = false;
+		vm->info.error[0] = 0;
+		mg_view_changed_locked(mg);
+		mg_emit_locked(mg, "lifecycle", vm->info.id,
+			       "{\"state\":\"stopped\"}");
+		mg_info("vm %s (%s): stopped (its vGPU was lost)", vm->info.id,
+			vm->info.name);
+		goto out_unlock;
+	}
 	if (!vm || !vm->info.running) {
 		ret = vm ? 0 : -ENOENT;
 		goto out_unlock;
@@ -275,6 +294,7 @@ int mg_vm_stop(struct mg *mg, const char *id)
 	vm->info.advisory_since_ms = 0;
 	vm->applied = false;
 	mg_thrash_reset(&vm->thrash);
+	mg_view_changed_locked(mg);
 	mg_emit_locked(mg, "lifecycle", vm->info.id, "{\"state\":\"stopped\"}");
 	mg_info("vm %s (%s): stopped", vm->info.id, vm->info.name);
 	mg_refresh_stats_locked(mg);
@@ -304,7 +324,7 @@ int mg_vm_forget(struct mg *mg, const char *id)
 
 int mg_vm_set_meta(struct mg *mg, const char *id,
 		   const struct mg_vm_policy *meta, unsigned int meta_mask,
-		   char *why, size_t whylen)
+		   int gpu, char *why, size_t whylen)
 {
 	char whybuf[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN], pj[200];
 	struct mg_vm_policy np;
@@ -322,9 +342,28 @@ int mg_vm_set_meta(struct mg *mg, const char *id,
 		ret = -EINVAL;
 		goto out_error;
 	}
+	if (gpu >= 0 && (size_t)gpu >= mg->nr_gpus) {
+		mg_why_set(whybuf, sizeof(whybuf), "gpu %d: no such GPU (%zu)",
+			   gpu, mg->nr_gpus);
+		ret = -EINVAL;
+		goto out_error;
+	}
+	/*
+	 * A vGPU cannot move: an mdev is a child of its GPU's device
+	 * (netlink) and an embedded guest's memory lives in its GPU's
+	 * simulator. A running VM keeps its GPU; the domain's new placement
+	 * counts from its next start.
+	 */
+	if (gpu >= 0 && vm->info.running && gpu != vm->info.gpu) {
+		mg_why_set(whybuf, sizeof(whybuf),
+			   "gpu %d: a running VM cannot move from GPU %d; the change applies when the domain next starts",
+			   gpu, vm->info.gpu);
+		ret = -EBUSY;
+		goto out_error;
+	}
 	mg_effective(meta, meta_mask, &vm->op, vm->op_mask, &np);
-	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, whybuf,
-				     sizeof(whybuf));
+	ret = mg_validate_policy_locked(mg, gpu >= 0 ? gpu : vm->info.gpu,
+					&np, whybuf, sizeof(whybuf));
 	if (!ret && vm->info.running)
 		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
 				   mg->knobs.oversub_pct, whybuf,
@@ -335,12 +374,16 @@ int mg_vm_set_meta(struct mg *mg, const char *id,
 		goto out_error;
 	vm->meta = *meta;
 	vm->meta_mask = meta_mask;
+	/* where a stopped VM will start (a lost one's vGPU decides) */
+	if (gpu >= 0 && !vm->info.running && !vm->info.lost)
+		vm->info.gpu = gpu;
 	vm->info.policy = np;
 	vm->info.error[0] = 0;
+	mg_view_changed_locked(mg);
 	mg_policy_json(pj, sizeof(pj), &np);
 	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"metadata\",%s}", pj);
-	mg_info("vm %s: metadata policy %s", vm->info.id, pj);
+		       "{\"source\":\"metadata\",\"gpu\":%d,%s}", gpu, pj);
+	mg_info("vm %s: metadata policy %s, gpu %d", vm->info.id, pj, gpu);
 	if (vm->info.running) {
 		mg_refresh_stats_locked(mg);
 		mg_recompute_locked(mg);
@@ -355,6 +398,7 @@ out_error:
 		       "{\"op\":\"metadata\",\"reason\":\"%s\"}", ewhy);
 	mg_err("vm %s: metadata change refused: %s", vm->info.id, whybuf);
 	mg_strlcpy(vm->info.error, whybuf, sizeof(vm->info.error));
+	mg_view_changed_locked(mg);
 	mg_why_set(why, whylen, "%s", whybuf);
 	pthread_mutex_unlock(&mg->lock);
 	mg_events_flush(mg);
@@ -371,8 +415,10 @@ void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 	mg_json_escape(ename, sizeof(ename), name ? name : "");
 	pthread_mutex_lock(&mg->lock);
 	vm = id ? mg_find_locked(mg, id) : NULL;
-	if (vm)
+	if (vm) {
 		mg_strlcpy(vm->info.error, msg, sizeof(vm->info.error));
+		mg_view_changed_locked(mg);
+	}
 	mg_emit_locked(mg, "error", id && mg_uuid_valid(id) ? id : "",
 		       "{\"op\":\"metadata\",\"name\":\"%s\",\"reason\":\"%s\"}",
 		       ename, emsg);
@@ -383,6 +429,144 @@ void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 }
 
 
+/* ---- started VMs whose vGPU goes or comes back ------------------------ */
+
+/*
+ * A started VM's vGPU is no longer on the backend: its mdev was removed
+ * (sysfs, mdevctl) or its GPU unregistered. The domain may still run, so
+ * the VM is not stopped: it is lost, holds no entitlement, and says why.
+ */
+static void vm_lost_locked(struct mg *mg, struct mg_vm *vm)
+{
+	int gpu = vm->info.gpu;
+
+	/* The backend forgets it too, so that a new start is not -EEXIST. */
+	mg->be.ops->vm_stop(mg->be.priv, vm->info.id);
+	vm->info.running = false;
+	vm->info.lost = true;
+	vm->info.entitlement = 0;
+	vm->info.guaranteed = 0;
+	vm->info.stats.entitlement = 0;
+	vm->info.advisory = false;
+	vm->info.advisory_since_ms = 0;
+	vm->applied = false;
+	vm->refound_refused = false;
+	mg_thrash_reset(&vm->thrash);
+	mg_why_set(vm->info.error, sizeof(vm->info.error),
+		   "vGPU lost: mdev %s is gone from GPU %d", vm->info.id, gpu);
+	mg_view_changed_locked(mg);
+	mg_emit_locked(mg, "lifecycle", vm->info.id,
+		       "{\"state\":\"lost\",\"gpu\":%d,\"reason\":\"vGPU (mdev) gone from the backend\"}",
+		       gpu);
+	mg_err("vm %s (%s): its vGPU is gone from GPU %d; lost until the mdev is back",
+	       vm->info.id, vm->info.name, gpu);
+}
+
+/*
+ * A lost VM's vGPU is back (on whichever GPU it now lives): admitted
+ * there with its policy and started on the backend again, as a start
+ * would. A refusal is retried at every refresh (room may appear) but
+ * reported once per return of the mdev. True if the VM runs again.
+ */
+static bool vm_found_locked(struct mg *mg, struct mg_vm *vm,
+			    const struct mg_backend_vm *b)
+{
+	char why[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN];
+	int gpu = b->gpu, ret;
+
+	if (gpu < 0 || (size_t)gpu >= mg->nr_gpus) {
+		mg_why_set(why, sizeof(why), "vGPU back on unknown GPU %d", gpu);
+		ret = -EINVAL;
+	} else {
+		ret = mg_admit_locked(mg, vm, gpu, &vm->info.policy,
+				      mg->knobs.oversub_pct, why, sizeof(why));
+	}
+	if (!ret) {
+		ret = mg->be.ops->vm_start(mg->be.priv, vm->info.id,
+					   vm->info.name, vm->info.policy.quota,
+					   &gpu);
+		if (ret)
+			mg_why_set(why, sizeof(why),
+				   "backend could not take the vGPU back: %s",
+				   strerror(-ret));
+	}
+	if (ret) {
+		if (vm->refound_refused)
+			return false;
+		vm->refound_refused = true;
+		mg_why_set(vm->info.error, sizeof(vm->info.error),
+			   "vGPU back but not resumed: %s", why);
+		mg_view_changed_locked(mg);
+		mg_json_escape(ewhy, sizeof(ewhy), why);
+		mg_emit_locked(mg, "error", vm->info.id,
+			       "{\"op\":\"resume\",\"reason\":\"%s\"}", ewhy);
+		mg_err("vm %s (%s): vGPU back, not resumed: %s", vm->info.id,
+		       vm->info.name, why);
+		return false;
+	}
+	vm->info.gpu = gpu;
+	vm->info.running = true;
+	vm->info.lost = false;
+	vm->info.error[0] = 0;
+	/* counters as they are after the start (which set the quota) */
+	if (mg->be.ops->vm_stats(mg->be.priv, vm->info.id, &vm->info.stats))
+		vm->info.stats = b->stats;
+	vm->applied = false;
+	vm->last_faults = b->stats.faults;
+	vm->last_moves = b->stats.reloc_out_chunks + b->stats.reloc_in_chunks;
+	mg_thrash_reset(&vm->thrash);
+	mg_view_changed_locked(mg);
+	mg_emit_locked(mg, "lifecycle", vm->info.id,
+		       "{\"state\":\"running\",\"gpu\":%d,\"reason\":\"vGPU (mdev) back\"}",
+		       gpu);
+	mg_info("vm %s (%s): vGPU back on GPU %d, running again", vm->info.id,
+		vm->info.name, gpu);
+	mg_shares_push_locked(mg, vm);
+	return true;
+}
+
+static const struct mg_backend_vm *bv_find(const struct mg_backend_vm *bv,
+					   size_t n, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(bv[i].id, id))
+			return &bv[i];
+	return NULL;
+}
+
+bool mg_track_vgpus_locked(struct mg *mg, const struct mg_backend_vm *bv,
+			   size_t n)
+{
+	bool changed = false;
+	size_t i;
+
+	for (i = 0; i < mg->nr_vms; i++) {
+		struct mg_vm *vm = mg->vms[i];
+		const struct mg_backend_vm *b;
+
+		/* adoption follows its own VMs (mg_adopt_backend_vms()) */
+		if (vm->info.source == MG_SRC_BACKEND ||
+		    (!vm->info.running && !vm->info.lost))
+			continue;
+		b = bv_find(bv, n, vm->info.id);
+		if (vm->info.running && (!b || b->gpu != vm->info.gpu)) {
+			/* gone, or re-created on another GPU in between */
+			vm_lost_locked(mg, vm);
+			changed = true;
+			if (b)
+				vm_found_locked(mg, vm, b);
+		} else if (vm->info.lost && b) {
+			changed |= vm_found_locked(mg, vm, b);
+		} else if (vm->info.lost) {
+			/* gone again: its next return is tried afresh */
+			vm->refound_refused = false;
+		}
+	}
+	return changed;
+}
+
 /* ---- vGPUs found on the backend (adopt_mdevs) ------------------------ */
 
 struct adoptee {
@@ -390,17 +574,6 @@ struct adoptee {
 	int gpu;
 	uint64_t quota;
 };
-
-static bool backend_has(const struct mg_backend_vm *bv, size_t n,
-			const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(bv[i].id, id))
-			return true;
-	return false;
-}
 
 static bool model_has_id_locked(struct mg *mg, const char *id)
 {
@@ -444,7 +617,7 @@ int mg_adopt_backend_vms(struct mg *mg)
 	/* Only what adoption brought in goes with its vGPU. */
 	for (i = 0; i < mg->nr_vms; i++)
 		if (mg->vms[i]->info.source == MG_SRC_BACKEND &&
-		    !backend_has(bv, n, mg->vms[i]->info.id))
+		    !bv_find(bv, n, mg->vms[i]->info.id))
 			memcpy(gone[nr_gone++], mg->vms[i]->info.id, MG_ID_LEN);
 out_unlock:
 	pthread_mutex_unlock(&mg->lock);

@@ -438,6 +438,7 @@ static double miss_ms(struct fix *f, const char *path)
 
 		pthread_mutex_lock(&f->mg->lock);
 		f->mg->vms[i].stats.faults++;	/* a stats refresh changed it */
+		fake_changed_locked(f->mg);
 		pthread_mutex_unlock(&f->mg->lock);
 		t0 = bench_now_ns();
 		if (http_do(&q, &r) || r.status != 200) {

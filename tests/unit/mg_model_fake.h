@@ -44,7 +44,20 @@ struct mg {
 	struct fake_sub subs[FAKE_MAX_SUBS];
 	int nsubs;
 	unsigned int policy_sets;	/* successful mg_set_vm_policy calls */
+	/*
+	 * The view generation, bumped by every change to what the listings
+	 * show: by the fake's writers, and by tests that change gpus/vms
+	 * directly (fake_changed_locked()), as the real model's writers do.
+	 */
+	uint64_t gen;
+	unsigned int gen_checks;	/* mg_view_current calls */
 };
+
+/* gpus/vms were changed (lock held): a new view generation. */
+static inline void fake_changed_locked(struct mg *mg)
+{
+	mg->gen++;
+}
 
 static inline int64_t fake_now_ms(void)
 {
@@ -210,7 +223,7 @@ int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n)
 }
 
 int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
-		 struct mg_vm_info **vms, size_t *nvms)
+		 struct mg_vm_info **vms, size_t *nvms, uint64_t *gen)
 {
 	pthread_mutex_lock(&mg->lock);
 	*gpus = malloc(sizeof(**gpus) * (mg->ngpus ? mg->ngpus : 1));
@@ -225,8 +238,21 @@ int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
 	memcpy(*vms, mg->vms, sizeof(**vms) * mg->nvms);
 	*ngpus = mg->ngpus;
 	*nvms = mg->nvms;
+	if (gen)
+		*gen = mg->gen;
 	pthread_mutex_unlock(&mg->lock);
 	return 0;
+}
+
+bool mg_view_current(struct mg *mg, uint64_t gen)
+{
+	bool cur;
+
+	pthread_mutex_lock(&mg->lock);
+	mg->gen_checks++;
+	cur = mg->gen == gen;
+	pthread_mutex_unlock(&mg->lock);
+	return cur;
 }
 
 bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
@@ -346,6 +372,7 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 	v->operator_policy = true;
 	v->stats.quota = np.quota;
 	mg->policy_sets++;
+	fake_changed_locked(mg);
 	snprintf(vid, sizeof(vid), "%s", v->id);
 	snprintf(detail, sizeof(detail), "{\"quota\":%llu}",
 		 (unsigned long long)np.quota);
@@ -368,6 +395,7 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why, size_t whylen)
 		v->policy.weight = 100;
 		v->policy.priority = 0;
 		v->operator_policy = false;
+		fake_changed_locked(mg);
 	}
 	pthread_mutex_unlock(&mg->lock);
 	return v ? 0 : -ENOENT;
@@ -406,6 +434,7 @@ int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
 		return -EINVAL;
 	}
 	mg->knobs = nk;
+	fake_changed_locked(mg);
 	pthread_mutex_unlock(&mg->lock);
 	fake_publish(mg, "policy", "", "{\"knobs\":true}");
 	return 0;

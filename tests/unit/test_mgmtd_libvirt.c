@@ -353,6 +353,27 @@ static void test_lifecycle_and_metadata(void **state)
 	assert_string_equal(vi.error, "");
 	assert_int_equal(vi.policy.min, 0);
 
+	/*
+	 * The gpu attribute goes live too: a GPU other than the VM's is
+	 * refused whole (here GPU 3 does not exist; moving a running VM is
+	 * refused the same way, test_mgmtd_lost.c), its own GPU is fine.
+	 */
+	before = vi;
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' weight='70' gpu='3'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(&f, U1, has_error, "gpu 3"));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_memory_equal(&vi.policy, &before.policy, sizeof(vi.policy));
+	assert_int_equal(vi.gpu, 0);
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='512M' weight='70' gpu='0'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_LIVE), 0);
+	w = 70;
+	assert_true(wait_for(&f, U1, has_weight, &w));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_string_equal(vi.error, "");
+
 	virDomainFree(d1);
 	virDomainFree(d4);
 	fix_stop(&f);

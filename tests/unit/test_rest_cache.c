@@ -132,6 +132,7 @@ static void test_stats_refresh_visible(void **state)
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->vms[4].stats.faults = 4242;
 	F.mg->vms[4].stats.suspend_hist[3] += 7;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/v1/vms", NULL);
 	assert_int_equal(vms_field(&r, 4, NULL, "faults"), 4242);
@@ -158,6 +159,7 @@ static void test_vm_set_change_visible(void **state)
 	pthread_mutex_lock(&F.mg->lock);
 	fake_vm_init(&F.mg->vms[NVMS], NVMS, 1, FAKE_GIB / 4);
 	F.mg->nvms++;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/v1/vms", NULL);
 	assert_int_equal(vms_count(&r), NVMS + 1);
@@ -170,12 +172,14 @@ static void test_vm_set_change_visible(void **state)
 	/* ... stops (running false) and goes */
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->vms[NVMS].running = false;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/metrics", NULL);
 	assert_true(has_line(&r, "vgmem_vm_running{vm=\"00000000-0000-4000-8000-000000000015\",name=\"vm21\",gpu=\"1\"} 0"));
 	http_free(&r);
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->nvms--;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/v1/vms", NULL);
 	assert_int_equal(vms_count(&r), NVMS);
@@ -196,6 +200,7 @@ static void test_gpu_and_status_change_visible(void **state)
 	http_free(&r);
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->gpus[1].reloc_out_chunks = 777;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/v1/gpus", NULL);
 	j = http_json(&r);
@@ -345,6 +350,7 @@ static void test_gzip(void **state)
 	http_free(&r);
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->vms[0].stats.faults = 99;
+	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/v1/vms", "Accept-Encoding: gzip");
 	{
@@ -397,6 +403,7 @@ static void *race_writer(void *arg)
 		pthread_mutex_lock(&F.mg->lock);
 		F.mg->vms[0].stats.faults = 1000000 + k;
 		F.mg->vms[1].policy.weight = 100 + (uint32_t)(k % 50);
+		fake_changed_locked(F.mg);
 		pthread_mutex_unlock(&F.mg->lock);
 		atomic_store(&committed, 1000000 + k);
 		usleep(200);
@@ -497,6 +504,45 @@ static void test_concurrent_reads_and_changes(void **state)
 	assert_true(atomic_load(&F.rest->cache.misses) > 0);
 }
 
+/*
+ * The cache keys on the model's view generation: an unchanged model costs
+ * one generation check per request and serves the same body; a new
+ * generation is a miss even when the bytes happen to be the same.
+ */
+static void test_keyed_on_generation(void **state)
+{
+	unsigned long long hits, misses;
+	struct http_resp a, b;
+	unsigned int checks;
+
+	(void)state;
+	a = get("/v1/vms", NULL);
+	hits = atomic_load(&F.rest->cache.hits);
+	misses = atomic_load(&F.rest->cache.misses);
+	pthread_mutex_lock(&F.mg->lock);
+	checks = F.mg->gen_checks;
+	pthread_mutex_unlock(&F.mg->lock);
+	b = get("/v1/vms", NULL);
+	assert_int_equal(atomic_load(&F.rest->cache.hits), hits + 1);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses);
+	pthread_mutex_lock(&F.mg->lock);
+	assert_int_equal(F.mg->gen_checks, checks + 1);
+	pthread_mutex_unlock(&F.mg->lock);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.body, b.body, a.len);
+	http_free(&b);
+
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->gen++;	/* a change the model counted, same bytes */
+	pthread_mutex_unlock(&F.mg->lock);
+	b = get("/v1/vms", NULL);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 1);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.body, b.body, a.len);
+	http_free(&a);
+	http_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_accept_encoding),
 		cmocka_unit_test(test_concurrent_reads_and_changes),
+		cmocka_unit_test(test_keyed_on_generation),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
