@@ -328,14 +328,15 @@ $(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRC
 vm-bins: $(VM_BINS)
 
 # Boots Debian's kernel under QEMU TCG with our modules and runs
-# tests/vm/cases/*.sh (VMCASE=10-load,20-mdev-types runs only those).
+# tests/vm/cases/*.sh (VMCASE=10-load,20-mdev-types runs only those: make
+# exports it and run.sh reads it from the environment).
 vm-check:
-	@tests/vm/run.sh $(if $(VMCASE),--case $(VMCASE))
+	@tests/vm/run.sh
 
 # The same VM running tests/vm/bench/*.sh instead (VMCASE= picks some);
 # prints their VMBENCH lines. Benchmarks report, they never fail on timing.
 vm-bench:
-	@tests/vm/run.sh --bench $(if $(VMCASE),--case $(VMCASE))
+	@tests/vm/run.sh --bench
 
 # The same VM with the modules loaded and a shell on the console.
 vm-shell:
