@@ -324,6 +324,13 @@ $(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRC
 
 -include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_VM_CHECK_SRCS))
 
+# vgirq-check (INTx and its unmask eventfd, 32-intx): raw VFIO, no libraries.
+VM_BINS += $(BUILD)/vm/bin/vgirq-check
+$(BUILD)/vm/bin/vgirq-check: $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.o
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^
+-include $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.d
+
 .PHONY: vm-bins vm-check vm-shell vm-bench
 vm-bins: $(VM_BINS)
 

@@ -11,6 +11,15 @@
  * The eventfd pointer is under reg_lock, so the GPU's engine thread (a
  * channel fault) and the control queue can signal it while a SET_IRQS
  * swaps it; the reference is dropped outside the spinlock.
+ *
+ * INTx can also be unmasked through an eventfd (ACTION_UNMASK with
+ * DATA_EVENTFD), as QEMU does with KVM's irqfd resample eventfd: vfio's
+ * virqfd watches it. Unlike vfio-pci we give virqfd no handler, only the
+ * thread: the handler would run under the eventfd's wait-queue lock in
+ * whatever context signalled it (even an interrupt), and taking reg_lock
+ * there could deadlock against a signal we send under reg_lock (a user may
+ * pass one eventfd as both trigger and unmask). The thread runs from a
+ * workqueue, where reg_lock is safe to take.
  */
 #include <linux/eventfd.h>
 
@@ -106,10 +115,39 @@ static struct eventfd_ctx *vgmem_irq_swap(struct vgmem_vgpu *v,
 	return old;
 }
 
+/*
+ * The unmask eventfd was signalled (virqfd's thread, process context):
+ * the same as the ioctl unmask. Stale after INTx went away: then nothing.
+ */
+static void vgmem_intx_unmask_thread(void *opaque, void *unused)
+{
+	struct vgmem_vgpu *v = opaque;
+
+	spin_lock(&v->reg_lock);
+	if (v->irq_type == VGMEM_IRQ_INTX) {
+		v->intx_masked = false;
+		vgmem_irq_update(v, true);	/* a level still high fires again */
+	}
+	spin_unlock(&v->reg_lock);
+}
+
+/* Stop watching the unmask eventfd; returns after its last thread run. */
+static void vgmem_intx_unmask_off(struct vgmem_vgpu *v)
+{
+	vfio_virqfd_disable(&v->intx_unmask);
+	if (v->intx_unmask_ctx) {
+		eventfd_ctx_put(v->intx_unmask_ctx);
+		v->intx_unmask_ctx = NULL;
+	}
+}
+
+/* The unmask eventfd goes with the interrupt (close, disable, other type). */
 void vgmem_irq_disable(struct vgmem_vgpu *v)
 {
-	struct eventfd_ctx *old = vgmem_irq_swap(v, VGMEM_IRQ_NONE, NULL);
+	struct eventfd_ctx *old;
 
+	vgmem_intx_unmask_off(v);
+	old = vgmem_irq_swap(v, VGMEM_IRQ_NONE, NULL);
 	if (old)
 		eventfd_ctx_put(old);
 }
@@ -157,9 +195,58 @@ static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
 	ctx = eventfd_ctx_fdget(fd);
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
+	/* INTx's unmask eventfd as its trigger: see vgmem_intx_unmask_fd(). */
+	if (type == VGMEM_IRQ_INTX && ctx == v->intx_unmask_ctx) {
+		eventfd_ctx_put(ctx);
+		return -EINVAL;
+	}
 	old = vgmem_irq_swap(v, type, ctx);
 	if (old)
 		eventfd_ctx_put(old);
+	return 0;
+}
+
+/*
+ * ACTION_UNMASK with DATA_EVENTFD: fd >= 0 watches it (-EBUSY while one
+ * is watched, as on vfio-pci: remove it first), fd < 0 removes it. Only
+ * while INTx is the interrupt in use. v->lock held.
+ */
+static int vgmem_intx_unmask_fd(struct vgmem_vgpu *v, s32 fd)
+{
+	struct eventfd_ctx *ctx;
+	bool ok;
+	int ret;
+
+	lockdep_assert_held(&v->lock);
+	if (fd < 0) {
+		vgmem_intx_unmask_off(v);
+		return 0;
+	}
+	ctx = eventfd_ctx_fdget(fd);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	/*
+	 * The trigger itself as unmask eventfd would unmask every interrupt
+	 * as it fires: a storm on the workqueue while the level is high.
+	 */
+	spin_lock(&v->reg_lock);
+	ok = v->irq_type == VGMEM_IRQ_INTX && v->irq_trigger != ctx;
+	spin_unlock(&v->reg_lock);
+	if (!ok) {
+		eventfd_ctx_put(ctx);
+		return -EINVAL;
+	}
+	/* An eventfd already signalled unmasks at once (virqfd polls it). */
+	ret = vfio_virqfd_enable(v, NULL, vgmem_intx_unmask_thread, NULL,
+				 &v->intx_unmask, fd);
+	if (ret) {
+		eventfd_ctx_put(ctx);	/* -EBUSY: the one installed stays */
+		return ret;
+	}
+	/* One whose eventfd was closed left virqfd, not our reference. */
+	if (v->intx_unmask_ctx)
+		eventfd_ctx_put(v->intx_unmask_ctx);
+	v->intx_unmask_ctx = ctx;
 	return 0;
 }
 
@@ -169,9 +256,14 @@ static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
 	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
 	int ret = 0;
 
-	/* Unmasking through an eventfd (irqfd resampling) is not offered. */
-	if (dtype == VFIO_IRQ_SET_DATA_EVENTFD || hdr->count != 1)
+	if (hdr->count != 1)
 		return -EINVAL;
+	if (dtype == VFIO_IRQ_SET_DATA_EVENTFD) {
+		/* Masking through an eventfd is not offered (nor used by QEMU). */
+		if (mask)
+			return -EINVAL;
+		return vgmem_intx_unmask_fd(v, *(s32 *)data);
+	}
 	if (dtype == VFIO_IRQ_SET_DATA_BOOL && !*(u8 *)data)
 		return 0;
 	spin_lock(&v->reg_lock);

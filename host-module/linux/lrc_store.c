@@ -440,6 +440,12 @@ void vgmem_lrc_exit(void)
 	vgmem_store_cred = NULL;
 }
 
+void vgmem_lrc_get_stats(struct vg_lrc_stats *st)
+{
+	/* Created before netlink registers, destroyed after it is gone. */
+	vg_lrc_get_stats(vgmem_lrc, st);
+}
+
 void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu)
 {
 	int mb = READ_ONCE(lrc_budget_mb);

@@ -65,6 +65,10 @@ static const struct nla_policy vgmem_nl_get_vm_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
 };
 
+/* GET_LRC names no attribute: strict parsing refuses every one. */
+static const struct nla_policy vgmem_nl_get_lrc_policy[VGMEM_A_MAX + 1] = {
+};
+
 /* One entry of VGMEM_A_VM_SHARES; the path's length is bounded here. */
 static const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1] = {
 	[VGMEM_SHARE_A_ID] = { .type = NLA_U32 },
@@ -573,6 +577,109 @@ out_unlock:
 	return ret ? ret : skb->len;
 }
 
+/* ---- GET_LRC ------------------------------------------------------------- */
+
+/*
+ * Where each counter of VGMEM_A_LRC_STATS is in struct vg_lrc_stats: a
+ * table rather than a copy on the stack (the struct is 240 bytes already).
+ */
+struct vgmem_nl_field {
+	int type;
+	size_t off;
+};
+
+#define LS(f)	offsetof(struct vg_lrc_stats, f)
+static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
+	{ VGMEM_LS_FAULTS_MINOR, LS(faults_minor) },
+	{ VGMEM_LS_FAULTS_MAJOR, LS(faults_major) },
+	{ VGMEM_LS_FAULTS_WRITE, LS(faults_write) },
+	{ VGMEM_LS_MERGES, LS(merges) },
+	{ VGMEM_LS_MERGE_BYTES, LS(merge_bytes) },
+	{ VGMEM_LS_FETCH_STORAGE, LS(fetch_storage) },
+	{ VGMEM_LS_STORE_READS, LS(store_reads) },
+	{ VGMEM_LS_FETCH_HOST, LS(fetch_host) },
+	{ VGMEM_LS_FETCH_PEER, LS(fetch_peer) },
+	{ VGMEM_LS_FETCH_GPU, LS(fetch_gpu) },
+	{ VGMEM_LS_READAHEAD_PAGES, LS(readahead_pages) },
+	{ VGMEM_LS_EVICTIONS, LS(evictions) },
+	{ VGMEM_LS_WRITEBACK_BYTES, LS(writeback_bytes) },
+	{ VGMEM_LS_WRITEBACK_BLOCKS, LS(writeback_blocks) },
+	{ VGMEM_LS_BASE_COPIES, LS(base_copies) },
+	{ VGMEM_LS_SHARED_MAPS, LS(shared_maps) },
+	{ VGMEM_LS_REPLICAS_SHARED, LS(replicas_shared) },
+	{ VGMEM_LS_REPLICAS_PRIVATE, LS(replicas_private) },
+	{ VGMEM_LS_VRAM_USED, LS(vram_used) },
+	{ VGMEM_LS_HOST_READS_PEER, LS(host_reads_peer) },
+	{ VGMEM_LS_HOST_CHANGES, LS(host_changes) },
+	{ VGMEM_LS_ACQUIRES, LS(acquires) },
+	{ VGMEM_LS_RELEASES, LS(releases) },
+	{ VGMEM_LS_RELEASED_PAGES, LS(released_pages) },
+	{ VGMEM_LS_INVALIDATIONS, LS(invalidations) },
+	{ VGMEM_LS_CUCKOO_HITS, LS(cuckoo_hits) },
+	{ VGMEM_LS_CUCKOO_MISSES, LS(cuckoo_misses) },
+	{ VGMEM_LS_FILES, LS(files) },
+	{ VGMEM_LS_PAGES, LS(pages) },
+	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page) },
+};
+#undef LS
+
+static int vgmem_nl_put_lrc_stats(struct sk_buff *skb,
+				  const struct vg_lrc_stats *st)
+{
+	const struct vgmem_nl_field *f;
+	struct nlattr *nest;
+	unsigned int i;
+
+	/* Every counter of the struct goes out: a new one needs a new type. */
+	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) * sizeof(u64) !=
+		     sizeof(*st));
+	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) !=
+		     VGMEM_LS_MAX - VGMEM_LS_PAD);
+	nest = nla_nest_start(skb, VGMEM_A_LRC_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(vgmem_nl_lrc_fields); i++) {
+		f = &vgmem_nl_lrc_fields[i];
+		if (nla_put_u64_64bit(skb, f->type,
+				      *(const u64 *)((const char *)st + f->off),
+				      VGMEM_LS_PAD)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int vgmem_nl_get_lrc_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct vg_lrc_stats st;
+	struct vgmem_gpu *gpu;
+	struct sk_buff *msg;
+	u32 nr_gpus = 0;
+	void *hdr;
+
+	vgmem_lrc_get_stats(&st);
+	mutex_lock(&vgmem_gpus_lock);
+	list_for_each_entry(gpu, &vgmem_gpus, node)
+		if (gpu->lrc)
+			nr_gpus++;
+	mutex_unlock(&vgmem_gpus_lock);
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put(msg, info->snd_portid, info->snd_seq,
+			  &vgmem_genl_family, 0, VGMEM_CMD_GET_LRC);
+	if (!hdr || nla_put_u32(msg, VGMEM_A_LRC_NR_GPUS, nr_gpus) ||
+	    vgmem_nl_put_lrc_stats(msg, &st)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
 /* ---- SET_GPU ------------------------------------------------------------- */
 
 static int vgmem_nl_set_gpu_doit(struct sk_buff *skb, struct genl_info *info)
@@ -1002,6 +1109,12 @@ static const struct genl_ops vgmem_nl_ops[] = {
 		.policy = vgmem_nl_set_vm_policy,
 		.maxattr = VGMEM_A_MAX,
 		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = VGMEM_CMD_GET_LRC,
+		.doit = vgmem_nl_get_lrc_doit,
+		.policy = vgmem_nl_get_lrc_policy,
+		.maxattr = VGMEM_A_MAX,
 	},
 };
 

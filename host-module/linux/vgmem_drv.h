@@ -113,7 +113,8 @@ struct vgmem_shares {
  *
  * Lock rules:
  *  - lock (mutex): vm (created at open, destroyed at close, replaced by a
- *    reset), entitlement, shares, and quota (together with gpu->lock); it also
+ *    reset), past, scratch, entitlement, shares, and quota (together with
+ *    gpu->lock); it also
  *    serialises control commands with reset and close, so vm->chans
  *    changes only under it (ctrlq.c relies on that).
  *  - userd_lock (mutex): chans[], vmas, zap_gen; held across choosing the
@@ -135,6 +136,14 @@ struct vgmem_vgpu {
 	u64 quota;
 	u64 entitlement;		/* 0: equal share */
 	struct vgmem_shares *shares;	/* NULL: none; kept while closed */
+	/*
+	 * The counters of the VMs this vGPU had before the current one,
+	 * folded in at close and reset (vgpu.c): what operators read is this
+	 * plus the live VM's, cumulative for the mdev's life. scratch is the
+	 * fold's copy of the live VM's (too big for the stack).
+	 */
+	struct vgmem_vm_stats past;
+	struct vgmem_vm_stats scratch;
 
 	struct mutex userd_lock;
 	struct vg_chan *chans[VGMEM_USERD_PAGES];	/* by channel id */
@@ -157,6 +166,15 @@ struct vgmem_vgpu {
 	enum vgmem_irq_type irq_type;
 	struct eventfd_ctx *irq_trigger;
 	bool intx_masked;
+	/*
+	 * INTx's unmask eventfd (irq.c): set and cleared under lock (SET_IRQS)
+	 * or at close, through vfio_virqfd_enable/disable (their own lock;
+	 * virqfd clears the pointer itself when the eventfd is closed).
+	 * intx_unmask_ctx holds a reference to that eventfd until then, only
+	 * to refuse it as INTx's trigger (same rules, without virqfd's lock).
+	 */
+	struct virqfd *intx_unmask;
+	struct eventfd_ctx *intx_unmask_ctx;
 
 	struct work_struct ctrlq_work;
 };
@@ -194,6 +212,11 @@ int vgmem_mdev_init(void);
 void vgmem_mdev_exit(void);
 
 /* vgpu.c */
+/*
+ * The vGPU's statistics: counters summed over every VM it had (open to
+ * close, or reset), gauges (allocated, resident, relocated) of the live
+ * VM only, 0 while closed.
+ */
 void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st);
 int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes);
 
@@ -261,6 +284,8 @@ void vgmem_lrc_exit(void);
 void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu);
 void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu);
 void vgmem_lrc_vm_open(struct vgmem_vgpu *v);
+/* The host cache's statistics (netlink GET_LRC). */
+void vgmem_lrc_get_stats(struct vg_lrc_stats *st);
 
 /* gmem.c */
 void vgmem_gmem_init(struct vgmem_vgpu *v, struct vg_guest_mem *gmem);

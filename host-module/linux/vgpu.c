@@ -4,7 +4,9 @@
  * dispatcher, BAR2 (USERD pages) in userd.c, the control queue in ctrlq.c,
  * interrupts in irq.c. The device's VM of the core exists while the device
  * is open: guest memory is only reachable then (vfio_dma_rw), and a fresh
- * open, like VFIO_DEVICE_RESET, is a fresh vGPU.
+ * open, like VFIO_DEVICE_RESET, is a fresh vGPU to the guest. Its
+ * counters, though, are the mdev's, like a NIC's: each VM's are folded
+ * into the vGPU's when it goes (vgmem_vgpu_stats).
  */
 #include <linux/pci_regs.h>
 #include <linux/slab.h>
@@ -347,6 +349,33 @@ static int vgmem_vm_create(struct vgmem_vgpu *v)
 	return 0;
 }
 
+/*
+ * Add the counters of past (VMs gone) to st (the live VM's, or zero). The
+ * gauges in st stay the live VM's; the largest suspension is the larger
+ * of the two, the last one the live VM's if it had any.
+ */
+static void vgmem_stats_fold(struct vgmem_vm_stats *st,
+			     const struct vgmem_vm_stats *past)
+{
+	unsigned int i;
+
+	st->reloc_out_chunks += past->reloc_out_chunks;
+	st->reloc_in_chunks += past->reloc_in_chunks;
+	st->bytes_out += past->bytes_out;
+	st->bytes_in += past->bytes_in;
+	if (!st->suspends)
+		st->suspend_last_ns = past->suspend_last_ns;
+	st->suspend_max_ns = max(st->suspend_max_ns, past->suspend_max_ns);
+	st->suspend_total_ns += past->suspend_total_ns;
+	st->suspends += past->suspends;
+	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
+		st->suspend_hist[i] += past->suspend_hist[i];
+		st->stall_hist[i] += past->stall_hist[i];
+	}
+	st->stall_total_ns += past->stall_total_ns;
+	st->faults += past->faults;
+}
+
 static void vgmem_vm_destroy(struct vgmem_vgpu *v)
 {
 	lockdep_assert_held(&v->lock);
@@ -355,6 +384,10 @@ static void vgmem_vm_destroy(struct vgmem_vgpu *v)
 	spin_unlock(&v->reg_lock);
 	if (!v->vm)
 		return;
+	/* Its counters live on in the vGPU's (the gauges are not used). */
+	vg_vm_get_stats(v->vm, &v->scratch);
+	vgmem_stats_fold(&v->scratch, &v->past);
+	v->past = v->scratch;
 	/* Destroys channels first; each one's zap clears its BAR2 page. */
 	vg_vm_destroy(v->vm);
 	WRITE_ONCE(v->vm, NULL);
@@ -370,6 +403,7 @@ void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st)
 		st->quota = v->quota;
 		st->entitlement = v->entitlement;
 	}
+	vgmem_stats_fold(st, &v->past);
 	mutex_unlock(&v->lock);
 }
 

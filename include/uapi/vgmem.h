@@ -465,6 +465,14 @@ enum vgmem_cmd {
 	 * per channel and error is ever worth reading anyway: errors stick).
 	 */
 	VGMEM_CMD_EVENT_CHAN_FAULT,
+	/*
+	 * The host's LRC file cache (one for all GPUs, so a command of its
+	 * own rather than a copy in every GPU message). Do only, no request
+	 * attributes (-EINVAL for any). Reply attributes: LRC_NR_GPUS,
+	 * LRC_STATS. The counters exist even while no GPU has a cache
+	 * (module parameter lrc_budget_mb 0): they then stay 0.
+	 */
+	VGMEM_CMD_GET_LRC,
 	__VGMEM_CMD_MAX
 };
 #define VGMEM_CMD_MAX			(__VGMEM_CMD_MAX - 1)
@@ -544,6 +552,9 @@ enum vgmem_attr {
 	 * large) carry the table in force, entries by id.
 	 */
 	VGMEM_A_VM_SHARES,
+	/* LRC file cache (GET_LRC) */
+	VGMEM_A_LRC_NR_GPUS,		/* u32: GPUs with a file cache (0: off) */
+	VGMEM_A_LRC_STATS,		/* nest: enum vgmem_lrc_stat_attr */
 	__VGMEM_A_MAX
 };
 #define VGMEM_A_MAX			(__VGMEM_A_MAX - 1)
@@ -611,6 +622,49 @@ enum vgmem_vm_stat_attr {
 	__VGMEM_VS_MAX
 };
 #define VGMEM_VS_MAX			(__VGMEM_VS_MAX - 1)
+
+/*
+ * VGMEM_A_LRC_STATS: the host's file cache, struct vg_lrc_stats
+ * (host-module/core/lrc/lrc.h, docs/lrc.md "Statistics"), all u64.
+ * Cumulative since vgmem.ko loaded, but for those marked "now". Sizes in
+ * bytes; a page is 4 KiB unless it says GPU page.
+ */
+enum vgmem_lrc_stat_attr {
+	VGMEM_LS_UNSPEC,
+	VGMEM_LS_PAD,
+	VGMEM_LS_FAULTS_MINOR,		/* GPU faults the own replica served */
+	VGMEM_LS_FAULTS_MAJOR,		/* GPU faults that fetched data */
+	VGMEM_LS_FAULTS_WRITE,		/* of those, write faults */
+	VGMEM_LS_MERGES,		/* pages 3-way merged into a host copy */
+	VGMEM_LS_MERGE_BYTES,		/* bytes those merges applied */
+	VGMEM_LS_FETCH_STORAGE,		/* bytes read from the files */
+	VGMEM_LS_STORE_READS,		/* read calls to the files */
+	VGMEM_LS_FETCH_HOST,		/* bytes host copy -> VRAM */
+	VGMEM_LS_FETCH_PEER,		/* bytes VRAM -> VRAM */
+	VGMEM_LS_FETCH_GPU,		/* bytes VRAM -> host copy */
+	VGMEM_LS_READAHEAD_PAGES,	/* GPU pages fetched ahead of a fault */
+	VGMEM_LS_EVICTIONS,		/* replicas evicted for the budget */
+	VGMEM_LS_WRITEBACK_BYTES,	/* bytes written to the files */
+	VGMEM_LS_WRITEBACK_BLOCKS,	/* 4 KiB blocks written to the files */
+	VGMEM_LS_BASE_COPIES,		/* pristine base copies (write faults) */
+	VGMEM_LS_SHARED_MAPS,		/* maps of an existing shared replica */
+	VGMEM_LS_REPLICAS_SHARED,	/* now: shared read-only replicas */
+	VGMEM_LS_REPLICAS_PRIVATE,	/* now: private replicas */
+	VGMEM_LS_VRAM_USED,		/* now: bytes of replicas, all GPUs */
+	VGMEM_LS_HOST_READS_PEER,	/* host reads of pages newest on a GPU */
+	VGMEM_LS_HOST_CHANGES,		/* pages changed behind the cache */
+	VGMEM_LS_ACQUIRES,
+	VGMEM_LS_RELEASES,
+	VGMEM_LS_RELEASED_PAGES,	/* pages whose version a release raised */
+	VGMEM_LS_INVALIDATIONS,		/* stale replicas unmapped by acquire */
+	VGMEM_LS_CUCKOO_HITS,		/* host reads the filter said "maybe" */
+	VGMEM_LS_CUCKOO_MISSES,		/* ... "certainly not on a GPU" */
+	VGMEM_LS_FILES,			/* now: cached files */
+	VGMEM_LS_PAGES,			/* now: page entries */
+	VGMEM_LS_BYTES_PER_PAGE,	/* now: metadata bytes per page entry */
+	__VGMEM_LS_MAX
+};
+#define VGMEM_LS_MAX			(__VGMEM_LS_MAX - 1)
 
 /*
  * A histogram: VGMEM_HIST_BUCKETS u64 counts, bucket i (see

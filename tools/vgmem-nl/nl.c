@@ -87,6 +87,51 @@ static const struct vgnl_field vgnl_vm_stats[] = {
 };
 #undef VS
 
+/* VGMEM_A_LRC_STATS, in attribute order (vgnl_lrc_field() walks it). */
+struct vgnl_lrc_field {
+	int type;
+	size_t off;
+	const char *name;
+};
+
+#define LS(f)	offsetof(struct vgnl_lrc, f)
+static const struct vgnl_lrc_field vgnl_lrc_stats[] = {
+	{ VGMEM_LS_FAULTS_MINOR, LS(faults_minor), "faults_minor" },
+	{ VGMEM_LS_FAULTS_MAJOR, LS(faults_major), "faults_major" },
+	{ VGMEM_LS_FAULTS_WRITE, LS(faults_write), "faults_write" },
+	{ VGMEM_LS_MERGES, LS(merges), "merges" },
+	{ VGMEM_LS_MERGE_BYTES, LS(merge_bytes), "merge_bytes" },
+	{ VGMEM_LS_FETCH_STORAGE, LS(fetch_storage), "fetch_storage" },
+	{ VGMEM_LS_STORE_READS, LS(store_reads), "store_reads" },
+	{ VGMEM_LS_FETCH_HOST, LS(fetch_host), "fetch_host" },
+	{ VGMEM_LS_FETCH_PEER, LS(fetch_peer), "fetch_peer" },
+	{ VGMEM_LS_FETCH_GPU, LS(fetch_gpu), "fetch_gpu" },
+	{ VGMEM_LS_READAHEAD_PAGES, LS(readahead_pages), "readahead_pages" },
+	{ VGMEM_LS_EVICTIONS, LS(evictions), "evictions" },
+	{ VGMEM_LS_WRITEBACK_BYTES, LS(writeback_bytes), "writeback_bytes" },
+	{ VGMEM_LS_WRITEBACK_BLOCKS, LS(writeback_blocks), "writeback_blocks" },
+	{ VGMEM_LS_BASE_COPIES, LS(base_copies), "base_copies" },
+	{ VGMEM_LS_SHARED_MAPS, LS(shared_maps), "shared_maps" },
+	{ VGMEM_LS_REPLICAS_SHARED, LS(replicas_shared), "replicas_shared" },
+	{ VGMEM_LS_REPLICAS_PRIVATE, LS(replicas_private), "replicas_private" },
+	{ VGMEM_LS_VRAM_USED, LS(vram_used), "vram_used" },
+	{ VGMEM_LS_HOST_READS_PEER, LS(host_reads_peer), "host_reads_peer" },
+	{ VGMEM_LS_HOST_CHANGES, LS(host_changes), "host_changes" },
+	{ VGMEM_LS_ACQUIRES, LS(acquires), "acquires" },
+	{ VGMEM_LS_RELEASES, LS(releases), "releases" },
+	{ VGMEM_LS_RELEASED_PAGES, LS(released_pages), "released_pages" },
+	{ VGMEM_LS_INVALIDATIONS, LS(invalidations), "invalidations" },
+	{ VGMEM_LS_CUCKOO_HITS, LS(cuckoo_hits), "cuckoo_hits" },
+	{ VGMEM_LS_CUCKOO_MISSES, LS(cuckoo_misses), "cuckoo_misses" },
+	{ VGMEM_LS_FILES, LS(files), "files" },
+	{ VGMEM_LS_PAGES, LS(pages), "pages" },
+	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page), "bytes_per_page" },
+};
+#undef LS
+_Static_assert(sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]) ==
+	       VGMEM_LS_MAX - VGMEM_LS_PAD,
+	       "every VGMEM_LS_ counter needs a field of struct vgnl_lrc");
+
 static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
 	[VGMEM_A_GPU_NAME] = { .type = NLA_STRING,
@@ -117,6 +162,42 @@ static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_EV_CHANNEL] = { .type = NLA_U32 },
 	[VGMEM_A_EV_ERROR] = { .type = NLA_U32 },
 	[VGMEM_A_VM_SHARES] = { .type = NLA_NESTED },
+	[VGMEM_A_LRC_NR_GPUS] = { .type = NLA_U32 },
+	[VGMEM_A_LRC_STATS] = { .type = NLA_NESTED },
+};
+
+/* The counters of VGMEM_A_LRC_STATS: every one a u64 (PAD is skipped). */
+static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
+	[VGMEM_LS_FAULTS_MINOR] = { .type = NLA_U64 },
+	[VGMEM_LS_FAULTS_MAJOR] = { .type = NLA_U64 },
+	[VGMEM_LS_FAULTS_WRITE] = { .type = NLA_U64 },
+	[VGMEM_LS_MERGES] = { .type = NLA_U64 },
+	[VGMEM_LS_MERGE_BYTES] = { .type = NLA_U64 },
+	[VGMEM_LS_FETCH_STORAGE] = { .type = NLA_U64 },
+	[VGMEM_LS_STORE_READS] = { .type = NLA_U64 },
+	[VGMEM_LS_FETCH_HOST] = { .type = NLA_U64 },
+	[VGMEM_LS_FETCH_PEER] = { .type = NLA_U64 },
+	[VGMEM_LS_FETCH_GPU] = { .type = NLA_U64 },
+	[VGMEM_LS_READAHEAD_PAGES] = { .type = NLA_U64 },
+	[VGMEM_LS_EVICTIONS] = { .type = NLA_U64 },
+	[VGMEM_LS_WRITEBACK_BYTES] = { .type = NLA_U64 },
+	[VGMEM_LS_WRITEBACK_BLOCKS] = { .type = NLA_U64 },
+	[VGMEM_LS_BASE_COPIES] = { .type = NLA_U64 },
+	[VGMEM_LS_SHARED_MAPS] = { .type = NLA_U64 },
+	[VGMEM_LS_REPLICAS_SHARED] = { .type = NLA_U64 },
+	[VGMEM_LS_REPLICAS_PRIVATE] = { .type = NLA_U64 },
+	[VGMEM_LS_VRAM_USED] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_READS_PEER] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_CHANGES] = { .type = NLA_U64 },
+	[VGMEM_LS_ACQUIRES] = { .type = NLA_U64 },
+	[VGMEM_LS_RELEASES] = { .type = NLA_U64 },
+	[VGMEM_LS_RELEASED_PAGES] = { .type = NLA_U64 },
+	[VGMEM_LS_INVALIDATIONS] = { .type = NLA_U64 },
+	[VGMEM_LS_CUCKOO_HITS] = { .type = NLA_U64 },
+	[VGMEM_LS_CUCKOO_MISSES] = { .type = NLA_U64 },
+	[VGMEM_LS_FILES] = { .type = NLA_U64 },
+	[VGMEM_LS_PAGES] = { .type = NLA_U64 },
+	[VGMEM_LS_BYTES_PER_PAGE] = { .type = NLA_U64 },
 };
 
 /* Room for the attributes of either stats nest. */
@@ -267,6 +348,56 @@ int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int vgnl_parse_lrc(const struct nlmsghdr *nlh, struct vgnl_lrc *out)
+{
+	struct nlattr *tb[VGMEM_A_MAX + 1];
+	struct nlattr *lb[VGMEM_LS_MAX + 1];
+	struct vgnl_lrc l;
+	struct nlattr *a;
+	uint8_t cmd;
+	int err, rem;
+	size_t i;
+
+	err = vgnl_parse_top(nlh, &cmd, tb);
+	if (err)
+		return err;
+	if (cmd != VGMEM_CMD_GET_LRC || !tb[VGMEM_A_LRC_STATS])
+		return -EINVAL;
+	memset(&l, 0, sizeof(l));
+	if (tb[VGMEM_A_LRC_NR_GPUS])
+		l.nr_gpus = nla_get_u32(tb[VGMEM_A_LRC_NR_GPUS]);
+	/*
+	 * libnl ignores bytes after the last whole attribute; they mean the
+	 * nest is not a nest (e.g. a u64 in its place): refuse it.
+	 */
+	nla_for_each_nested(a, tb[VGMEM_A_LRC_STATS], rem)
+		;
+	if (rem)
+		return -EINVAL;
+	/* Types beyond VGMEM_LS_MAX (a newer kernel's) are skipped. */
+	if (nla_parse_nested(lb, VGMEM_LS_MAX, tb[VGMEM_A_LRC_STATS],
+			     vgnl_lrc_policy))
+		return -EINVAL;
+	for (i = 0; i < sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]);
+	     i++)
+		if (lb[vgnl_lrc_stats[i].type])
+			*(uint64_t *)((char *)&l + vgnl_lrc_stats[i].off) =
+				nla_get_u64(lb[vgnl_lrc_stats[i].type]);
+	*out = l;
+	return 0;
+}
+
+const char *vgnl_lrc_field(const struct vgnl_lrc *l, unsigned int i,
+			   uint64_t *val)
+{
+	if (i >= sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0])) {
+		*val = 0;
+		return NULL;
+	}
+	*val = *(const uint64_t *)((const char *)l + vgnl_lrc_stats[i].off);
+	return vgnl_lrc_stats[i].name;
 }
 
 int vgnl_parse_vm_shares(const struct nlmsghdr *nlh, struct vgnl_share **out,
@@ -888,6 +1019,24 @@ int vgnl_get_gpu(struct vgnl *h, uint32_t index, struct vgnl_gpu *out)
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
+	return vgnl_get_one(h, msg, &c, out);
+}
+
+static int vgnl_parse_lrc_item(const struct nlmsghdr *nlh, void *item)
+{
+	return vgnl_parse_lrc(nlh, item);
+}
+
+int vgnl_get_lrc(struct vgnl *h, struct vgnl_lrc *out)
+{
+	struct vgnl_collect c = {
+		.parse = vgnl_parse_lrc_item,
+		.size = sizeof(struct vgnl_lrc),
+	};
+	struct nl_msg *msg = vgnl_msg(h, VGMEM_CMD_GET_LRC, 0);
+
+	if (!msg)
+		return -ENOMEM;
 	return vgnl_get_one(h, msg, &c, out);
 }
 

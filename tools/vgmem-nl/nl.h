@@ -64,6 +64,45 @@ struct vgnl_vm {
 	struct vgmem_vm_stats st;
 };
 
+/*
+ * The host's LRC file cache (GET_LRC): nr_gpus GPUs have one (0: off),
+ * and the counters of VGMEM_A_LRC_STATS, named as enum vgmem_lrc_stat_attr
+ * (an attribute the kernel did not send reads 0).
+ */
+struct vgnl_lrc {
+	uint32_t nr_gpus;
+	uint64_t faults_minor;
+	uint64_t faults_major;
+	uint64_t faults_write;
+	uint64_t merges;
+	uint64_t merge_bytes;
+	uint64_t fetch_storage;
+	uint64_t store_reads;
+	uint64_t fetch_host;
+	uint64_t fetch_peer;
+	uint64_t fetch_gpu;
+	uint64_t readahead_pages;
+	uint64_t evictions;
+	uint64_t writeback_bytes;
+	uint64_t writeback_blocks;
+	uint64_t base_copies;
+	uint64_t shared_maps;
+	uint64_t replicas_shared;
+	uint64_t replicas_private;
+	uint64_t vram_used;
+	uint64_t host_reads_peer;
+	uint64_t host_changes;
+	uint64_t acquires;
+	uint64_t releases;
+	uint64_t released_pages;
+	uint64_t invalidations;
+	uint64_t cuckoo_hits;
+	uint64_t cuckoo_misses;
+	uint64_t files;
+	uint64_t pages;
+	uint64_t bytes_per_page;
+};
+
 struct vgnl_event {
 	uint8_t cmd;			/* VGMEM_CMD_EVENT_* */
 	uint32_t gpu;
@@ -133,6 +172,8 @@ int vgnl_get_vm_shares(struct vgnl *h, const uint8_t uuid[VGMEM_UUID_LEN],
 		       struct vgnl_share **out, size_t *n);
 int vgnl_set_gpu(struct vgnl *h, uint32_t index,
 		 const struct vgnl_gpu_set *set);
+/* The file cache's counters (one cache for the whole host). */
+int vgnl_get_lrc(struct vgnl *h, struct vgnl_lrc *out);
 
 /*
  * Events: vgnl_subscribe() joins the "events" group (the socket then only
@@ -160,6 +201,15 @@ int vgnl_raw_request(struct vgnl *h, uint8_t cmd, int flags,
 int vgnl_parse_gpu(const struct nlmsghdr *nlh, struct vgnl_gpu *out);
 int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out);
 int vgnl_parse_event(const struct nlmsghdr *nlh, struct vgnl_event *out);
+/* A GET_LRC reply: -EINVAL if it is another command or malformed. */
+int vgnl_parse_lrc(const struct nlmsghdr *nlh, struct vgnl_lrc *out);
+/*
+ * The counters of struct vgnl_lrc in attribute order, for printing:
+ * name i (the attribute's name in lower case, without VGMEM_LS_) and its
+ * value. NULL/0 past the last.
+ */
+const char *vgnl_lrc_field(const struct vgnl_lrc *l, unsigned int i,
+			   uint64_t *val);
 /*
  * The VGMEM_A_VM_SHARES nest of a GET_VM reply: *out malloc()ed (NULL if
  * the reply has none or it is empty). -EINVAL for a malformed entry.

@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		"                                  replace the vGPU's virtio-fs share table\n"
 		"                                  (no --share: clear it)\n"
 		"  show shares UUID                the vGPU's share table\n"
+		"  show lrc                        the host's LRC file cache counters\n"
 		"  monitor [--count N] [--timeout SECONDS]\n"
 		"                                  print events (pressure, relocation, chan_fault)\n"
 		"BYTES takes a K, M, G or T suffix (powers of 1024). Changes need\n"
@@ -241,6 +242,21 @@ static void print_vm(const struct vgnl_vm *v, bool hist)
 		printf("}");
 }
 
+/* One line (or object) "lrc gpus=N faults_minor=... ...": the host's cache. */
+static void print_lrc(const struct vgnl_lrc *l)
+{
+	bool first = true;
+	const char *name;
+	unsigned int i;
+	uint64_t val;
+
+	printf(json ? "{" : "lrc ");
+	kv(&first, "gpus", l->nr_gpus);
+	for (i = 0; (name = vgnl_lrc_field(l, i, &val)); i++)
+		kv(&first, name, val);
+	printf(json ? "}\n" : "\n");
+}
+
 static int print_event(const struct vgnl_event *e, void *priv)
 {
 	char uuid[VGNL_UUID_STR_LEN];
@@ -386,7 +402,16 @@ static int cmd_show(struct vgnl *h, int argc, char **argv)
 		free(sh);
 		return 0;
 	}
-	return bad_usage("show gpu GPU | show vm UUID | show shares UUID");
+	if (argc == 1 && !strcmp(argv[0], "lrc")) {
+		struct vgnl_lrc l;
+
+		ret = vgnl_get_lrc(h, &l);
+		if (ret)
+			return fail(h, "show lrc", ret);
+		print_lrc(&l);
+		return 0;
+	}
+	return bad_usage("show gpu GPU | show vm UUID | show shares UUID | show lrc");
 }
 
 /* set-shares UUID [--share ID:PATH[:ro]]...: the whole table at once. */

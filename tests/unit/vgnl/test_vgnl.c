@@ -300,6 +300,121 @@ static void test_parse_shares(void **state)
 	nlmsg_free(msg);
 }
 
+/*
+ * A GET_LRC reply as netlink.c builds it: the GPU count, then one u64 per
+ * counter of the nest, counter t holding 1000 + t; a PAD before the first
+ * (what nla_put_u64_64bit adds where alignment needs it). extra: also an
+ * attribute of a type beyond VGMEM_LS_MAX, as a newer kernel might send.
+ */
+static struct nl_msg *lrc_msg(uint8_t cmd, bool nest, bool extra)
+{
+	struct nl_msg *msg = new_msg(cmd);
+	struct nlattr *st;
+	int t;
+
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_LRC_NR_GPUS, 2), 0);
+	if (!nest)
+		return msg;
+	st = nla_nest_start(msg, VGMEM_A_LRC_STATS);
+	assert_non_null(st);
+	assert_int_equal(nla_put(msg, VGMEM_LS_PAD, 0, NULL), 0);
+	for (t = VGMEM_LS_PAD + 1; t <= VGMEM_LS_MAX; t++)
+		assert_int_equal(nla_put_u64(msg, t, 1000 + t), 0);
+	if (extra)
+		assert_int_equal(nla_put_u32(msg, VGMEM_LS_MAX + 1, 7), 0);
+	nla_nest_end(msg, st);
+	return msg;
+}
+
+static void test_parse_lrc(void **state)
+{
+	struct nl_msg *msg = lrc_msg(VGMEM_CMD_GET_LRC, true, true);
+	struct vgnl_lrc l;
+	const char *name;
+	unsigned int i;
+	uint64_t val;
+
+	(void)state;
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), 0);
+	assert_int_equal(l.nr_gpus, 2);
+	/* Named fields land where the attribute enum says. */
+	assert_int_equal(l.faults_minor, 1000 + VGMEM_LS_FAULTS_MINOR);
+	assert_int_equal(l.faults_major, 1000 + VGMEM_LS_FAULTS_MAJOR);
+	assert_int_equal(l.writeback_blocks, 1000 + VGMEM_LS_WRITEBACK_BLOCKS);
+	assert_int_equal(l.shared_maps, 1000 + VGMEM_LS_SHARED_MAPS);
+	assert_int_equal(l.vram_used, 1000 + VGMEM_LS_VRAM_USED);
+	assert_int_equal(l.cuckoo_misses, 1000 + VGMEM_LS_CUCKOO_MISSES);
+	assert_int_equal(l.bytes_per_page, 1000 + VGMEM_LS_BYTES_PER_PAGE);
+	/* The printing walk covers every counter once, in attribute order. */
+	for (i = 0; (name = vgnl_lrc_field(&l, i, &val)); i++)
+		assert_int_equal(val, 1000 + VGMEM_LS_PAD + 1 + i);
+	assert_int_equal(i, VGMEM_LS_MAX - VGMEM_LS_PAD);
+	assert_string_equal(vgnl_lrc_field(&l, 0, &val), "faults_minor");
+	assert_string_equal(vgnl_lrc_field(&l, i - 1, &val), "bytes_per_page");
+	assert_null(vgnl_lrc_field(&l, i, &val));
+	assert_int_equal(val, 0);
+	nlmsg_free(msg);
+
+	/* A counter the kernel left out reads 0. */
+	msg = new_msg(VGMEM_CMD_GET_LRC);
+	{
+		struct nlattr *st = nla_nest_start(msg, VGMEM_A_LRC_STATS);
+
+		assert_non_null(st);
+		assert_int_equal(nla_put_u64(msg, VGMEM_LS_EVICTIONS, 5), 0);
+		nla_nest_end(msg, st);
+	}
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), 0);
+	assert_int_equal(l.evictions, 5);
+	assert_int_equal(l.nr_gpus, 0);
+	assert_int_equal(l.faults_major, 0);
+	nlmsg_free(msg);
+}
+
+static void test_parse_lrc_bad(void **state)
+{
+	struct nl_msg *msg;
+	struct nlattr *st;
+	struct vgnl_lrc l;
+
+	(void)state;
+	memset(&l, 0xa5, sizeof(l));
+	/* Another command's message, even with the right attributes. */
+	msg = lrc_msg(VGMEM_CMD_GET_GPU, true, false);
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), -EINVAL);
+	nlmsg_free(msg);
+	/* No stats nest. */
+	msg = lrc_msg(VGMEM_CMD_GET_LRC, false, false);
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), -EINVAL);
+	nlmsg_free(msg);
+	/* A counter that is not a u64. */
+	msg = new_msg(VGMEM_CMD_GET_LRC);
+	st = nla_nest_start(msg, VGMEM_A_LRC_STATS);
+	assert_non_null(st);
+	assert_int_equal(nla_put_u64(msg, VGMEM_LS_FAULTS_MINOR, 1), 0);
+	assert_int_equal(nla_put_u32(msg, VGMEM_LS_FAULTS_MAJOR, 1), 0);
+	nla_nest_end(msg, st);
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), -EINVAL);
+	nlmsg_free(msg);
+	/* The stats "nest" as a plain u64. */
+	msg = new_msg(VGMEM_CMD_GET_LRC);
+	assert_int_equal(nla_put_u32(msg, VGMEM_A_LRC_NR_GPUS, 1), 0);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_LRC_STATS, 1), 0);
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), -EINVAL);
+	nlmsg_free(msg);
+	/* A GPU count of the wrong size. */
+	msg = new_msg(VGMEM_CMD_GET_LRC);
+	assert_int_equal(nla_put_u64(msg, VGMEM_A_LRC_NR_GPUS, 1), 0);
+	st = nla_nest_start(msg, VGMEM_A_LRC_STATS);
+	assert_non_null(st);
+	nla_nest_end(msg, st);
+	assert_int_equal(vgnl_parse_lrc(nlmsg_hdr(msg), &l), -EINVAL);
+	nlmsg_free(msg);
+	/* Nothing of a refused message reached the output. */
+	assert_int_equal(l.nr_gpus, 0xa5a5a5a5);
+	assert_int_equal(l.faults_minor, 0xa5a5a5a5a5a5a5a5ull);
+}
+
 static void test_share_text(void **state)
 {
 	struct vgnl_share s;
@@ -377,6 +492,8 @@ int main(void)
 		cmocka_unit_test(test_parse_gpu),
 		cmocka_unit_test(test_parse_events),
 		cmocka_unit_test(test_parse_shares),
+		cmocka_unit_test(test_parse_lrc),
+		cmocka_unit_test(test_parse_lrc_bad),
 		cmocka_unit_test(test_share_text),
 		cmocka_unit_test(test_uuid_text),
 		cmocka_unit_test(test_policy_text),

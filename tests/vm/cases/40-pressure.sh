@@ -22,8 +22,8 @@ guest_bg b --dev $b fill-check --size 40M --bo 4M --seed 12 --hold 6
 guest_bg c --dev $c fill-check --size 40M --bo 2M --seed 13 --hold 6
 
 # While all three hold their data, some of it must live in system memory.
-# The counters belong to the open device, so they are read while the guests
-# run.
+# relocated (a gauge of the open device) is read while the guests run; the
+# counters outlive the close (34-stats-lifetime) but are sampled here too.
 max_reloc=0
 max_outs=0
 max_vram=0

@@ -208,3 +208,19 @@ expect_eq "$(nl show shares $a)" "" "shares after an empty table"
 expect_eq "$(nl show shares $b | wc -l)" 1 "shares of $b after clearing $a's"
 mdev_remove $a
 mdev_remove $b
+
+# ---- the file cache's counters (GET_LRC: vgmem-nl show lrc) ---------------------
+# One cache for the host: open to everyone; after the file maps above, the
+# GPU's faults fetched data and the synced writes reached the files.
+out=$(vgnl-check as-nobody vgmem-nl show lrc 2>&1) || fail "vgmem-nl show lrc as uid 65534: $out"
+info "$out"
+lrc() { echo "$out" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+expect_eq "$(lrc gpus)" 1 "GPUs with a file cache"
+if command -v vgmem-guest > /dev/null && vgmem-guest --help 2>&1 | grep -q ' file '; then
+	for c in faults_major fetch_storage store_reads writeback_blocks writeback_bytes acquires releases; do
+		[ "$(lrc $c)" -gt 0 ] 2> /dev/null || fail "LRC counter $c did not move: $out"
+	done
+	[ "$(lrc writeback_bytes)" -le $(($(lrc writeback_blocks) * 4096)) ] ||
+		fail "more bytes written back than in the blocks: $out"
+	nl --json show lrc | grep -q '"faults_major": [1-9]' || fail "JSON LRC counters: $(nl --json show lrc)"
+fi

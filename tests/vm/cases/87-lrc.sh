@@ -13,10 +13,10 @@
 #      its release; the host file and a reopen;
 #   5. eviction under a 1 MiB cache budget: a 6 MiB file written and read
 #      back byte for byte.
-# The kernel exports no LRC statistics (vg_lrc_get_stats has no sysfs or
-# netlink reader), but the cache's VRAM comes out of what the core hands to
-# BOs: the GPU's vram_size over netlink (vgmem-nl show gpu) shrinks by 64 KiB
-# per replica, which is how replicas are counted here.
+# Replicas are counted exactly through the GPU's VRAM: the cache's VRAM
+# comes out of what the core hands to BOs, so the GPU's vram_size over
+# netlink (vgmem-nl show gpu) shrinks by 64 KiB per replica. (The cache's
+# own counters, vgmem-nl show lrc, are host-wide; 86-shares checks them.)
 # Expected contents come from `vgmem-guest --inproc` (the userspace host,
 # one writer at a time) and, for the false-sharing file, from a SHA-256
 # computed off-line from vgmem_pattern_word (include/uapi/vgmem.h).
