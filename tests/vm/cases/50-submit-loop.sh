@@ -23,7 +23,9 @@ echo 1 > $MDEV_DEVS/$s/vgmem/entitlement || fail "setting the submitter's entitl
 echo 33554432 > $MDEV_DEVS/$p/vgmem/entitlement || fail "setting the peer's entitlement"
 PEER_BO=$((33554432 - 4096))
 
-guest_bg submit --dev $s submit-loop --count 40000
+# Enough entries to outlast several peer allocations: an entry takes
+# 10-25 us under TCG, a 32 MiB allocation with its relocation about 100 ms.
+guest_bg submit --dev $s submit-loop --count 400000
 wait_until 30 sh -c "[ \$(cat $MDEV_DEVS/$s/vgmem/resident) -gt 0 ]" ||
 	fail "the submitter never had memory in VRAM"
 
