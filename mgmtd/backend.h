@@ -68,6 +68,12 @@ struct mg_backend_ops {
 	 */
 	int (*set_shares)(void *b, const char *id,
 			  const struct mg_share *shares, size_t n);
+	/*
+	 * The host's LRC file cache counters, summed over the GPUs that
+	 * have one (out->gpus of them; 0 and all counters 0: none).
+	 * May be NULL: the backend has no cache.
+	 */
+	int (*get_lrc)(void *b, struct mg_lrc *out);
 	/* Delivers pending backend notifications; may be NULL. */
 	int (*poll_events)(void *b, mg_backend_emit_fn emit, void *priv);
 	void (*destroy)(void *b);

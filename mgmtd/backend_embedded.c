@@ -304,6 +304,34 @@ static int emb_set_knobs(void *b, int gpu, const struct mg_knobs *k)
 	return vg_gpu_set_policy(g, p);
 }
 
+/*
+ * Each GPU's host has a cache of its own: the counters add up, and the
+ * metadata bytes per page entry is the mean over all their entries.
+ */
+static int emb_get_lrc(void *b, struct mg_lrc *out)
+{
+	struct emb *e = b;
+	uint64_t meta = 0;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < e->nr_gpus; i++) {
+		struct vg_lrc *lrc = vg_host_lrc(e->hosts[i]);
+		struct vg_lrc_stats st;
+
+		if (!lrc)
+			continue;
+		vg_lrc_get_stats(lrc, &st);
+		out->gpus++;
+#define EMB_LRC_ADD(f, gauge, help)	out->f += st.f;
+		MG_LRC_FIELDS(EMB_LRC_ADD)
+#undef EMB_LRC_ADD
+		meta += st.bytes_per_page * st.pages;
+	}
+	out->bytes_per_page = out->pages ? meta / out->pages : 0;
+	return 0;
+}
+
 static void emb_destroy(void *b)
 {
 	struct emb *e = b;
@@ -330,6 +358,7 @@ static const struct mg_backend_ops emb_ops = {
 	.set_quota = emb_set_quota,
 	.set_knobs = emb_set_knobs,
 	.set_shares = emb_set_shares,
+	.get_lrc = emb_get_lrc,
 	.poll_events = NULL,	/* faults and relocations show in the counters */
 	.destroy = emb_destroy,
 };

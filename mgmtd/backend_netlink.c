@@ -300,6 +300,25 @@ static int nlb_set_knobs(void *b, int gpu, const struct mg_knobs *k)
 	return ret;
 }
 
+static int nlb_get_lrc(void *b, struct mg_lrc *out)
+{
+	struct nlb *n = b;
+	struct vgnl_lrc l;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = vgnl_get_lrc(n->req, &l);
+	if (ret) {
+		mg_warn("netlink: LRC counters: %s", vgnl_ext_msg(n->req));
+		return ret;
+	}
+	out->gpus = l.nr_gpus;
+#define NLB_LRC_COPY(f, gauge, help)	out->f = l.f;
+	MG_LRC_FIELDS(NLB_LRC_COPY)
+#undef NLB_LRC_COPY
+	return 0;
+}
+
 struct nlb_poll {
 	struct nlb *n;
 	mg_backend_emit_fn emit;
@@ -376,6 +395,7 @@ static const struct mg_backend_ops nlb_ops = {
 	.set_quota = nlb_set_quota,
 	.set_knobs = nlb_set_knobs,
 	.set_shares = nlb_set_shares,
+	.get_lrc = nlb_get_lrc,
 	.poll_events = nlb_poll_events,
 	.destroy = nlb_destroy,
 };

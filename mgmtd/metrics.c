@@ -6,6 +6,7 @@
  */
 #include "metrics.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,11 +418,26 @@ out:
 	free_labels(gl, ngpus);
 }
 
+void mg_metrics_format_lrc(struct rbuf *out, const struct mg_lrc *l)
+{
+	char name[64];
+
+	put_scalar(out, "vgmem_lrc_gpus", "gauge",
+		   "GPUs the LRC file cache serves (0: no cache).", l->gpus);
+#define LRC_METRIC(f, gauge, help)					\
+	snprintf(name, sizeof(name), "vgmem_lrc_" #f "%s",		\
+		 gauge ? "" : "_total");				\
+	put_scalar(out, name, gauge ? "gauge" : "counter", help, l->f);
+	MG_LRC_FIELDS(LRC_METRIC)
+#undef LRC_METRIC
+}
+
 int mg_metrics_render(struct mg *mg, struct rbuf *out)
 {
 	struct mg_gpu_info *gpus = NULL;
 	struct mg_vm_info *vms = NULL;
 	struct mg_status st;
+	struct mg_lrc lrc;
 	size_t ngpus = 0, nvms = 0;
 	int ret;
 
@@ -435,6 +451,9 @@ int mg_metrics_render(struct mg *mg, struct rbuf *out)
 	if (ret)
 		goto err_free_gpus;
 	mg_metrics_format(out, &st, gpus, ngpus, vms, nvms);
+	/* a backend that cannot read the cache costs its families only */
+	if (!mg_get_lrc(mg, &lrc))
+		mg_metrics_format_lrc(out, &lrc);
 	free(vms);
 err_free_gpus:
 	free(gpus);

@@ -23,7 +23,18 @@ void mg_metrics_format(struct rbuf *out, const struct mg_status *st,
 		       const struct mg_gpu_info *gpus, size_t ngpus,
 		       const struct mg_vm_info *vms, size_t nvms);
 
-/* Reads the model and formats it; 0 or -errno (then out is unchanged). */
+/*
+ * The LRC file cache: vgmem_lrc_gpus, vgmem_lrc_<counter>_total and the
+ * "now" fields as gauges vgmem_lrc_<field>. Pure, like the above; not
+ * part of it because the REST server caches that text by view generation
+ * and these counters move without one.
+ */
+void mg_metrics_format_lrc(struct rbuf *out, const struct mg_lrc *l);
+
+/*
+ * Reads the model and formats it, with the LRC counters when the backend
+ * reads them; 0 or -errno (then out is unchanged).
+ */
 int mg_metrics_render(struct mg *mg, struct rbuf *out);
 
 #endif /* VGMEM_MGMTD_METRICS_H */

@@ -602,6 +602,22 @@ int mg_get_knobs(struct mg *mg, struct mg_knobs *out)
 	return 0;
 }
 
+int mg_get_lrc(struct mg *mg, struct mg_lrc *out)
+{
+	int ret = 0;
+
+	if (!mg || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&mg->lock);
+	if (mg->be.ops->get_lrc)
+		ret = mg->be.ops->get_lrc(mg->be.priv, out);
+	pthread_mutex_unlock(&mg->lock);
+	if (ret)
+		memset(out, 0, sizeof(*out));
+	return ret;
+}
+
 /* ---- operator writes -------------------------------------------------- */
 
 static int policy_valid_mask(unsigned int mask)

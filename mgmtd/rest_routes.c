@@ -225,6 +225,7 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 static void route_metrics(struct rest_ctx *c)
 {
 	struct rc_body *body;
+	struct mg_lrc lrc;
 	struct rbuf b;
 	unsigned int i;
 
@@ -233,8 +234,15 @@ static void route_metrics(struct rest_ctx *c)
 	body = cached_answer(c, RC_METRICS);
 	if (!body)
 		return;
-	/* The server's own counters, before this answer: never cached. */
-	rbuf_init(&b, 512);
+	/*
+	 * The LRC counters move without a view generation, and the server's
+	 * own counters are from before this answer: neither is cached. A
+	 * backend that cannot read the cache (an older vgmem.ko) costs its
+	 * families, not the scrape.
+	 */
+	rbuf_init(&b, 8192);
+	if (!mg_get_lrc(c->rest->mg, &lrc))
+		mg_metrics_format_lrc(&b, &lrc);
 	rbuf_puts(&b, "# HELP vgmem_rest_responses_total REST responses sent, by status class.\n"
 		  "# TYPE vgmem_rest_responses_total counter\n");
 	for (i = 1; i <= 5; i++) {
@@ -252,6 +260,32 @@ static void route_metrics(struct rest_ctx *c)
 	}
 	rest_reply_cached(c, body, MG_METRICS_CONTENT_TYPE, b.p, b.len);
 	rbuf_free(&b);
+}
+
+/* {"gpus":N,"faults_minor":N,...}: the LRC file cache, never cached. */
+static void route_lrc(struct rest_ctx *c)
+{
+	struct mg_lrc lrc;
+	struct rbuf b;
+	int ret;
+
+	if (!method_ok(c, M_GET, "GET, HEAD"))
+		return;
+	ret = mg_get_lrc(c->rest->mg, &lrc);
+	if (ret) {
+		rest_problem_errno(c, ret, "LRC counters", NULL);
+		return;
+	}
+	rbuf_init(&b, 1024);
+	rbuf_puts(&b, "{\"gpus\":");
+	rbuf_u64(&b, lrc.gpus);
+#define LRC_MEMBER(f, gauge, help)		\
+	rbuf_puts(&b, ",\"" #f "\":");	\
+	rbuf_u64(&b, lrc.f);
+	MG_LRC_FIELDS(LRC_MEMBER)
+#undef LRC_MEMBER
+	rbuf_putc(&b, '}');
+	rest_reply(c, 200, JSON_CT, &b);
 }
 
 static void route_openapi(struct rest_ctx *c)
@@ -631,6 +665,8 @@ void rest_dispatch(struct rest_ctx *c)
 			route_knobs(c);
 		else if (n == 2 && !strcmp(seg[1], "events"))
 			route_events(c);
+		else if (n == 2 && !strcmp(seg[1], "lrc"))
+			route_lrc(c);
 		else
 			goto not_found;
 	} else {

@@ -51,6 +51,8 @@ struct mg {
 	 */
 	uint64_t gen;
 	unsigned int gen_checks;	/* mg_view_current calls */
+	struct mg_lrc lrc;		/* what mg_get_lrc answers */
+	int lrc_err;			/* mg_get_lrc fails with it */
 };
 
 /* gpus/vms were changed (lock held): a new view generation. */
@@ -148,6 +150,10 @@ static inline struct mg *fake_create(size_t n)
 	mg->knobs.return_interval_ms = 100;
 	mg->knobs.oversub_pct = 200;
 	mg->knobs.thrash_window_s = 60;
+	mg->lrc.gpus = 2;
+	mg->lrc.faults_minor = 7;
+	mg->lrc.vram_used = 3 * FAKE_GIB;
+	mg->lrc.bytes_per_page = 48;
 	mg->ngpus = 2;
 	for (i = 0; i < mg->ngpus; i++) {
 		struct mg_gpu_info *g = &mg->gpus[i];
@@ -407,6 +413,20 @@ int mg_get_knobs(struct mg *mg, struct mg_knobs *out)
 	*out = mg->knobs;
 	pthread_mutex_unlock(&mg->lock);
 	return 0;
+}
+
+int mg_get_lrc(struct mg *mg, struct mg_lrc *out)
+{
+	int ret;
+
+	pthread_mutex_lock(&mg->lock);
+	ret = mg->lrc_err;
+	if (ret)
+		memset(out, 0, sizeof(*out));
+	else
+		*out = mg->lrc;
+	pthread_mutex_unlock(&mg->lock);
+	return ret;
 }
 
 int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,

@@ -159,6 +159,39 @@ static void test_policy_applied_to_core(void **state)
 	mg_config_free(&cfg);
 }
 
+/* ---- the LRC file cache counters --------------------------------------- */
+
+/*
+ * The embedded backend's GPUs each have a host with a cache: mg_get_lrc
+ * counts them, and nothing has been mapped yet, so the cache is empty.
+ */
+static void test_lrc_counters(void **state)
+{
+	struct mg_config cfg;
+	struct mg_status st;
+	struct mg_lrc l;
+	struct mg *mg;
+
+	(void)state;
+	fresh_db();
+	cfg_init(&cfg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	memset(&l, 0xa5, sizeof(l));
+	assert_int_equal(mg_get_lrc(mg, &l), 0);
+	assert_true(st.nr_gpus > 0);
+	assert_int_equal(l.gpus, st.nr_gpus);
+	assert_int_equal(l.files, 0);
+	assert_int_equal(l.pages, 0);
+	assert_int_equal(l.vram_used, 0);
+	assert_int_equal(l.bytes_per_page, 0);
+	assert_int_equal(l.faults_major, 0);
+	assert_int_equal(mg_get_lrc(mg, NULL), -EINVAL);
+	assert_int_equal(mg_get_lrc(NULL, &l), -EINVAL);
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
 /* ---- refusals change nothing ----------------------------------------- */
 
 static void assert_same_policy(const struct mg_vm_policy *a,
@@ -788,6 +821,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_applied_to_core),
+		cmocka_unit_test(test_lrc_counters),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_persistence_across_restart),
 		cmocka_unit_test(test_kill9_keeps_acknowledged),

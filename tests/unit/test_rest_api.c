@@ -340,6 +340,54 @@ static void test_knobs(void **state)
 	assert_int_equal(k.oversub_pct, 200);
 }
 
+/* GET /v1/lrc: every counter of the model's answer, and gpus. */
+static void test_lrc(void **state)
+{
+	static const char *const names[] = {
+#define LRC_NAME(f, gauge, help)	#f,
+		MG_LRC_FIELDS(LRC_NAME)
+#undef LRC_NAME
+	};
+	struct http_resp r = fix_req(&F, "GET", "/v1/lrc", NULL);
+	json_t *j, *v;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(r.status, 200);
+	j = http_json(&r);
+	assert_true(json_is_object(j));
+	assert_int_equal(json_object_size(j), 1 + sizeof(names) / sizeof(names[0]));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		v = json_object_get(j, names[i]);
+		if (!v)
+			fprintf(stderr, "missing member %s\n", names[i]);
+		assert_true(json_is_integer(v));
+	}
+	assert_int_equal(json_integer_value(json_object_get(j, "gpus")), 2);
+	assert_int_equal(json_integer_value(json_object_get(j, "faults_minor")), 7);
+	assert_int_equal(json_integer_value(json_object_get(j, "vram_used")),
+			 3 * FAKE_GIB);
+	assert_int_equal(json_integer_value(json_object_get(j, "bytes_per_page")), 48);
+	assert_int_equal(json_integer_value(json_object_get(j, "merges")), 0);
+	json_decref(j);
+	http_free(&r);
+
+	r = fix_req(&F, "POST", "/v1/lrc", "{}");
+	assert_problem(&r, 405, "method-not-allowed");
+	http_free(&r);
+
+	/* the backend failing is a problem, not zeros */
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = -EIO;
+	pthread_mutex_unlock(&F.mg->lock);
+	r = fix_req(&F, "GET", "/v1/lrc", NULL);
+	assert_problem(&r, 500, "internal");
+	http_free(&r);
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = 0;
+	pthread_mutex_unlock(&F.mg->lock);
+}
+
 static void test_methods_and_paths(void **state)
 {
 	struct http_resp r;
@@ -545,6 +593,7 @@ static void test_openapi(void **state)
 		{ "/v1/vms/{id}/policy", { "get", "put", "patch", "delete" } },
 		{ "/v1/policy", { "get", "patch" } },
 		{ "/v1/events", { "get" } },
+		{ "/v1/lrc", { "get" } },
 	};
 	struct http_resp r = fix_req(&F, "GET", "/v1/openapi.json", NULL);
 	size_t i, m, len;
@@ -592,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_policy_get_put_patch_delete),
 		cmocka_unit_test(test_policy_hostile),
 		cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_lrc),
 		cmocka_unit_test(test_methods_and_paths),
 		cmocka_unit_test(test_tcp_token),
 		cmocka_unit_test(test_token_compare),

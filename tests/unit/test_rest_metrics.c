@@ -18,7 +18,7 @@
 #include "mgmtd/metrics.h"
 
 #define NVMS	5
-#define MAX_FAM	128
+#define MAX_FAM	256
 
 static struct fix F;
 
@@ -328,11 +328,82 @@ static void test_new_vm_zeros(void **state)
 	free(text);
 }
 
+/*
+ * The LRC file cache families in a scrape: counters as _total, the "now"
+ * fields as gauges, vgmem_lrc_gpus, each with the model's value.
+ */
+static void test_lrc(void **state)
+{
+	struct http_resp r = fix_req(&F, "GET", "/metrics", NULL);
+	char name[96];
+	struct parsed p;
+	struct fam *f;
+	char *copy;
+
+	(void)state;
+	assert_int_equal(r.status, 200);
+	copy = strdup(r.body);
+	parse_exposition(copy, &p);
+	free(copy);
+	assert_string_equal(fam_find(&p, "vgmem_lrc_gpus")->type, "gauge");
+#define LRC_FAM(fld, gauge, hlp)					\
+	snprintf(name, sizeof(name), "vgmem_lrc_" #fld "%s",		\
+		 gauge ? "" : "_total");				\
+	f = fam_find(&p, name);						\
+	if (!f)								\
+		fprintf(stderr, "missing family %s\n", name);		\
+	assert_non_null(f);						\
+	assert_string_equal(f->type, gauge ? "gauge" : "counter");	\
+	assert_true(f->help);
+	MG_LRC_FIELDS(LRC_FAM)
+#undef LRC_FAM
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_gpus 2\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_faults_minor_total 7\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_vram_used 3221225472\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_bytes_per_page 48\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_merges_total 0\n"));
+	assert_null(strstr(r.body, "vgmem_lrc_vram_used_total"));
+	http_free(&r);
+
+	/* a backend that cannot read the cache: the rest is still served */
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = -EIO;
+	pthread_mutex_unlock(&F.mg->lock);
+	r = fix_req(&F, "GET", "/metrics", NULL);
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = 0;
+	pthread_mutex_unlock(&F.mg->lock);
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body, "vgmem_lrc_"));
+	assert_non_null(strstr(r.body, "vgmem_rest_responses_total{class=\"2xx\"}"));
+	http_free(&r);
+
+	/* the pure formatter alone is a valid exposition too */
+	{
+		struct mg_lrc l;
+		struct rbuf b;
+		char *text;
+
+		memset(&l, 0, sizeof(l));
+		l.evictions = 5;
+		rbuf_init(&b, 1024);
+		mg_metrics_format_lrc(&b, &l);
+		text = rbuf_take(&b, NULL);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\nvgmem_lrc_evictions_total 5\n"));
+		parse_exposition(text, &p);
+		assert_int_equal(p.nfam, 31);
+		assert_int_equal(p.samples, 31);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape),
 		cmocka_unit_test(test_new_vm_zeros),
+		cmocka_unit_test(test_lrc),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
