@@ -610,8 +610,16 @@ int mg_get_lrc(struct mg *mg, struct mg_lrc *out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&mg->lock);
-	if (mg->be.ops->get_lrc)
+	if (mg->lrc_valid && mg_mono_ms() - mg->lrc_ms < MG_STATS_FRESH_MS) {
+		*out = mg->lrc;
+	} else if (mg->be.ops->get_lrc) {
 		ret = mg->be.ops->get_lrc(mg->be.priv, out);
+		mg->lrc_valid = !ret;
+		if (!ret) {
+			mg->lrc = *out;
+			mg->lrc_ms = mg_mono_ms();
+		}
+	}
 	pthread_mutex_unlock(&mg->lock);
 	if (ret)
 		memset(out, 0, sizeof(*out));

@@ -59,6 +59,14 @@ struct mg {
 	struct mg_gpu_info *gpus;	/* backend view + policy results */
 	size_t nr_gpus;
 	int64_t stats_ms;		/* monotonic time of the last refresh */
+	/*
+	 * The file cache's counters as last read from the backend, and
+	 * when: a scrape of /metrics or GET /v1/lrc reads the backend at most
+	 * once per MG_STATS_FRESH_MS, like the VM counters.
+	 */
+	struct mg_lrc lrc;
+	int64_t lrc_ms;
+	bool lrc_valid;
 	uint64_t view_gen;		/* mg_view_current(): see below */
 	int64_t started_ms;
 	uint64_t recomputes, advisories;
