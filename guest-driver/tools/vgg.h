@@ -87,6 +87,7 @@ struct vgg_opts {
 	uint64_t row_bytes;		/* 0: not given */
 	int half;			/* -1: whole rows */
 	bool rw;			/* hold --rw */
+	double hold_after;		/* write --hold-after: seconds, 0: no */
 	const char *expect_error;	/* --expect-error ENAME */
 };
 

@@ -6,7 +6,8 @@
  *
  *   read   map RO, acquire, GPU checksum (FNV-1a) of the range, compare
  *   write  map RW, acquire, FILL_PATTERN over all or one half of each row,
- *          check it on the GPU, release, sync
+ *          check it on the GPU, release, sync (--hold-after: then keep
+ *          the map until SIGTERM/SIGINT, for kill -9 while mapped)
  *   hold   map and wait for signals: SIGUSR1 checks without acquiring,
  *          SIGUSR2 acquires and checks, SIGTERM/SIGINT (or --hold) ends
  *   sync   map RO and FILE_SYNC the range (msync from a bystander)
@@ -413,6 +414,32 @@ static int file_hold(struct vgg_ctx *c, struct fmap *m, const char **step)
 	return 0;
 }
 
+/*
+ * write --hold-after: keep the map (released and synced) until SIGTERM or
+ * SIGINT or the time is up, so a harness can kill -9 the VM while its
+ * map is still there (the host must keep the synced bytes and lose
+ * nothing at teardown). The harness waits for the ready line.
+ */
+static void file_hold_after(struct vgg_ctx *c)
+{
+	static const int stop_sigs[] = { SIGTERM, SIGINT };
+	struct sigaction sa, old[2];
+	uint64_t end = vgg_now_ns() + (uint64_t)(c->o->hold_after * 1e9);
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sig_stop = 0;
+	for (i = 0; i < 2; i++)
+		sigaction(stop_sigs[i], &sa, &old[i]);
+	vgg_log(c, "file hold-after-sync ready %.3f", c->o->hold_after);
+	while (!sig_stop && vgg_now_ns() < end)
+		vgg_sleep_ns(POLL_NS);
+	for (i = 0; i < 2; i++)
+		sigaction(stop_sigs[i], &old[i], NULL);
+}
+
 static int file_sync(struct vgg_ctx *c, struct fmap *m, const char **step)
 {
 	int ret;
@@ -467,6 +494,8 @@ int vgg_cmd_file(struct vgg_ctx *c)
 		break;
 	case VGG_F_WRITE:
 		ret = file_write(c, &m, &step);
+		if (!ret && o->hold_after > 0)
+			file_hold_after(c);
 		break;
 	case VGG_F_HOLD:
 		ret = file_hold(c, &m, &step);

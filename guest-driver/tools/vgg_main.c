@@ -45,6 +45,7 @@ enum opt_id {
 	O_WS, O_ITERS, O_SEED, O_SIZE, O_BO, O_LOOPS, O_HOLD, O_COUNT,
 	O_SHARE, O_SHARE_RO, O_OFFSET, O_LENGTH, O_EXPECT_FNV, O_EXPECT_PATTERN,
 	O_PATTERN, O_ROWS, O_ROW_BYTES, O_HALF, O_RW, O_EXPECT_ERROR,
+	O_HOLD_AFTER,
 	O_NR
 };
 
@@ -81,6 +82,7 @@ static const struct {
 	[O_HALF] = { "half", true, CMD(VGG_FILE) },
 	[O_RW] = { "rw", false, CMD(VGG_FILE) },
 	[O_EXPECT_ERROR] = { "expect-error", true, CMD(VGG_FILE) },
+	[O_HOLD_AFTER] = { "hold-after", true, CMD(VGG_FILE) },
 };
 
 static const char usage_all[] =
@@ -177,9 +179,11 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"        acquire, GPU FNV-1a checksum of the range (or of the rows), release;\n"
 	"        prints it and compares it with the expectation if one is given\n"
 	"  write --pattern SEED [--rows N --row-bytes SIZE] [--half 0|1]\n"
-	"         [--hold SECONDS]\n"
+	"         [--hold SECONDS] [--hold-after SECONDS]\n"
 	"        map read-write, acquire, fill each row (or its first or second\n"
-	"        half) with FILL_PATTERN, check it, (wait --hold), release, sync\n"
+	"        half) with FILL_PATTERN, check it, (wait --hold), release, sync;\n"
+	"        with --hold-after: print \"file hold-after-sync ready\" and keep\n"
+	"        the map until SIGTERM or SIGINT (or that many seconds), then unmap\n"
 	"  hold  [--rw] [--expect-fnv HEX | --expect-pattern ...] [--hold SECONDS]\n"
 	"        acquire, checksum, print \"file hold ready\", then until SIGTERM or\n"
 	"        SIGINT (or --hold seconds): SIGUSR1 checksums without acquiring,\n"
@@ -483,6 +487,17 @@ static int parse_file(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O_N
 		return usage(c, cmd, "--rw goes with file hold");
 	if (val[O_HOLD] && o->kind != VGG_F_HOLD && o->kind != VGG_F_WRITE)
 		return usage(c, cmd, "--hold goes with file hold and file write");
+	if (val[O_HOLD_AFTER]) {
+		if (o->kind != VGG_F_WRITE)
+			return usage(c, cmd, "--hold-after goes with file write");
+		errno = 0;
+		o->hold_after = strtod(val[O_HOLD_AFTER], &end);
+		if (errno || *end || end == val[O_HOLD_AFTER] ||
+		    !isfinite(o->hold_after) || o->hold_after <= 0 ||
+		    o->hold_after > 1e7)
+			return usage(c, cmd, "--hold-after: '%s' is not a number of seconds",
+				     val[O_HOLD_AFTER]);
+	}
 	if (val[O_EXPECT_ERROR]) {
 		if (!vgg_file_errno(val[O_EXPECT_ERROR]))
 			return usage(c, cmd, "--expect-error: '%s' is not an error name (EACCES, ENOENT, ...)",

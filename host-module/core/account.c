@@ -34,6 +34,40 @@ u64 vg_gpu_equal_share(const struct vg_gpu *gpu)
 	return div64_u64(gpu->vram_size - gpu->ent_explicit, gpu->nr_ent_equal);
 }
 
+/*
+ * The file cache's VRAM is neither a VM's nor part of vram_size's split:
+ * equal shares and entitlements come from vram_size alone, which never
+ * moves, and the cache yields its VRAM before any VM is relocated for
+ * room (vg_gpu_cache_reclaim()). What is free is what neither holds.
+ */
+u64 vg_gpu_vram_free(const struct vg_gpu *gpu)
+{
+	u64 held = gpu->vram_used + gpu->cache_used;
+
+	lockdep_assert_held(&gpu->lock);
+	return gpu->vram_size - min(held, gpu->vram_size);
+}
+
+void vg_gpu_cache_add(struct vg_gpu *gpu, struct vg_vm *vm, u64 bytes)
+{
+	lockdep_assert_held(&gpu->lock);
+	/* The cache allocates from free VRAM only (core/lrc/evict.c). */
+	WARN_ON(bytes > vg_gpu_vram_free(gpu));
+	gpu->cache_used += bytes;
+	if (vm)
+		vm->cache_private += bytes;
+}
+
+void vg_gpu_cache_sub(struct vg_gpu *gpu, struct vg_vm *vm, u64 bytes)
+{
+	lockdep_assert_held(&gpu->lock);
+	if (WARN_ON(bytes > gpu->cache_used))
+		bytes = gpu->cache_used;
+	gpu->cache_used -= bytes;
+	if (vm)
+		vm->cache_private -= min(bytes, vm->cache_private);
+}
+
 u64 vg_vm_entitlement(const struct vg_vm *vm)
 {
 	const struct vg_gpu *gpu = vm->gpu;

@@ -137,7 +137,11 @@ static int vg_bo_admit(struct vg_vm *vm, u64 size, u32 flags, u64 *start,
 	if (vm->quota && (size > vm->quota || vm->allocated > vm->quota - size))
 		return -ENOSPC;
 	if (gpu->host_budget) {
-		/* Both terms are at most their sizes, so no overflow. */
+		/*
+		 * Both terms are at most their sizes, so no overflow. The
+		 * file cache's VRAM counts as room: it yields before any
+		 * chunk moves (vg_bo_cache_want()).
+		 */
 		room = gpu->vram_size - min(gpu->vram_used, gpu->vram_size) +
 		       gpu->host_budget - min(gpu->host_used, gpu->host_budget);
 		/* Not logged: like the quota, a guest can ask for it cheaply. */
@@ -200,13 +204,37 @@ static void vg_bo_reset_locs(struct vg_bo *bo)
 }
 
 /*
+ * Bytes the file cache should give back before the reducer moves anyone's
+ * chunks for a BO of size bytes that does not fit in free VRAM (the
+ * cache yields first: a replica is cheaper to drop than a VM's memory is
+ * to relocate; a shared one is freed, a private one merged into the host
+ * copy, its unreleased writes kept in host RAM, core/lrc/evict.c).
+ * vg_bo_alloc() computes it under gpu->lock and calls the hook after
+ * dropping the lock (the cache's lock orders before gpu->lock), then
+ * takes the lock again and checks everything anew. If the cache refills
+ * meanwhile (a GPU fault takes a free page) or a pinned replica could
+ * not go, the reducer relocates for the difference: that costs a
+ * relocation, never correctness, because vg_bo_make_room() recomputes
+ * free VRAM under the lock it then keeps until the BO is placed.
+ */
+static u64 vg_bo_cache_want(struct vg_gpu *gpu, u64 size)
+{
+	u64 avail = vg_gpu_vram_free(gpu);
+
+	lockdep_assert_held(&gpu->lock);
+	if (size <= avail || !gpu->cache_used)
+		return 0;
+	return min(size - avail, gpu->cache_used);
+}
+
+/*
  * Make size bytes of VRAM free, or account for them with chunks of the new
  * BO that go to host RAM. gpu->lock held.
  */
 static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 {
 	struct vg_gpu *gpu = vm->gpu;
-	u64 avail = gpu->vram_size - gpu->vram_used;
+	u64 avail = vg_gpu_vram_free(gpu);
 	u64 host;
 	int err;
 
@@ -337,7 +365,7 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 {
 	struct vg_gpu *gpu;
 	struct vg_bo *bo, *next;
-	u64 start, t0;
+	u64 start, t0, want;
 	u32 i;
 	int err;
 
@@ -356,12 +384,16 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 	mutex_lock(&gpu->lock);
 	start = *va;
 	err = vg_bo_admit(vm, size, flags, &start, &next);
+	want = err ? 0 : vg_bo_cache_want(gpu, size);
 	mutex_unlock(&gpu->lock);
 	if (err)
 		return err;
 	bo = vg_bo_new(vm, size);
 	if (!bo)
 		return -ENOMEM;
+	/* The file cache yields first, unlocked: see vg_bo_cache_want(). */
+	if (want)
+		vg_gpu_cache_reclaim(gpu, want);
 
 	mutex_lock(&gpu->lock);
 	t0 = ktime_get_ns();

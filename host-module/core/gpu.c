@@ -75,6 +75,7 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	gpu->backend = backend;
 	strscpy(gpu->name, cfg->name ? cfg->name : "vgmem", sizeof(gpu->name));
 	mutex_init(&gpu->lock);
+	mutex_init(&gpu->cache_lock);
 	gpu->vram_size = vram;
 	gpu->chunk_size = chunk;
 	gpu->chunk_shift = ilog2(chunk);
@@ -87,6 +88,8 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	init_waitqueue_head(&gpu->return_wq);
 	gpu->return_ms = cfg->return_interval_ms ? cfg->return_interval_ms :
 			 VG_RETURN_MS_DEFAULT;
+	/* The backend's one fault handler is the core's (fault.c). */
+	vg_fault_init(gpu);
 
 	if (!cfg->no_return_worker) {
 		err = vg_return_start(gpu);
@@ -97,6 +100,8 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	return 0;
 
 err_free_gpu:
+	vg_fault_fini(gpu);
+	mutex_destroy(&gpu->cache_lock);
 	mutex_destroy(&gpu->lock);
 	kfree(gpu);
 	return err;
@@ -106,12 +111,43 @@ void vg_gpu_destroy(struct vg_gpu *gpu)
 {
 	if (!gpu)
 		return;
+	/* First, with no lock: it waits for a fault call under way. */
+	vg_fault_fini(gpu);
 	if (gpu->return_task)
 		vg_return_stop(gpu);
 	/* VMs own guest state; the caller must tear them down first. */
 	WARN_ON(!list_empty(&gpu->vms));
+	/* The cache removes its GPU (and its hook, its VRAM) first. */
+	WARN_ON(gpu->cache_reclaim || gpu->cache_used);
+	mutex_destroy(&gpu->cache_lock);
 	mutex_destroy(&gpu->lock);
 	kfree(gpu);
+}
+
+void vg_gpu_set_cache_reclaim(struct vg_gpu *gpu,
+			      u64 (*reclaim)(void *priv, u64 bytes),
+			      void *priv)
+{
+	lockdep_assert_not_held(&gpu->lock);
+	/* Held across every call: taking it waits for one under way. */
+	mutex_lock(&gpu->cache_lock);
+	gpu->cache_reclaim = reclaim;
+	gpu->cache_priv = reclaim ? priv : NULL;
+	mutex_unlock(&gpu->cache_lock);
+}
+
+u64 vg_gpu_cache_reclaim(struct vg_gpu *gpu, u64 bytes)
+{
+	u64 freed = 0;
+
+	lockdep_assert_not_held(&gpu->lock);
+	if (!bytes)
+		return 0;
+	mutex_lock(&gpu->cache_lock);
+	if (gpu->cache_reclaim)
+		freed = gpu->cache_reclaim(gpu->cache_priv, bytes);
+	mutex_unlock(&gpu->cache_lock);
+	return freed;
 }
 
 int vg_gpu_set_policy(struct vg_gpu *gpu, enum vg_chunk_policy p)
@@ -148,6 +184,7 @@ void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st)
 	st->nr_vms = gpu->nr_vms;
 	st->chunk_size = gpu->chunk_size;
 	st->policy = gpu->policy;
+	st->cache_used = gpu->cache_used;
 	/* stats.faults holds the faults of VMs already destroyed. */
 	list_for_each_entry(vm, &gpu->vms, node)
 		st->faults += atomic64_read(&vm->faults);
@@ -298,7 +335,7 @@ static int vg_check_vm(struct vg_gpu *gpu, struct vg_vm *vm)
 
 int vg_gpu_check(struct vg_gpu *gpu)
 {
-	u64 vram = 0, host = 0, explicit = 0, order = 0;
+	u64 vram = 0, host = 0, explicit = 0, order = 0, priv = 0;
 	u32 nvms = 0, nequal = 0;
 	struct vg_vm *vm;
 	int err = 0;
@@ -316,6 +353,7 @@ int vg_gpu_check(struct vg_gpu *gpu)
 		order = vm->order;
 		vram += vm->resident;
 		host += vm->relocated;
+		priv += vm->cache_private;
 		explicit += vm->entitlement;
 		nequal += !vm->entitlement;
 		nvms++;
@@ -328,9 +366,18 @@ int vg_gpu_check(struct vg_gpu *gpu)
 	VG_CHECK_UNLOCK(host == gpu->host_used, "host_used %llu, vms sum %llu",
 			(unsigned long long)gpu->host_used,
 			(unsigned long long)host);
-	VG_CHECK_UNLOCK(vram <= gpu->vram_size, "vram_used %llu above %llu",
+	/* The file cache's VRAM comes out of what is free, never beyond. */
+	VG_CHECK_UNLOCK(vram <= gpu->vram_size &&
+			gpu->cache_used <= gpu->vram_size - vram,
+			"vram_used %llu + cache_used %llu above %llu",
 			(unsigned long long)vram,
+			(unsigned long long)gpu->cache_used,
 			(unsigned long long)gpu->vram_size);
+	/* A VM's private replicas are part of the cache's VRAM. */
+	VG_CHECK_UNLOCK(priv <= gpu->cache_used,
+			"vms' cache_private sum %llu above cache_used %llu",
+			(unsigned long long)priv,
+			(unsigned long long)gpu->cache_used);
 	VG_CHECK_UNLOCK(explicit == gpu->ent_explicit &&
 			nequal == gpu->nr_ent_equal,
 			"entitlement sums %llu/%u, cached %llu/%u",

@@ -38,6 +38,17 @@
  * decays with time, not with the rate of allocations.
  * vg_gpu_return_once() always samples (tests, tools: one pass on demand).
  *
+ * The LRC file cache (core/lrc/) holds VRAM next to the chunks
+ * (gpu->cache_used) and yields first: before a pass, if VMs below their
+ * entitlement have relocated chunks that free VRAM cannot take, the cache
+ * is asked to evict replicas for the difference (vg_return_cache_yield()).
+ * Only for those VMs: they are owed their VRAM, while a VM above its
+ * entitlement gets back only what is free (its chunks in host RAM are
+ * GPUswap's normal state under pressure, and file replicas in use are
+ * worth as much as its surplus). The COLD reserve counts the cache's VRAM
+ * as free: it is reclaimable without a VM's relocation, so the cache
+ * never makes the reserve move a VM's chunks out.
+ *
  * Failures: each VM's relocation is atomic (relocate.c). A VM that fails
  * (a guest whose channels do not drain, no VRAM after all, ...) is
  * skipped for this pass and the others still get their chunks back; the
@@ -238,7 +249,7 @@ static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
 	u64 avail, limit = 0, total = 0, moved;
 	int err = 0;
 
-	avail = gpu->vram_size - gpu->vram_used;
+	avail = vg_gpu_vram_free(gpu);
 
 	for (;;) {
 		struct vg_chunk *c;
@@ -281,6 +292,7 @@ static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
 static bool vg_return_reserve(struct vg_gpu *gpu)
 {
 	u64 want = gpu->vram_size >> VG_RESERVE_SHIFT;
+	/* The cache's VRAM is room an allocation gets without a copy of ours. */
 	u64 avail = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
 	s64 got;
 	int err;
@@ -312,7 +324,8 @@ static bool vg_return_reserve(struct vg_gpu *gpu)
  */
 static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
 {
-	u64 avail = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
+	u64 avail = vg_gpu_vram_free(gpu);
+	u64 spare = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
 	bool cold = gpu->policy == VG_POLICY_COLD, ret, res;
 	struct vg_vm *vm;
 	s64 moved = 0;
@@ -325,7 +338,7 @@ static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
 			vg_unmark_all(vm);
 	/* The common case, every tick: nothing to do. O(1). */
 	ret = gpu->host_used && avail;
-	res = cold && sample && avail < gpu->vram_size >> VG_RESERVE_SHIFT;
+	res = cold && sample && spare < gpu->vram_size >> VG_RESERVE_SHIFT;
 	if (!ret && !res)
 		return 0;
 	if (cold && sample) {
@@ -340,11 +353,78 @@ static s64 vg_return_pass(struct vg_gpu *gpu, bool sample, bool *failed)
 	return moved;
 }
 
+/*
+ * Bytes of vm's relocated chunks the pass would return within its
+ * entitlement (gap bytes below it): the candidates that fit, as
+ * vg_pick_winner() and vg_pick_chunk() would take them.
+ */
+static u64 vg_return_owed(struct vg_gpu *gpu, struct vg_vm *vm, u64 gap)
+{
+	struct vg_chunk *c;
+	u64 sum = 0;
+	u32 k = 0;
+
+	list_for_each_entry(c, &vm->relocated_list, node) {
+		if (sum >= gap)
+			break;
+		if (vg_return_candidate(gpu, c, gap - sum))
+			sum += c->size;
+		vg_resched_every(&k);
+	}
+	return sum;
+}
+
+/*
+ * VRAM the file cache should free so that the VMs below their
+ * entitlement get their relocated chunks back: what they are owed beyond
+ * free VRAM, at most what the cache holds. O(1) without a cache in VRAM
+ * or without relocated chunks (every tick's common case).
+ */
+static u64 vg_return_cache_want(struct vg_gpu *gpu)
+{
+	struct vg_vm *vm;
+	u64 owed = 0, avail;
+
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->cache_used || !gpu->host_used)
+		return 0;
+	list_for_each_entry(vm, &gpu->vms, node) {
+		u64 ent = vg_vm_entitlement(vm);
+
+		if (vm->resident >= ent || !vm->relocated)
+			continue;
+		owed += vg_return_owed(gpu, vm, ent - vm->resident);
+	}
+	avail = vg_gpu_vram_free(gpu);
+	if (owed <= avail)
+		return 0;
+	return min(owed - avail, gpu->cache_used);
+}
+
+/*
+ * Before a pass, and without gpu->lock (the cache's lock orders before
+ * it): have the cache give back what the VMs below their entitlement are
+ * owed. The pass then takes the lock and recomputes everything; if the
+ * cache refilled in between, those VMs just wait for a later pass (or a
+ * later yield): a missed return, never a wrong one.
+ */
+static void vg_return_cache_yield(struct vg_gpu *gpu)
+{
+	u64 want;
+
+	mutex_lock(&gpu->lock);
+	want = vg_return_cache_want(gpu);
+	mutex_unlock(&gpu->lock);
+	if (want)
+		vg_gpu_cache_reclaim(gpu, want);
+}
+
 s64 vg_gpu_return_once(struct vg_gpu *gpu)
 {
 	bool failed;
 	s64 ret;
 
+	vg_return_cache_yield(gpu);
 	mutex_lock(&gpu->lock);
 	ret = vg_return_pass(gpu, true, &failed);
 	mutex_unlock(&gpu->lock);
@@ -362,6 +442,7 @@ static bool vg_return_tick(struct vg_gpu *gpu)
 {
 	bool failed, sample;
 
+	vg_return_cache_yield(gpu);
 	mutex_lock(&gpu->lock);
 	sample = !(gpu->return_ticks++ % VG_HEAT_SAMPLE_TICKS);
 	vg_return_pass(gpu, sample, &failed);

@@ -112,6 +112,11 @@ struct vg_gpu_stats {
 	u64 stall_hist[VGMEM_HIST_BUCKETS];
 	u64 copy_device_ns;	/* device time of all relocation copies */
 	u64 faults;
+	/*
+	 * Bytes of VRAM the LRC file cache holds now (its replicas). Not
+	 * part of vram_used; vram_size - vram_used - cache_used is free.
+	 */
+	u64 cache_used;
 };
 void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st);
 
@@ -121,6 +126,75 @@ void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st);
  */
 int vg_gpu_check(struct vg_gpu *gpu);
 
+/*
+ * The LRC file cache's VRAM (core/lrc/) sits next to the BOs' and yields
+ * first: the cache registers a reclaim hook per GPU, and before the core
+ * relocates any VM's chunks to make room (a BO allocation that does not
+ * fit in free VRAM; the return worker bringing chunks back to VMs below
+ * their entitlement) it calls reclaim(priv, bytes), which evicts the
+ * cache's least recently allocated unpinned replicas until bytes of VRAM
+ * are freed or none is left, and returns the bytes it freed. The hook is
+ * called with no core lock held and may sleep; calls are serialised.
+ * Setting a new hook (or NULL) waits until no call of the old one is
+ * under way, so its priv may be freed then: call it with no lock the
+ * hook takes held. One hook per GPU; NULL removes it.
+ */
+void vg_gpu_set_cache_reclaim(struct vg_gpu *gpu,
+			      u64 (*reclaim)(void *priv, u64 bytes),
+			      void *priv);
+
+/*
+ * Replayable GPU faults (core/fault.c). The core owns each GPU's one
+ * backend fault handler (set_fault_handler, vg_backend.h): it installs it
+ * when the GPU is created and removes it when the GPU is destroyed, and
+ * dispatches every fault by (address space, address) to whoever registered
+ * the range. Anyone who services faults (the LRC file cache, the paging
+ * peer model) registers each range it serves instead of owning the GPU's
+ * handler, so several of them share one GPU.
+ *
+ * vg_fault_register: [va, va + size) of as (4 KiB aligned, size > 0)
+ * faults to fn(priv, f) from now on; the backend's fault_range is turned
+ * on for it. The ranges of one AS never overlap (the backend's contract):
+ * an overlap is refused with -EEXIST and changes nothing. -ENODEV if the
+ * backend has no replayable faults, -EINVAL for bad arguments. fn is
+ * called like the backend's handler (its fault thread, no core or backend
+ * lock held, may sleep and call backend ops, returns 0 to replay or
+ * -errno for VGMEM_CHAN_ERR_VA). A fault in no registered range errors
+ * its channel. May be called with any lock held (it takes only the GPU's
+ * fault lock, innermost); the range must be unregistered before its AS is
+ * destroyed.
+ *
+ * vg_fault_unregister: no new call of fn for the range starts, its
+ * fault_range goes off, and it returns once no call of fn for it is under
+ * way: then priv may be freed (like free_irq). So it must be called with
+ * no lock fn takes, never under gpu->lock, and never from fn itself.
+ *
+ * vg_fault_unregister_async: for callers that must unregister under the
+ * lock fn takes. Does what vg_fault_unregister does without waiting;
+ * release(priv) (if not NULL) runs once no call is under way: at once in
+ * the caller, or in the fault thread when the running call returns. A call
+ * already under way may still run fn(priv) after this returns (typically
+ * blocked on that lock), so fn must recognise a priv its owner has
+ * retired (a flag set under that lock) before touching anything else.
+ * The handle is gone after either call.
+ */
+struct vg_fault_reg;
+typedef int (*vg_fault_fn)(void *priv, const struct vg_gpu_fault *f);
+int vg_fault_register(struct vg_gpu *gpu, struct vg_as *as, u64 va,
+		      u64 size, vg_fault_fn fn, void *priv,
+		      struct vg_fault_reg **out);
+void vg_fault_unregister(struct vg_fault_reg *reg);
+void vg_fault_unregister_async(struct vg_fault_reg *reg,
+			       void (*release)(void *priv));
+
+struct vg_fault_stats {
+	u64 dispatched;		/* faults handed to a registrant */
+	u64 unclaimed;		/* faults in no registered range (errored) */
+	u32 ranges;		/* registered now */
+	u32 ases;		/* address spaces with a registered range */
+};
+void vg_fault_get_stats(struct vg_gpu *gpu, struct vg_fault_stats *st);
+
 /* VM lifetime. Destroy frees its BOs and channels. */
 int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 		 struct vg_vm **out);
@@ -129,6 +203,12 @@ void vg_vm_destroy(struct vg_vm *vm);
 int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes);
 int vg_vm_set_quota(struct vg_vm *vm, u64 bytes);
 void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st);
+/*
+ * Bytes of VRAM in the file cache's private replicas of the VM (the file
+ * pages it wrote and has not had merged and dropped yet); part of the
+ * GPU's cache_used, not of the VM's resident bytes.
+ */
+u64 vg_vm_cache_private(struct vg_vm *vm);
 const char *vg_vm_name(const struct vg_vm *vm);
 /* The platform.priv the VM was created with (event hooks find theirs). */
 void *vg_vm_priv(const struct vg_vm *vm);

@@ -179,7 +179,11 @@ struct vg_backend_ops {
 	 * as_destroy also drops the AS's queued faults; a call already under
 	 * way completes (f->as stays valid until the handler returns).
 	 *
-	 * set_fault_handler: one handler per backend (GPU). It is called with
+	 * set_fault_handler: one handler per backend (GPU). The core installs
+	 * it when the GPU is created and dispatches each fault to the
+	 * registrant of its range (core/fault.c, vg_fault_register in vg.h),
+	 * which also calls fault_range: nothing else calls these two on a
+	 * GPU the core runs. It is called with
 	 * no backend lock held, may sleep and may call every op of this table
 	 * (map, unmap, protect, tlb_flush, copies, mem_alloc), so it must not
 	 * be called, and is not, from a thread the core waits for under

@@ -12,6 +12,12 @@
  *  - Order: gpu->lock, then ch->map_lock. Backend ops are called with
  *    gpu->lock held; the backend's engine thread never takes either lock,
  *    which is why the relocation may wait for it to drain.
+ *  - gpu->cache_lock (mutex) protects the file cache's reclaim hook
+ *    (cache_reclaim, cache_priv) and is held across every call of it, so
+ *    vg_gpu_set_cache_reclaim() returns only once no call is under way
+ *    and the old priv may be freed. Order: cache_lock, then the cache's
+ *    own lock (lrc->lock), then gpu->lock. Never taken under gpu->lock:
+ *    the core calls the hook before it takes gpu->lock (bo.c, return.c).
  */
 #ifndef VGMEM_CORE_INTERNAL_H
 #define VGMEM_CORE_INTERNAL_H
@@ -102,6 +108,14 @@ struct vg_vm {
 	 * the cache under gpu->lock; vg_vm_destroy() tears it down first.
 	 */
 	struct vg_lrc_ctx *lrc_ctx;
+	/*
+	 * Bytes of VRAM in the file cache's private replicas of this VM (the
+	 * pages it wrote), part of gpu->cache_used (gpu->lock; the cache
+	 * keeps it, account.c vg_gpu_cache_add/sub). Not charged against
+	 * its quota or entitlement: shown, so that what a VM costs the GPU
+	 * is visible (vg_vm_cache_private()).
+	 */
+	u64 cache_private;
 	struct vgmem_vm_stats stats;	/* cumulative parts; sizes filled on read */
 	atomic64_t faults;		/* channel errors: the engine thread adds, no lock */
 };
@@ -131,6 +145,32 @@ struct vg_chan {
 	bool stopped;
 };
 
+/*
+ * The GPU's replayable-fault dispatch (fault.c): the one backend fault
+ * handler, installed by vg_gpu_create() and removed by vg_gpu_destroy(),
+ * finds the registrant of each fault's range here.
+ *  - lock (mutex) protects ases, every registration's index node and
+ *    dead flag, the counters, and serialises the backend's fault_range
+ *    calls. It is innermost: taken under gpu->lock or a registrant's own
+ *    lock, and never held across a registrant's handler, so a handler may
+ *    take any lock and register or unregister (asynchronously) ranges.
+ *  - ases: one struct vg_fault_as per address space with ranges, keyed by
+ *    the AS pointer in a vg_va_tree (an AVL tree: O(log n) lookups); each
+ *    holds its ranges in its own vg_va_tree. A fault costs two O(log n)
+ *    lookups, whatever the number of VMs or ranges.
+ *  - wq: woken when a retired registration's last running call returns
+ *    (vg_fault_unregister waits on it).
+ */
+struct vg_fault_disp {
+	struct mutex lock;
+	struct vg_va_tree ases;
+	wait_queue_head_t wq;
+	bool installed;			/* the backend has set_fault_handler */
+	u32 nr_ranges;
+	u64 dispatched;
+	u64 unclaimed;
+};
+
 struct vg_gpu {
 	const struct vg_backend_ops *ops;
 	void *backend;
@@ -146,6 +186,14 @@ struct vg_gpu {
 	struct list_head vms;
 	u32 nr_vms;
 	u64 vram_used;			/* sum of vm->resident */
+	/*
+	 * VRAM the LRC file cache holds for its replicas (core/lrc/evict.c
+	 * through vg_gpu_cache_add/sub). vram_size stays the GPU's VRAM, so
+	 * entitlements and equal shares never move with the cache; free VRAM
+	 * is vram_size - vram_used - cache_used (vg_gpu_vram_free()), and
+	 * vram_used + cache_used <= vram_size (vg_gpu_check()).
+	 */
+	u64 cache_used;
 	u64 host_used;			/* sum of vm->relocated */
 	u64 seq;			/* placement counter for LRA */
 	u64 ent_explicit;		/* sum of explicit vm->entitlement (vm.c) */
@@ -187,9 +235,21 @@ struct vg_gpu {
 	 */
 	u32 heat_clock;
 
+	/*
+	 * The file cache's reclaim hook (vg_gpu_set_cache_reclaim(), under
+	 * cache_lock): frees cache VRAM before the core relocates any VM's
+	 * chunks for room (vg_gpu_cache_reclaim()). NULL: no cache.
+	 */
+	struct mutex cache_lock;
+	u64 (*cache_reclaim)(void *priv, u64 bytes);
+	void *cache_priv;
+
 	/* Event hooks (vg.h), set at creation, called under lock. */
 	const struct vg_gpu_events *events;
 	void *events_priv;
+
+	/* Replayable faults: the backend's handler and the registry (fault.c). */
+	struct vg_fault_disp fault;
 };
 
 /* Event hooks: gpu->lock held (vg.h, struct vg_gpu_events). */
@@ -231,6 +291,26 @@ void vg_hist_add(u64 hist[VGMEM_HIST_BUCKETS], u64 ns);
 int vg_vm_reserve_chunks(struct vg_vm *vm, u32 more);
 /* Add or remove a BO's size and chunk count to the VM's totals. */
 void vg_vm_account_bo(struct vg_vm *vm, const struct vg_bo *bo, bool add);
+
+/*
+ * account.c: the file cache's VRAM (gpu->lock held). Free VRAM for BOs,
+ * relocations and the cache alike: vram_size - vram_used - cache_used.
+ */
+u64 vg_gpu_vram_free(const struct vg_gpu *gpu);
+/*
+ * Account bytes of VRAM the cache took (its caller allocated them from
+ * free VRAM) or gave back; vm, or NULL, is the VM whose private replica
+ * it is (vm->cache_private).
+ */
+void vg_gpu_cache_add(struct vg_gpu *gpu, struct vg_vm *vm, u64 bytes);
+void vg_gpu_cache_sub(struct vg_gpu *gpu, struct vg_vm *vm, u64 bytes);
+/*
+ * gpu.c: ask the file cache to free bytes of its VRAM (its least recently
+ * allocated unpinned replicas) and wait for it; returns the bytes freed
+ * (0 without a cache). Called WITHOUT gpu->lock: the hook takes the
+ * cache's lock, which orders before it.
+ */
+u64 vg_gpu_cache_reclaim(struct vg_gpu *gpu, u64 bytes);
 
 /* bo.c */
 struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va);	/* BO starting at va */
@@ -314,6 +394,16 @@ void vg_chunk_mark(struct vg_chunk *c);
 void vg_chunk_unmark(struct vg_chunk *c);
 /* GPU VA of the first byte of c. */
 u64 vg_chunk_va(const struct vg_chunk *c);
+
+/*
+ * fault.c: install the GPU's backend fault handler (if the backend has
+ * replayable faults) at creation; remove it at destruction, which waits
+ * for a call under way, so never under a lock a registrant's handler
+ * takes (no lock at all: vg_gpu_destroy calls it first). Every range must
+ * be unregistered by then.
+ */
+void vg_fault_init(struct vg_gpu *gpu);
+void vg_fault_fini(struct vg_gpu *gpu);
 
 /* return.c */
 int vg_return_start(struct vg_gpu *gpu);

@@ -154,6 +154,17 @@ void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st)
 	mutex_unlock(&gpu->lock);
 }
 
+u64 vg_vm_cache_private(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	u64 bytes;
+
+	mutex_lock(&gpu->lock);
+	bytes = vm->cache_private;
+	mutex_unlock(&gpu->lock);
+	return bytes;
+}
+
 const char *vg_vm_name(const struct vg_vm *vm)
 {
 	return vm->name;

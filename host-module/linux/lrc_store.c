@@ -32,6 +32,7 @@
 #include <linux/file.h>
 #include <linux/iversion.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -393,18 +394,56 @@ size_t vgmem_shares_nla_size(const struct vgmem_shares *s)
 static struct vg_lrc *vgmem_lrc;
 
 /*
- * The cache is the operator's choice, off by default: its replicas take
- * VRAM from what the core hands to BOs (up to the budget) without being
- * charged to any VM, so one VM's file maps can make the reducer relocate
- * other VMs' chunks, and each cached GPU holds a staging buffer in host
- * RAM. 0 (the default) keeps it off on GPUs registered meanwhile (their
- * VMs' file maps fail with -ENOENT); -1 gives each GPU registered from
- * then on the core's default budget (a quarter of its VRAM); N gives N MiB.
+ * On by default with a quarter of each GPU's VRAM (-1): the cache takes
+ * only free VRAM, is counted apart from the BOs (the GPU's cache_used;
+ * vram_size, equal shares and entitlements never move with it) and gives
+ * its VRAM back before any VM's chunks are relocated (the core's reclaim
+ * hook, core/lrc/evict.c), so it costs no VM its BO memory. Each cached
+ * GPU holds a staging buffer of the readahead size in host RAM. 0 keeps
+ * it off on GPUs registered meanwhile (their VMs' file maps fail with
+ * -ENOENT); N gives each GPU registered from then on N MiB.
  */
-static int lrc_budget_mb;
+static int lrc_budget_mb = -1;
 module_param(lrc_budget_mb, int, 0644);
 MODULE_PARM_DESC(lrc_budget_mb,
-		 "VRAM budget in MiB of the LRC file cache on each GPU registered from now on (0: no file cache, the default; -1: a quarter of VRAM)");
+		 "VRAM budget in MiB of the LRC file cache on each GPU registered from now on (-1: a quarter of VRAM, the default; 0: no file cache)");
+
+/*
+ * Host RAM of the cache's host copies (64 KiB per cached GPU page of a
+ * file), in MiB; 0 (the default): no limit, host copies stay while their
+ * file is mapped or open. Least recently used host copies no GPU replica
+ * is made from are dropped (dirty ones written back first) and read from
+ * the file again when needed. Takes effect at once when changed: the
+ * setter hands it to the cache (vg_lrc_set_host_budget), under a lock the
+ * cache's creation and destruction take too.
+ */
+static unsigned int lrc_host_mb;
+static DEFINE_MUTEX(vgmem_lrc_host_lock);
+
+static int lrc_host_mb_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mb;
+	int ret;
+
+	ret = kstrtouint(val, 0, &mb);
+	if (ret)
+		return ret;
+	mutex_lock(&vgmem_lrc_host_lock);
+	if (vgmem_lrc)
+		ret = vg_lrc_set_host_budget(vgmem_lrc, (u64)mb << 20);
+	if (!ret)
+		*(unsigned int *)kp->arg = mb;
+	mutex_unlock(&vgmem_lrc_host_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops lrc_host_mb_ops = {
+	.set = lrc_host_mb_set,
+	.get = param_get_uint,
+};
+module_param_cb(lrc_host_mb, &lrc_host_mb_ops, &lrc_host_mb, 0644);
+MODULE_PARM_DESC(lrc_host_mb,
+		 "Host RAM budget in MiB of the LRC file cache's host copies (0: no limit, the default)");
 
 int vgmem_lrc_init(void)
 {
@@ -418,7 +457,10 @@ int vgmem_lrc_init(void)
 	if (!vgmem_store_cred)
 		return -ENOMEM;
 	get_fs_root(current->fs, &vgmem_host_root);
+	mutex_lock(&vgmem_lrc_host_lock);
+	cfg.host_budget = (u64)lrc_host_mb << 20;
 	ret = vg_lrc_create(&cfg, &vgmem_lrc);
+	mutex_unlock(&vgmem_lrc_host_lock);
 	if (ret)
 		goto err_put_root;
 	return 0;
@@ -432,9 +474,11 @@ err_put_root:
 
 void vgmem_lrc_exit(void)
 {
+	mutex_lock(&vgmem_lrc_host_lock);
 	if (vgmem_lrc)
 		vg_lrc_destroy(vgmem_lrc);
 	vgmem_lrc = NULL;
+	mutex_unlock(&vgmem_lrc_host_lock);
 	path_put(&vgmem_host_root);
 	put_cred(vgmem_store_cred);
 	vgmem_store_cred = NULL;

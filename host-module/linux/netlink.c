@@ -290,6 +290,8 @@ static int vgmem_nl_fill_gpu(struct sk_buff *skb, struct vgmem_gpu *gpu,
 			      VGMEM_A_PAD) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_NR_VGPUS, nr_vgpus) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_NR_VMS, st.nr_vms) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_GPU_CACHE_USED, st.cache_used,
+			      VGMEM_A_PAD) ||
 	    vgmem_nl_put_gpu_stats(skb, &st))
 		goto err_cancel;
 	genlmsg_end(skb, hdr);
@@ -350,16 +352,19 @@ static int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v)
 }
 
 /*
- * One GET_VM message; the vGPU's GPU lock held (v stays on its list). A
- * reply to a request (cb NULL) carries the share table too.
+ * One GET_VM message; the vGPU's GPU lock held (v stays on its list). With
+ * shares (a reply to an administrator's request, never a dump) it carries
+ * the share table too: host paths are the operator's business, not every
+ * local user's.
  */
 static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
 			    u32 portid, u32 seq, int flags,
-			    struct netlink_callback *cb)
+			    struct netlink_callback *cb, bool shares)
 {
 	char type[48];
 	void *hdr;
 	struct vgmem_vm_stats *st;
+	u64 cache;
 	int ret = -EMSGSIZE;
 
 	lockdep_assert_held(&v->gpu->lock);
@@ -368,6 +373,10 @@ static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
 	if (!st)
 		return -ENOMEM;
 	vgmem_vgpu_stats(v, st);
+	/* Order v->lock, then the core's: as vgmem_vgpu_stats(). */
+	mutex_lock(&v->lock);
+	cache = v->vm ? vg_vm_cache_private(v->vm) : 0;
+	mutex_unlock(&v->lock);
 	snprintf(type, sizeof(type), "%s-%s", vgmem_mdev_driver.driver.name,
 		 v->type->type.sysfs_name);
 
@@ -384,11 +393,13 @@ static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
 	    nla_put_u64_64bit(skb, VGMEM_A_VM_QUOTA, st->quota, VGMEM_A_PAD) ||
 	    nla_put_u64_64bit(skb, VGMEM_A_VM_ENTITLEMENT, st->entitlement,
 			      VGMEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, VGMEM_A_VM_CACHE_PRIVATE, cache,
+			      VGMEM_A_PAD) ||
 	    vgmem_nl_put_vm_stats(skb, st)) {
 		genlmsg_cancel(skb, hdr);
 		goto out_free;
 	}
-	if (!cb) {
+	if (shares) {
 		mutex_lock(&v->lock);
 		ret = vgmem_nl_put_shares(skb, v);
 		mutex_unlock(&v->lock);
@@ -502,7 +513,9 @@ static int vgmem_nl_get_vm_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&v->lock);
 	msg = genlmsg_new(size, GFP_KERNEL);
 	ret = msg ? vgmem_nl_fill_vm(msg, v, info->snd_portid, info->snd_seq,
-				     0, NULL) : -ENOMEM;
+				     0, NULL,
+				     netlink_capable(skb, CAP_NET_ADMIN)) :
+		    -ENOMEM;
 	mutex_unlock(&v->gpu->lock);
 	mutex_unlock(&vgmem_gpus_lock);
 	if (ret) {
@@ -525,7 +538,8 @@ static int vgmem_nl_dump_vms_of(struct sk_buff *skb,
 		if (pos++ < d->pos)
 			continue;
 		ret = vgmem_nl_fill_vm(skb, v, NETLINK_CB(cb->skb).portid,
-				       cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI, cb,
+				       false);
 		if (ret)
 			return ret;
 		d->pos = pos;
@@ -620,6 +634,10 @@ static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
 	{ VGMEM_LS_FILES, LS(files) },
 	{ VGMEM_LS_PAGES, LS(pages) },
 	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page) },
+	{ VGMEM_LS_HOST_COMPARES, LS(host_compares) },
+	{ VGMEM_LS_HOST_USED, LS(host_used) },
+	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions) },
+	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks) },
 };
 #undef LS
 

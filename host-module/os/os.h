@@ -52,6 +52,15 @@
  *           filter set by os_log_level(); os_log_capture(fn, priv) lets a
  *           test see every line)
  * random    get_random_u32 get_random_u64
+ * simd      os_simd_begin() -> bool, os_simd_end(): true means vector
+ *           registers may be used until os_simd_end() (kernel:
+ *           kernel_fpu_begin/end on x86, so preemption is off in between:
+ *           no sleeping, no calls that might; batch a page or more per
+ *           pair, never a word); false (kernel: in a context where the
+ *           FPU may not be used, or not x86) means use a portable path and
+ *           do not call os_simd_end(). Userspace: always true, no-op end.
+ *           Code using vector registers lives in its own file, which
+ *           Kbuild compiles with them enabled (merge_vec.c)
  *
  * Deterministic randomness for policies and workloads is not an OS service:
  * core/ and sim/ carry their own seeded generator (core/vg_rand.h).

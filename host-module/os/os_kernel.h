@@ -65,4 +65,34 @@
 
 #include <linux/random.h>
 
+#ifdef CONFIG_X86_64
+#include <asm/fpu/api.h>
+#include <asm/simd.h>
+#endif
+
+/*
+ * os.h "simd": vector registers for code built with them enabled (Kbuild
+ * per-file flags). may_use_simd() refuses where the FPU state cannot be
+ * borrowed (e.g. an interrupt that came while it was already borrowed);
+ * the caller then takes its portable path.
+ */
+static inline bool os_simd_begin(void)
+{
+#ifdef CONFIG_X86_64
+	if (!may_use_simd())
+		return false;
+	kernel_fpu_begin();
+	return true;
+#else
+	return false;
+#endif
+}
+
+static inline void os_simd_end(void)
+{
+#ifdef CONFIG_X86_64
+	kernel_fpu_end();
+#endif
+}
+
 #endif /* VGMEM_OS_KERNEL_H */

@@ -872,6 +872,17 @@ int kthread_stop(struct task_struct *k);
 /* True in a kthread_run() thread once kthread_stop() was called on it. */
 bool kthread_should_stop(void);
 
+/* ---- vector registers (os.h "simd") ---------------------------------------- */
+/* Always usable in a process: nothing to save or restore. */
+static inline bool os_simd_begin(void)
+{
+	return true;
+}
+
+static inline void os_simd_end(void)
+{
+}
+
 /* ---- random -------------------------------------------------------------------- */
 u32 get_random_u32(void);
 u64 get_random_u64(void);

@@ -13,11 +13,13 @@
 #include "models/models_priv.h"
 
 /*
- * The file cache over this process's files. It serves the GPU (installs
- * the GPU's fault handler) unless the model owns that handler (paging).
+ * The file cache over this process's files, serving the GPU whatever the
+ * model: the core owns the GPU's fault handler and dispatches each fault
+ * to the range's registrant (core/fault.c), so the cache's file maps and
+ * the paging model's BOs share it.
  */
 static int vg_host_lrc_create(struct vg_host *h,
-			      const struct vg_host_config *cfg, bool add_gpu)
+			      const struct vg_host_config *cfg)
 {
 	struct vg_lrc_config lcfg;
 	int ret;
@@ -25,8 +27,9 @@ static int vg_host_lrc_create(struct vg_host *h,
 	memset(&lcfg, 0, sizeof(lcfg));
 	lcfg.store = &vg_ustore_ops;
 	lcfg.seed = cfg->gpu.seed;
+	lcfg.host_budget = cfg->lrc_host_budget;
 	ret = vg_lrc_create(&lcfg, &h->lrc);
-	if (ret || !add_gpu)
+	if (ret)
 		return ret;
 	ret = vg_lrc_gpu_add(h->lrc, h->gpu, cfg->lrc_vram_budget);
 	if (ret) {
@@ -66,7 +69,7 @@ int vg_host_create(const struct vg_host_config *cfg, struct vg_host **out)
 	ret = vg_model_create(h, h->gpu, h->sim, &mp, &h->model);
 	if (ret)
 		goto err_destroy_gpu;
-	ret = vg_host_lrc_create(h, cfg, mp.kind != VG_MODEL_PAGING);
+	ret = vg_host_lrc_create(h, cfg);
 	if (ret)
 		goto err_destroy_model;
 	*out = h;
@@ -252,7 +255,7 @@ static int vg_host_guest_share(struct vg_host_guest *g, u32 share_id,
 		return -EINVAL;
 	ctx = vg_lrc_vm_ctx(g->vm);
 	if (!ctx)
-		return -EOPNOTSUPP;	/* the paging model: no file cache */
+		return -ENODEV;		/* the VM is going away */
 	return vg_lrc_share_set(ctx, share_id, dir, read_only);
 }
 

@@ -28,6 +28,11 @@ struct vg_host_config {
 	 * paging (which owns the GPU's fault handler).
 	 */
 	u64 lrc_vram_budget;
+	/*
+	 * Host-RAM budget of the LRC file cache's host copies in bytes (a
+	 * 64 KiB multiple); 0: no limit (vg_lrc_set_host_budget).
+	 */
+	u64 lrc_host_budget;
 };
 
 struct vg_host;
@@ -68,8 +73,9 @@ struct vg_vm *vg_host_guest_vm(struct vg_host_guest *g);
  * The guest's share share_id is the host directory dir (what mgmtd takes
  * from the domain's virtio-fs <filesystem> source); _ro refuses RW maps.
  * Replaces an earlier share of the same id. A guest has an LRC context
- * from its creation (-EOPNOTSUPP under the paging model); a VM names only
- * its own shares.
+ * from its creation, under every model (the paging model's BOs and the
+ * file maps share the GPU's fault dispatch); a VM names only its own
+ * shares.
  */
 int vg_host_guest_set_share(struct vg_host_guest *g, u32 share_id,
 			    const char *dir);

@@ -19,7 +19,7 @@ struct vg_host {
 	struct vg_gpu *gpu;
 	struct vg_model *model;		/* the memory manager (models/) */
 	struct vg_lrc *lrc;		/* the file cache over vg_ustore_ops */
-	bool lrc_gpu;			/* gpu registered with it (not paging) */
+	bool lrc_gpu;			/* gpu registered with it */
 	pthread_mutex_t lock;		/* protects guests */
 	struct vg_host_guest *guests;	/* singly linked through next */
 };

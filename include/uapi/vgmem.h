@@ -424,7 +424,8 @@ enum vgmem_cmd {
 	 * none; a UUID is refused). Do: the vGPU named by VGMEM_A_VM_UUID
 	 * (-ENODEV if there is none; a GPU index is refused). Reply attributes:
 	 * VM_UUID, GPU_INDEX, VM_TYPE, VM_ACTIVE, VM_QUOTA, VM_ENTITLEMENT,
-	 * VM_STATS.
+	 * VM_CACHE_PRIVATE, VM_STATS; a do's reply to a sender with
+	 * CAP_NET_ADMIN also VM_SHARES (the share table, maybe an empty nest).
 	 *
 	 * Dumps of GPUs and VMs stay consistent while vGPUs come and go:
 	 * every creation and removal bumps a generation that the dump checks
@@ -555,6 +556,19 @@ enum vgmem_attr {
 	/* LRC file cache (GET_LRC) */
 	VGMEM_A_LRC_NR_GPUS,		/* u32: GPUs with a file cache (0: off) */
 	VGMEM_A_LRC_STATS,		/* nest: enum vgmem_lrc_stat_attr */
+	/*
+	 * GET_GPU: u64 bytes of VRAM the LRC file cache holds now (its
+	 * replicas). Apart from VGMEM_A_GPU_VRAM_USED (the BOs' chunks):
+	 * free VRAM is VRAM_SIZE - VRAM_USED - CACHE_USED, and the cache
+	 * gives it back first when BOs need it.
+	 */
+	VGMEM_A_GPU_CACHE_USED,
+	/*
+	 * GET_VM: u64 bytes of that cache's VRAM in the VM's private
+	 * replicas (file pages it wrote); part of the GPU's CACHE_USED, not
+	 * of the VM's resident bytes. 0 while the vGPU is not open.
+	 */
+	VGMEM_A_VM_CACHE_PRIVATE,
 	__VGMEM_A_MAX
 };
 #define VGMEM_A_MAX			(__VGMEM_A_MAX - 1)
@@ -662,6 +676,10 @@ enum vgmem_lrc_stat_attr {
 	VGMEM_LS_FILES,			/* now: cached files */
 	VGMEM_LS_PAGES,			/* now: page entries */
 	VGMEM_LS_BYTES_PER_PAGE,	/* now: metadata bytes per page entry */
+	VGMEM_LS_HOST_COMPARES,		/* GPU pages compared with the file after its change counter moved */
+	VGMEM_LS_HOST_USED,		/* now: bytes of host copies */
+	VGMEM_LS_HOST_EVICTIONS,	/* host copies dropped for lrc_host_mb */
+	VGMEM_LS_HOST_EVICT_WRITEBACKS,	/* of those, dirty ones written back */
 	__VGMEM_LS_MAX
 };
 #define VGMEM_LS_MAX			(__VGMEM_LS_MAX - 1)

@@ -382,9 +382,10 @@ static void test_ro_map_write(void **state)
 }
 
 /*
- * A VM without a file-cache context (the paging model owns the GPU's fault
- * handler, so its host gives guests none): every FILE_* command is
- * validated the same and refused, a map as "no such share".
+ * A VM with no share, under the paging model (whose BOs share the GPU's
+ * fault dispatch with the file maps): every FILE_* command is validated
+ * the same and refused, a map as "no such share", a BO's address as no
+ * file map.
  */
 static void test_no_context(void **state)
 {
@@ -404,7 +405,7 @@ static void test_no_context(void **state)
 	assert_int_equal(vg_host_create(&cfg, &h), 0);
 	assert_int_equal(vg_host_guest_create(h, "g", 0, 16 * MiB, &g), 0);
 	dev = vg_host_guest_dev(g);
-	assert_int_equal(vg_host_guest_set_share(g, 0, "/tmp"), -EOPNOTSUPP);
+	assert_non_null(vg_lrc_vm_ctx(vg_host_guest_vm(g)));
 	assert_int_equal(vgmem_map_file(dev, 0, "x", 0, GPAGE, VGMEM_FILE_RO,
 					&va), -ENOENT);
 	assert_int_equal(va, 3);

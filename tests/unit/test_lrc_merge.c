@@ -35,6 +35,8 @@ typedef u32 (*merge_fn)(void *dst, const void *base, const void *src);
 /* Both implementations: the one in use and the portable (kernel) one. */
 static const merge_fn impl_fast = vg_lrc_merge_page;
 static const merge_fn impl_swar = vg_lrc_merge_page_swar;
+/* the vector loop called directly (userspace needs no os_simd_begin) */
+static const merge_fn impl_vec = vg_lrc_merge_page_vec;
 static merge_fn merge = vg_lrc_merge_page;
 
 static void use_impl(void **state)
@@ -348,9 +350,103 @@ static void test_dirty_mask(void **state)
 	}
 }
 
-/* Runs f on both implementations, under names that tell them apart. */
+/*
+ * One src against one base into one prior dst (a random page: dst is not
+ * base), with the vector loop, the portable loop and the byte reference:
+ * all three results and counts byte-identical; then the same with dst ==
+ * base. b, s live in gbase at offset off (8-byte aligned, not always 16).
+ */
+static void cross_check(const u8 *b, const u8 *s, const u8 *prior)
+{
+	u8 *dv = gpage, *ds = gpage + PS, *bb = gpage + 2 * PS;
+	u32 want = ref_count(s, b), i;
+
+	memcpy(ref, prior, PS);
+	for (i = 0; i < PS; i++)
+		if (s[i] != b[i])
+			ref[i] = s[i];
+	memcpy(dv, prior, PS);
+	memcpy(ds, prior, PS);
+	assert_int_equal(vg_lrc_merge_page_vec(dv, b, s), want);
+	assert_int_equal(vg_lrc_merge_page_swar(ds, b, s), want);
+	memcpy(dst, prior, PS);
+	assert_int_equal(vg_lrc_merge_page(dst, b, s), want);
+	assert_memory_equal(dv, ref, PS);
+	assert_memory_equal(dst, ref, PS);
+	assert_memory_equal(ds, ref, PS);
+	memcpy(bb, b, PS);
+	assert_int_equal(vg_lrc_merge_page_vec(bb, bb, s), want);
+	assert_memory_equal(bb, s, PS);
+	memcpy(bb, b, PS);
+	assert_int_equal(vg_lrc_merge_page_swar(bb, bb, s), want);
+	assert_memory_equal(bb, s, PS);
+}
+
+/*
+ * The vector loop (what the kernel runs too, merge_vec.c) against the
+ * portable one and the reference on adversarial pages: a single changed
+ * byte at every offset (each lane of each 16-byte vector and 64-byte
+ * line, first and last), changes by only the top bit or only the bottom
+ * bit of a byte (the edges of the portable loop's bit tricks), 0x00 <->
+ * 0xff, every byte changed, every other byte, changes only in the last
+ * line; then random pages at any density, 8-byte (not 16) aligned too.
+ */
+static void test_vec_matches_swar(void **state)
+{
+	static const u8 flips[] = { 0x80, 0x01, 0xff, 0x7f, 0xfe };
+	u8 *prior = wr[NW_MAX - 1];
+	u32 f, i, iter, off;
+
+	(void)state;
+	rs = 0xabad1dea;
+	fill_random(prior, PS);
+	/* single byte, every offset, several flips, on a random base */
+	fill_random(base, PS);
+	for (f = 0; f < ARRAY_SIZE(flips); f++)
+		for (i = 0; i < PS; i += f ? 13 : 1) {
+			memcpy(wr[0], base, PS);
+			wr[0][i] ^= flips[f];
+			cross_check(base, wr[0], prior);
+		}
+	/* 0x00 base, 0xff writer and back; every byte; every other byte */
+	memset(base, 0, PS);
+	memset(wr[0], 0xff, PS);
+	cross_check(base, wr[0], prior);
+	cross_check(wr[0], base, prior);
+	for (i = 0; i < PS; i += 2)
+		wr[0][i] = 0;
+	cross_check(base, wr[0], prior);
+	cross_check(wr[0], base, prior);
+	memcpy(wr[0], base, PS);
+	wr[0][PS - 64] = 1;
+	wr[0][PS - 1] = 0x80;
+	cross_check(base, wr[0], prior);
+	/* identical pages: nothing applied, dst untouched */
+	cross_check(base, base, prior);
+	/* random densities, 16-byte and 8-byte aligned */
+	for (iter = 0; iter < 400; iter++) {
+		u8 *b, *s;
+		u32 cnt = rnd(5) == 0 ? rnd(PS * 2) : rnd(64);
+
+		off = (iter & 1) ? 8 : 0;
+		b = gbase + off;
+		s = gbase + off + 2 * PS;
+		if (rnd(3) == 0)
+			memset(b, (u8)rnd(256), PS);
+		else
+			fill_random(b, PS);
+		memcpy(s, b, PS);
+		for (i = 0; i < cnt; i++)
+			s[rnd(PS)] ^= rnd(2) ? (u8)BIT(rnd(8)) : (u8)rnd(256);
+		fill_random(prior, PS);
+		cross_check(b, s, prior);
+	}
+}
+
+/* Runs f on all implementations, under names that tell them apart. */
 #define BOTH(f)								\
 	{ #f " (in use)", f, NULL, NULL, (void *)&impl_fast },		\
+	{ #f " (vec)", f, NULL, NULL, (void *)&impl_vec },		\
 	{ #f " (swar)", f, NULL, NULL, (void *)&impl_swar }
 
 int main(void)
@@ -361,6 +457,7 @@ int main(void)
 		BOTH(test_dst_is_base),
 		BOTH(test_random_property),
 		BOTH(test_align8),
+		cmocka_unit_test(test_vec_matches_swar),
 		cmocka_unit_test(test_page_dirty),
 		cmocka_unit_test(test_dirty_mask),
 	};

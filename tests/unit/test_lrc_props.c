@@ -37,6 +37,10 @@
 #define NW	(NCTX + 2)	/* writer 0 is the CPU */
 #define NOPS	260
 
+/* Host-RAM budget of the host copies (0: unlimited); see the tests below. */
+static u64 host_budget;
+static u64 host_evictions;	/* over all seeds */
+
 struct model {
 	u8 home[FSIZE];
 	u8 view[NCTX][FSIZE];
@@ -126,7 +130,14 @@ static void run_seed(u64 seed)
 	vg_rand_seed(&r, seed);
 	tiny = rnd(&r, 2);
 	m->gran = (u32[]){ 64, 192, 1000, 4096 }[rnd(&r, 4)];
+	/*
+	 * Host copies that back replicas stay: with a host budget, the tiny
+	 * VRAM budget makes room for the host budget's evictions.
+	 */
+	if (host_budget)
+		tiny = true;
 	lfx_init(&x, 2, 64ull << 20, tiny ? 2 * GP : 8 * GP);
+	assert_int_equal(vg_lrc_set_host_budget(x.lrc, host_budget), 0);
 	f = ms_add(&x.ms, "/srv/share0", "p.bin", FSIZE);
 	lfx_pattern(f->data, FSIZE, (u32)seed);
 	memcpy(m->home, f->data, FSIZE);
@@ -261,6 +272,7 @@ static void run_seed(u64 seed)
 	assert_memory_equal(buf, m->home, FSIZE);
 	if (tiny)
 		assert_true(lfx_stats(&x).evictions > 0);
+	host_evictions += lfx_stats(&x).host_evictions;
 	vg_lrc_host_close(hf);
 	lfx_fini(&x);
 	free(buf);
@@ -272,14 +284,33 @@ static void test_lrc_model(void **state)
 	u64 seed;
 
 	(void)state;
+	host_budget = 0;
 	for (seed = 1; seed <= 8; seed++)
 		run_seed(seed);
+}
+
+/*
+ * The same under a host-RAM budget of one GPU page for the host copies:
+ * they are dropped (dirty ones written back) and read again all the time.
+ */
+static void test_lrc_model_host_budget(void **state)
+{
+	u64 seed;
+
+	(void)state;
+	host_budget = GP;
+	host_evictions = 0;
+	for (seed = 1; seed <= 8; seed++)
+		run_seed(seed);
+	assert_true(host_evictions > 0);
+	host_budget = 0;
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lrc_model),
+		cmocka_unit_test(test_lrc_model_host_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,7 @@ static const struct vgnl_field vgnl_gpu_top[] = {
 	{ VGMEM_A_GPU_HOST_USED, offsetof(struct vgnl_gpu, host_used) },
 	{ VGMEM_A_GPU_CHUNK_SIZE, offsetof(struct vgnl_gpu, chunk_size) },
 	{ VGMEM_A_GPU_COMMITTED, offsetof(struct vgnl_gpu, committed) },
+	{ VGMEM_A_GPU_CACHE_USED, offsetof(struct vgnl_gpu, cache_used) },
 };
 
 static const struct vgnl_field vgnl_gpu_u32[] = {
@@ -126,6 +127,11 @@ static const struct vgnl_lrc_field vgnl_lrc_stats[] = {
 	{ VGMEM_LS_FILES, LS(files), "files" },
 	{ VGMEM_LS_PAGES, LS(pages), "pages" },
 	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page), "bytes_per_page" },
+	{ VGMEM_LS_HOST_COMPARES, LS(host_compares), "host_compares" },
+	{ VGMEM_LS_HOST_USED, LS(host_used), "host_used" },
+	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions), "host_evictions" },
+	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks),
+	  "host_evict_writebacks" },
 };
 #undef LS
 _Static_assert(sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]) ==
@@ -147,6 +153,8 @@ static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_GPU_NR_VGPUS] = { .type = NLA_U32 },
 	[VGMEM_A_GPU_NR_VMS] = { .type = NLA_U32 },
 	[VGMEM_A_GPU_STATS] = { .type = NLA_NESTED },
+	[VGMEM_A_GPU_CACHE_USED] = { .type = NLA_U64 },
+	[VGMEM_A_VM_CACHE_PRIVATE] = { .type = NLA_U64 },
 	[VGMEM_A_VM_UUID] = { .minlen = VGMEM_UUID_LEN,
 			      .maxlen = VGMEM_UUID_LEN },
 	[VGMEM_A_VM_TYPE] = { .type = NLA_STRING, .maxlen = 48 },
@@ -198,6 +206,10 @@ static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
 	[VGMEM_LS_FILES] = { .type = NLA_U64 },
 	[VGMEM_LS_PAGES] = { .type = NLA_U64 },
 	[VGMEM_LS_BYTES_PER_PAGE] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_COMPARES] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_USED] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_EVICTIONS] = { .type = NLA_U64 },
+	[VGMEM_LS_HOST_EVICT_WRITEBACKS] = { .type = NLA_U64 },
 };
 
 /* Room for the attributes of either stats nest. */
@@ -335,6 +347,8 @@ int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out)
 		v.st.quota = nla_get_u64(tb[VGMEM_A_VM_QUOTA]);
 	if (tb[VGMEM_A_VM_ENTITLEMENT])
 		v.st.entitlement = nla_get_u64(tb[VGMEM_A_VM_ENTITLEMENT]);
+	if (tb[VGMEM_A_VM_CACHE_PRIVATE])
+		v.cache_private = nla_get_u64(tb[VGMEM_A_VM_CACHE_PRIVATE]);
 	if (tb[VGMEM_A_VM_STATS]) {
 		err = vgnl_parse_nest(tb[VGMEM_A_VM_STATS], VGMEM_VS_MAX,
 				      vgnl_vm_stats,
@@ -419,8 +433,9 @@ int vgnl_parse_vm_shares(const struct nlmsghdr *nlh, struct vgnl_share **out,
 		return err;
 	if (cmd != VGMEM_CMD_GET_VM)
 		return -EINVAL;
+	/* The module sends the table (maybe empty) to administrators only. */
 	if (!tb[VGMEM_A_VM_SHARES])
-		return 0;
+		return -EPERM;
 	memset(pol, 0, sizeof(pol));
 	pol[VGMEM_SHARE_A_ID].type = NLA_U32;
 	pol[VGMEM_SHARE_A_PATH].type = NLA_STRING;

@@ -42,6 +42,7 @@ struct vgnl_gpu {
 	uint64_t committed;
 	uint32_t nr_vgpus;
 	uint32_t nr_vms;
+	uint64_t cache_used;		/* VGMEM_A_GPU_CACHE_USED (0 if not sent) */
 	/* VGMEM_A_GPU_STATS */
 	uint64_t reloc_out_chunks;
 	uint64_t reloc_in_chunks;
@@ -62,6 +63,7 @@ struct vgnl_vm {
 	bool active;
 	/* quota and entitlement from the top level, the rest from VM_STATS */
 	struct vgmem_vm_stats st;
+	uint64_t cache_private;		/* VGMEM_A_VM_CACHE_PRIVATE (0 if not sent) */
 };
 
 /*
@@ -101,6 +103,10 @@ struct vgnl_lrc {
 	uint64_t files;
 	uint64_t pages;
 	uint64_t bytes_per_page;
+	uint64_t host_compares;
+	uint64_t host_used;
+	uint64_t host_evictions;
+	uint64_t host_evict_writebacks;
 };
 
 struct vgnl_event {

@@ -174,6 +174,7 @@ static void print_gpu(const struct vgnl_gpu *g, bool hist)
 	ks(&first, "name", g->name);
 	kv(&first, "vram_size", g->vram_size);
 	kv(&first, "vram_used", g->vram_used);
+	kv(&first, "cache_used", g->cache_used);
 	kv(&first, "host_used", g->host_used);
 	kv(&first, "chunk_size", g->chunk_size);
 	ks(&first, "policy", vgnl_policy_name(g->policy));
@@ -222,6 +223,7 @@ static void print_vm(const struct vgnl_vm *v, bool hist)
 	kv(&first, "allocated", s->allocated);
 	kv(&first, "resident", s->resident);
 	kv(&first, "relocated", s->relocated);
+	kv(&first, "cache_private", v->cache_private);
 	kv(&first, "reloc_out_chunks", s->reloc_out_chunks);
 	kv(&first, "reloc_in_chunks", s->reloc_in_chunks);
 	kv(&first, "bytes_out", s->bytes_out);
@@ -381,6 +383,10 @@ static int cmd_show(struct vgnl *h, int argc, char **argv)
 		if (vgnl_uuid_parse(argv[1], uuid))
 			return bad_usage("show shares: not a UUID");
 		ret = vgnl_get_vm_shares(h, uuid, &sh, &n);
+		if (ret == -EPERM) {
+			fprintf(stderr, "vgmem-nl: show shares: the share table is shown only to CAP_NET_ADMIN\n");
+			return 1;
+		}
 		if (ret)
 			return fail(h, "show shares", ret);
 		if (json)

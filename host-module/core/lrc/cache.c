@@ -27,7 +27,8 @@ int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
 	ra = cfg->readahead_max ? cfg->readahead_max : VG_LRC_RA_MAX_DEFAULT;
 	if (!IS_ALIGNED(ra, GPAGE) || ra > (256ull << 20))
 		return -EINVAL;
-	if (!IS_ALIGNED(cfg->vram_budget, GPAGE))
+	if (!IS_ALIGNED(cfg->vram_budget, GPAGE) ||
+	    !IS_ALIGNED(cfg->host_budget, GPAGE))
 		return -EINVAL;
 	lrc = kzalloc(sizeof(*lrc), GFP_KERNEL);
 	if (!lrc)
@@ -45,6 +46,8 @@ int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
 	lrc->store_priv = cfg->store_priv;
 	lrc->vram_budget = cfg->vram_budget;
 	lrc->ra_max = ra;
+	lrc->host_budget = cfg->host_budget;
+	INIT_LIST_HEAD(&lrc->host_lru);
 	INIT_LIST_HEAD(&lrc->gpus);
 	INIT_LIST_HEAD(&lrc->files);
 	lrc->next_serial = 1;
@@ -144,10 +147,15 @@ int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 	list_add_tail(&lg->node, &lrc->gpus);
 	mutex_unlock(&lrc->lock);
 	/*
-	 * Without locks: set_fault_handler waits for calls of the handler it
-	 * replaces, and ours takes lrc->lock (vg_backend.h).
+	 * The cache yields its VRAM to BOs and returning chunks first
+	 * (evict.c vg_lrc_reclaim). Set with no lock held: the core takes
+	 * its cache_lock, which orders before lrc->lock.
 	 */
-	ops->set_fault_handler(lg->b, vg_lrc_fault_handler, lg);
+	vg_gpu_set_cache_reclaim(gpu, vg_lrc_reclaim, lg);
+	/*
+	 * No fault handler to install: the core owns the GPU's and each map
+	 * registers its range with it (ctx.c, vg_fault_register).
+	 */
 	return 0;
 
 err_unlock:
@@ -168,11 +176,10 @@ void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
 	if (!lg)
 		return;
 	/*
-	 * Unhook first and without lrc->lock: set_fault_handler waits for a
-	 * call of ours under way, which may be waiting for lrc->lock. The
-	 * caller serialises add and remove of one GPU.
+	 * No reclaim call may reach lg once it is freed: this waits for one
+	 * under way (it may be waiting for lrc->lock, so none is held).
 	 */
-	lg->ops->set_fault_handler(lg->b, NULL, NULL);
+	vg_gpu_set_cache_reclaim(gpu, NULL, NULL);
 	mutex_lock(&lrc->lock);
 	WARN_ON(!list_empty(&lg->ctxs));
 	/* Shared replicas cached without maps may remain: drop them. */
@@ -379,7 +386,7 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 		vg_lrc_cf_clear(f, i, 0xffff);
 		for (j = 0; j < NPG; j++)
 			vg_vv_fini(&g->vv[j]);
-		kvfree(g->host);
+		vg_lrc_host_free(f, i);
 		kvfree(g->sbase);
 	}
 	lrc->store->close(lrc->store_priv, f->fh);
@@ -420,23 +427,30 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 	struct vg_lrc *lrc = f->lrc;
 	u32 max_run = lrc->ra_max >> VG_LRC_GSHIFT;
 	u32 end = min(first + n, f->nr_gp), i, j, k, run;
+	struct vg_lrc_ino *pin_f = lrc->hpin_f;
+	u32 pin_first = lrc->hpin_first, pin_end = lrc->hpin_end;
 	u8 *tmp;
-	int err;
+	int err = 0;
 
 	lockdep_assert_held(&lrc->lock);
+	/* The host budget's eviction keeps the pages of this load. */
+	lrc->hpin_f = f;
+	lrc->hpin_first = first;
+	lrc->hpin_end = end;
 	for (i = first; i < end; i = j) {
 		if (f->gp[i].host) {
+			vg_lrc_host_touch(f, i);
 			j = i + 1;
 			continue;
 		}
-		for (j = i; j < end && j - i < max_run && !f->gp[j].host; j++) {
-			f->gp[j].host = kvmalloc(GPAGE, GFP_KERNEL);
-			if (!f->gp[j].host)
+		for (j = i; j < end && j - i < max_run && !f->gp[j].host; j++)
+			if (vg_lrc_host_alloc(f, j))
 				break;
-		}
 		run = j - i;
-		if (!run)
-			return -ENOMEM;
+		if (!run) {
+			err = -ENOMEM;
+			break;
+		}
 		/* One read for the run; page by page if no room for it. */
 		tmp = run > 1 ? kvmalloc((u64)run * GPAGE, GFP_KERNEL) : NULL;
 		if (tmp) {
@@ -456,16 +470,20 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 		for (k = 0; k < run && !err; k++)
 			err = vg_lrc_gp_init_vv(&f->gp[i + k]);
 		if (err) {
-			for (k = 0; k < run; k++) {
-				kvfree(f->gp[i + k].host);
-				f->gp[i + k].host = NULL;
-			}
-			return err;
+			for (k = 0; k < run; k++)
+				vg_lrc_host_free(f, i + k);
+			break;
 		}
 		lrc->stats.fetch_storage += (u64)run * GPAGE;
 		lrc->stats.store_reads++;
 	}
-	return 0;
+	lrc->hpin_f = pin_f;
+	lrc->hpin_first = pin_first;
+	lrc->hpin_end = pin_end;
+	/* Pages cached before an outside write are compared now (sync.c). */
+	if (!err)
+		err = vg_lrc_verify(f, first, n);
+	return err;
 }
 
 /* The private replica of owner for GPU page gp, or NULL. */
@@ -642,60 +660,76 @@ int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp)
 
 /* ---- the cuckoo filter of GPU-homed pages -------------------------------- */
 
-/* Page i of gp was released by a GPU context: the host copy is stale. */
+/*
+ * Page i of gp was released by a GPU context: the host copy is stale. The
+ * GPU page's key goes into the filter with its first homed page.
+ */
 void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i)
 {
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_gpage *g = &f->gp[gp];
 
 	lockdep_assert_held(&lrc->lock);
-	if ((g->cf_in | g->cf_over) & BIT(i))
-		return;
-	if (!vg_cuckoo_insert(&lrc->cf, vg_lrc_cf_key(f, gp, i))) {
+	if (g->cf_in) {
 		g->cf_in |= BIT(i);
+	} else if (g->cf_over) {
+		g->cf_over |= BIT(i);
+	} else if (!vg_cuckoo_insert(&lrc->cf, vg_lrc_cf_key(f, gp))) {
+		g->cf_in = BIT(i);
 	} else {
 		/* No room: every lookup says "maybe" until it is merged. */
-		g->cf_over |= BIT(i);
+		g->cf_over = BIT(i);
 		lrc->cf_over++;
 	}
 }
 
+/* The pages of mask are no longer GPU-homed (merged into the host copy). */
 void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask)
 {
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_gpage *g = &f->gp[gp];
-	u32 i;
 
 	lockdep_assert_held(&lrc->lock);
-	for (i = 0; i < NPG; i++) {
-		if (g->cf_in & mask & BIT(i))
-			vg_cuckoo_delete(&lrc->cf, vg_lrc_cf_key(f, gp, i));
-		if (g->cf_over & mask & BIT(i))
-			lrc->cf_over--;
-	}
+	if (g->cf_in && !(g->cf_in & ~mask))
+		vg_cuckoo_delete(&lrc->cf, vg_lrc_cf_key(f, gp));
+	if (g->cf_over && !(g->cf_over & ~mask))
+		lrc->cf_over--;
 	g->cf_in &= ~mask;
 	g->cf_over &= ~mask;
 }
 
 /*
- * Does the host copy hold the newest version of page i of gp? O(1): the
- * filter's "certainly not GPU-homed" answers most reads without looking at
- * the version vector; otherwise one vv lookup (vg_vv_is_newest).
+ * Does the host copy hold the newest version of every page of gp? The
+ * filter's "certainly not GPU-homed" answers most host reads with one
+ * lookup per 64 KiB; false means "check each page" (vg_lrc_host_current),
+ * not "stale".
  */
-bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i)
+bool vg_lrc_host_gp_current(struct vg_lrc_ino *f, u32 gp)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
 
 	lockdep_assert_held(&lrc->lock);
-	if (!g->host)
+	if (!f->gp[gp].host)
 		return false;
-	if (!lrc->cf_over &&
-	    !vg_cuckoo_maybe(&lrc->cf, vg_lrc_cf_key(f, gp, i))) {
+	if (!lrc->cf_over && !vg_cuckoo_maybe(&lrc->cf, vg_lrc_cf_key(f, gp))) {
 		lrc->stats.cuckoo_misses++;
 		return true;
 	}
 	lrc->stats.cuckoo_hits++;
+	return false;
+}
+
+/*
+ * Does the host copy hold the newest version of page i of gp? O(1): one
+ * vv lookup (vg_vv_is_newest), for GPU pages the filter did not clear.
+ */
+bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (!g->host)
+		return false;
 	return vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU);
 }
 
@@ -710,6 +744,7 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 
 	mutex_lock(&lrc->lock);
 	*st = lrc->stats;
+	st->host_used = lrc->host_used;
 	list_for_each_entry(lg, &lrc->gpus, node)
 		vram += lg->used;
 	list_for_each_entry(f, &lrc->files, node) {
@@ -719,6 +754,10 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 		for (i = 0; i < f->nr_gp; i++)
 			for (j = 0; j < NPG; j++)
 				meta += vg_vv_ext_bytes(&f->gp[i].vv[j]);
+		/* A host copy's own bookkeeping is page metadata too. */
+		for (i = 0; i < f->nr_gp; i++)
+			if (f->gp[i].hn)
+				meta += sizeof(struct vg_lrc_hnode);
 	}
 	mutex_unlock(&lrc->lock);
 	st->files = files;

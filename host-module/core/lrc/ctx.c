@@ -65,7 +65,8 @@ err_unlock:
 	return err;
 }
 
-static void vg_lrc_unmap_locked(struct vg_lrc_map *m);
+static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead);
+static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead);
 
 /*
  * Holds the owner id of a destroyed context whose private replica is still
@@ -95,6 +96,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	struct vg_lrc *lrc;
 	struct vg_lrc_map *m, *tm;
 	struct vg_gpu *gpu;
+	LIST_HEAD(dead);
 	u32 i;
 
 	if (!ctx)
@@ -103,7 +105,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	gpu = ctx->lg->gpu;
 	mutex_lock(&lrc->lock);
 	list_for_each_entry_safe(m, tm, &ctx->maps, ctx_node)
-		vg_lrc_unmap_locked(m);
+		vg_lrc_unmap_locked(m, &dead);
 	for (i = 0; i < VG_LRC_SHARES_MAX; i++)
 		if (ctx->shares[i].root)
 			lrc->store->root_close(lrc->store_priv,
@@ -120,6 +122,8 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	ctx->vm->lrc_ctx = NULL;
 	mutex_unlock(&gpu->lock);
 	mutex_unlock(&lrc->lock);
+	/* A fault call on one of the maps may still use ctx: first this. */
+	vg_lrc_maps_bury(gpu, &dead);
 	kfree(ctx);
 }
 
@@ -393,9 +397,13 @@ int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 
 	mutex_lock(&gpu->lock);
 	err = vg_va_first_fit(&ctx->vm->va, length, &start, &next);
+	/*
+	 * Faults in the range go to vg_lrc_fault_handler(m): one may come at
+	 * once, and waits for lrc->lock, that is, for m to be complete.
+	 */
 	if (!err)
-		err = ctx->lg->ops->fault_range(ctx->lg->b, ctx->as, start,
-						length, true);
+		err = vg_fault_register(gpu, ctx->as, start, length,
+					vg_lrc_fault_handler, m, &m->freg);
 	if (err) {
 		mutex_unlock(&gpu->lock);
 		goto err_put_file;
@@ -429,12 +437,14 @@ err_free_map:
  * dropped, and the range is written back. Best effort on errors (each is
  * logged): the mapping goes in any case, and what could not be merged
  * stays in its replica's host-side saved state only if eviction saved it.
+ * m ends dead on the list dead (through ctx_node), still registered for
+ * faults and in the VM's VA index: the caller passes the list to
+ * vg_lrc_maps_bury() once it has dropped lrc->lock.
  */
-static void vg_lrc_unmap_locked(struct vg_lrc_map *m)
+static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 {
 	struct vg_lrc_ctx *ctx = m->ctx;
 	struct vg_lrc_ino *f = m->file;
-	struct vg_gpu *gpu = ctx->lg->gpu;
 	struct vg_lrc_rep *r, *mapped;
 	u32 idx, gp;
 	int err;
@@ -485,21 +495,41 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m)
 			pr_warn("vgmem: lrc: write-back at unmap failed: %d\n",
 				err);
 	}
-	mutex_lock(&gpu->lock);
-	ctx->lg->ops->fault_range(ctx->lg->b, ctx->as, m->va, m->len, false);
-	vg_va_remove(&ctx->vm->va, &m->va_node);
-	mutex_unlock(&gpu->lock);
-	list_del(&m->ctx_node);
+	/* Every PTE is gone: an access faults, and the handler sees dead. */
+	list_move_tail(&m->ctx_node, dead);
 	ctx->nr_maps--;
 	list_del(&m->file_node);
 	vg_lrc_ino_put(f);
 	kvfree(m->reps);
-	kfree(m);
+	m->reps = NULL;
+	m->file = NULL;
+	m->dead = true;
+}
+
+/*
+ * The second half of unmapping, with no lrc->lock (a fault call under way
+ * may wait for it): unregister each dead map's range, which waits for
+ * that call, then give its VA back and free it. The VA stays taken until
+ * the range is unregistered, so a new map never meets the old range.
+ */
+static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead)
+{
+	struct vg_lrc_map *m, *tm;
+
+	list_for_each_entry_safe(m, tm, dead, ctx_node) {
+		vg_fault_unregister(m->freg);
+		mutex_lock(&gpu->lock);
+		vg_va_remove(&m->ctx->vm->va, &m->va_node);
+		mutex_unlock(&gpu->lock);
+		list_del(&m->ctx_node);
+		kfree(m);
+	}
 }
 
 int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 {
 	struct vg_lrc_map *m;
+	LIST_HEAD(dead);
 	int err = 0;
 
 	if (!ctx)
@@ -509,7 +539,8 @@ int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 	if (!m || m->va != va)
 		err = -EBADF;
 	else
-		vg_lrc_unmap_locked(m);
+		vg_lrc_unmap_locked(m, &dead);
 	mutex_unlock(&ctx->lrc->lock);
+	vg_lrc_maps_bury(ctx->lg->gpu, &dead);
 	return err;
 }

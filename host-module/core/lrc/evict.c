@@ -26,6 +26,59 @@ static void vg_lrc_count(struct vg_lrc *lrc, u16 owner, bool add)
 		(*c)--;
 }
 
+/*
+ * The VM a private replica of owner on lg is counted to: its context's,
+ * found among lg's contexts (an owner id is not reused while a private
+ * replica of it is cached, ctx.c). NULL for a shared replica.
+ */
+static struct vg_vm *vg_lrc_owner_vm(struct vg_lrc_gpu *lg, u16 owner)
+{
+	struct vg_lrc_ctx *ctx;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (owner == VG_LRC_OWNER_SHARED)
+		return NULL;
+	list_for_each_entry(ctx, &lg->ctxs, node)
+		if (ctx->owner == owner)
+			return ctx->vm;
+	return NULL;
+}
+
+/*
+ * The VM r's VRAM was counted to, if it still exists: by creation order,
+ * first through r's context, else among the GPU's VMs (a replica left by
+ * a failed merge outlives its context, and maybe its VM). gpu->lock held.
+ */
+static struct vg_vm *vg_lrc_charged_vm(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+	struct vg_vm *vm = vg_lrc_owner_vm(lg, r->owner);
+
+	lockdep_assert_held(&lg->gpu->lock);
+	if (!r->charged)
+		return NULL;
+	if (vm && vm->order == r->vm_order)
+		return vm;
+	list_for_each_entry(vm, &lg->gpu->vms, node)
+		if (vm->order == r->vm_order)
+			return vm;
+	return NULL;
+}
+
+/*
+ * Give back a GPU page of VRAM the cache held for r (r->vram, or a page
+ * that never made it into r). gpu->lock held.
+ */
+static void vg_lrc_vram_put(struct vg_lrc_rep *r, struct vg_mem *mem)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+
+	lockdep_assert_held(&lg->gpu->lock);
+	lg->ops->mem_free(lg->b, mem);
+	vg_gpu_cache_sub(lg->gpu, vg_lrc_charged_vm(r), GPAGE);
+	r->charged = false;
+}
+
 /* Release the replica's VRAM (it is mapped nowhere any more). */
 static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 {
@@ -35,8 +88,7 @@ static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 	if (!r->vram)
 		return;
 	mutex_lock(&lg->gpu->lock);
-	lg->ops->mem_free(lg->b, r->vram);
-	lg->gpu->vram_size += GPAGE;
+	vg_lrc_vram_put(r, r->vram);
 	mutex_unlock(&lg->gpu->lock);
 	r->vram = NULL;
 	list_del(&r->lra);
@@ -187,29 +239,84 @@ int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget)
 }
 
 /*
- * A GPU page of VRAM for a replica, within the budget (evicting the cache's
- * own replicas as needed). The cache's VRAM is taken from what the GPUswap
- * core hands to BOs (gpu->vram_size shrinks by each replica and grows back
- * when it is freed), so an idle cache costs the BOs nothing and the
- * reducer's view of free VRAM stays true; VRAM the BOs use is never taken.
+ * Evict least recently allocated unpinned replicas of lg until bytes of
+ * VRAM are freed or none is left to evict (pinned ones, in use by the
+ * operation under way, are skipped). Returns the bytes freed.
  */
-static int vg_lrc_vram_get(struct vg_lrc_gpu *lg, struct vg_mem **out)
+static u64 vg_lrc_evict_bytes(struct vg_lrc_gpu *lg, u64 bytes)
+{
+	u64 before = lg->used;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	/*
+	 * Stops at the first replica that cannot go (-ENOMEM: only pinned
+	 * ones left; or a failed merge copy, the replica then stays as it
+	 * was): what it freed until then stays freed.
+	 */
+	vg_lrc_evict_to(lg, lg->used > bytes ? lg->used - bytes : 0);
+	return before - lg->used;
+}
+
+/*
+ * The core's reclaim hook (vg_gpu_set_cache_reclaim, vg.h): the cache
+ * yields its VRAM before any VM's chunks are relocated for room (a BO
+ * allocation, the return worker). Called with no core lock held; lg
+ * lives until vg_lrc_gpu_remove() has unregistered the hook, which waits
+ * for this call. Eviction keeps every byte: a shared replica is freed, a
+ * private one's released changes are merged into the host copy first and
+ * its unreleased writes kept in host RAM (vg_lrc_rep_evict()).
+ *
+ * The VRAM freed here may be taken again by a GPU fault of the cache
+ * before the caller takes gpu->lock: the caller then relocates for the
+ * difference, as it would have without the hook. The core recomputes
+ * free VRAM under the lock it keeps, so a refill costs a relocation,
+ * never a wrong count or a lost byte.
+ */
+u64 vg_lrc_reclaim(void *priv, u64 bytes)
+{
+	struct vg_lrc_gpu *lg = priv;
+	struct vg_lrc *lrc = lg->lrc;
+	u64 freed;
+
+	mutex_lock(&lrc->lock);
+	freed = vg_lrc_evict_bytes(lg, bytes);
+	mutex_unlock(&lrc->lock);
+	return freed;
+}
+
+/*
+ * A GPU page of VRAM for a replica of owner, within the budget (evicting
+ * the cache's own replicas as needed), counted in gpu->cache_used and,
+ * for a private replica, the owner's VM's cache_private. The cache takes
+ * only free VRAM (vram_size - vram_used - cache_used): never VRAM the
+ * BOs use, and the BOs get it back first when they need it
+ * (vg_lrc_reclaim()). vram_size never changes, so no VM's entitlement or
+ * equal share moves with the cache.
+ */
+static int vg_lrc_vram_get(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
+			   struct vg_mem **out)
 {
 	struct vg_gpu *gpu = lg->gpu;
+	struct vg_vm *vm;
 	int err;
 
+	lockdep_assert_held(&lg->lrc->lock);
 	err = vg_lrc_evict_to(lg, lg->budget - GPAGE);
 	if (err)
 		return err;
 	for (;;) {
 		mutex_lock(&gpu->lock);
-		if (gpu->vram_size - gpu->vram_used < GPAGE) {
+		if (vg_gpu_vram_free(gpu) < GPAGE) {
 			err = -ENOSPC;
 		} else {
 			err = lg->ops->mem_alloc(lg->b, VG_LOC_VRAM, GPAGE,
 						 out);
-			if (!err)
-				gpu->vram_size -= GPAGE;
+			if (!err) {
+				vm = vg_lrc_owner_vm(lg, r->owner);
+				vg_gpu_cache_add(gpu, vm, GPAGE);
+				r->charged = vm != NULL;
+				r->vm_order = vm ? vm->order : 0;
+			}
 		}
 		mutex_unlock(&gpu->lock);
 		if (!err)
@@ -235,15 +342,15 @@ int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
-	err = vg_lrc_vram_get(lg, &r->vram);
+	r->lg = lg;
+	r->owner = owner;
+	err = vg_lrc_vram_get(lg, r, &r->vram);
 	if (err) {
 		kfree(r);
 		return err;
 	}
 	r->file = f;
-	r->lg = lg;
 	r->gp = gp;
-	r->owner = owner;
 	r->pinned = true;
 	list_add_tail(&r->lra, &lg->lra);
 	lg->used += GPAGE;
@@ -264,15 +371,14 @@ int vg_lrc_rep_restore(struct vg_lrc_rep *r)
 	if (r->vram)
 		return 0;
 	r->pinned = true;
-	err = vg_lrc_vram_get(lg, &r->vram);
+	err = vg_lrc_vram_get(lg, r, &r->vram);
 	if (err)
 		goto out_unpin;
 	memcpy(lg->mstage_va, r->saved, GPAGE);
 	err = vg_lrc_copy_gpage(lg, r->vram, lg->mstage);
 	if (err) {
 		mutex_lock(&lg->gpu->lock);
-		lg->ops->mem_free(lg->b, r->vram);
-		lg->gpu->vram_size += GPAGE;
+		vg_lrc_vram_put(r, r->vram);
 		mutex_unlock(&lg->gpu->lock);
 		r->vram = NULL;
 		goto out_unpin;

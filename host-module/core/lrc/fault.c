@@ -19,26 +19,25 @@
 #define PAGE	VG_LRC_PAGE_SIZE
 #define NPG	VG_LRC_PAGES_PER_GPAGE
 
-/* The backend's fault thread: no backend lock, no core lock held. */
+/*
+ * The handler the core's fault dispatch calls for a fault in a map's
+ * range (core/fault.c): the backend's fault thread, no backend or core
+ * lock held. priv is the map itself, so no search over the GPU's contexts
+ * or the context's maps is needed. The map is not freed before this call
+ * returns (vg_fault_unregister waits), but it may have been unmapped while
+ * the call waited for lrc->lock: then it is dead and the access errors.
+ */
 int vg_lrc_fault_handler(void *priv, const struct vg_gpu_fault *f)
 {
-	struct vg_lrc_gpu *lg = priv;
-	struct vg_lrc *lrc = lg->lrc;
-	struct vg_lrc_ctx *ctx, *found = NULL;
+	struct vg_lrc_map *m = priv;
+	struct vg_lrc *lrc = m->ctx->lrc;
 	int err;
 
 	mutex_lock(&lrc->lock);
-	/*
-	 * The faulting address space's context. A context exists exactly
-	 * while lrc->lock says so; its VM's as is fixed for the VM's life.
-	 */
-	list_for_each_entry(ctx, &lg->ctxs, node) {
-		if (ctx->as == f->as) {
-			found = ctx;
-			break;
-		}
-	}
-	err = found ? vg_lrc_fault_locked(found, f->va, f->write) : -EFAULT;
+	if (m->dead || WARN_ON_ONCE(f->as != m->ctx->as))
+		err = -EFAULT;
+	else
+		err = vg_lrc_fault_map(m, f->va, f->write);
 	mutex_unlock(&lrc->lock);
 	return err;
 }
@@ -294,18 +293,18 @@ out_free:
 	return err;
 }
 
-int vg_lrc_fault_locked(struct vg_lrc_ctx *ctx, u64 va, bool write)
+/* A fault at va in map m (live, va inside it or -EFAULT). */
+int vg_lrc_fault_map(struct vg_lrc_map *m, u64 va, bool write)
 {
+	struct vg_lrc_ctx *ctx = m->ctx;
 	struct vg_lrc *lrc = ctx->lrc;
 	struct vg_lrc_gpu *lg = ctx->lg;
-	struct vg_lrc_map *m;
 	struct vg_lrc_rep *r, *p;
 	u32 idx, pg;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
-	m = vg_lrc_map_find(ctx, va);
-	if (!m || (write && !m->rw))
+	if (va < m->va || va - m->va >= m->len || (write && !m->rw))
 		return -EFAULT;
 	idx = (va - m->va) >> VG_LRC_GSHIFT;
 	pg = ((va - m->va) >> VG_LRC_PSHIFT) & (NPG - 1);
@@ -361,6 +360,16 @@ int vg_lrc_fault_locked(struct vg_lrc_ctx *ctx, u64 va, bool write)
 		return 0;
 	}
 	return vg_lrc_read_fault(ctx, m, idx);
+}
+
+/* A fault at va of ctx, wherever it is mapped (vg_lrc_fault). */
+int vg_lrc_fault_locked(struct vg_lrc_ctx *ctx, u64 va, bool write)
+{
+	struct vg_lrc_map *m;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	m = vg_lrc_map_find(ctx, va);
+	return m ? vg_lrc_fault_map(m, va, write) : -EFAULT;
 }
 
 int vg_lrc_fault(struct vg_lrc_ctx *ctx, u64 va, bool write)

@@ -21,6 +21,235 @@
 #define PAGE	VG_LRC_PAGE_SIZE
 #define NPG	VG_LRC_PAGES_PER_GPAGE
 
+/* ---- host copies and their host-RAM budget ------------------------------ */
+
+/* Is gp of f being loaded by the gp_load under way (not to be evicted)? */
+static bool vg_lrc_host_pinned(struct vg_lrc *lrc, struct vg_lrc_ino *f,
+			       u32 gp)
+{
+	return lrc->hpin_f == f && gp >= lrc->hpin_first &&
+	       gp < lrc->hpin_end;
+}
+
+/*
+ * Write the dirty 4 KiB blocks of host copy gp of f to the store (contiguous
+ * ones in one write, nothing past the file's size) and fsync, for its
+ * eviction. Not vg_lrc_writeback: that may grow the file's page array
+ * (its change check), and eviction runs inside loads whose callers hold
+ * page pointers. So the change counter is checked here without growing:
+ * if it moved, the file's pages become unverified (a new epoch) and this
+ * one is compared with the store first, so an outside writer's bytes are
+ * merged, never overwritten; if the file grew behind the cache the page
+ * stays (-EAGAIN) until the next acquire or fsync takes the growth in.
+ */
+static int vg_lrc_host_wb_one(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_attr attr;
+	struct vg_lrc_gpage *g;
+	u64 off, end;
+	u32 i, j;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	if (!f->writable)
+		return -EBADF;
+	err = lrc->store->getattr(lrc->store_priv, f->fh, &attr);
+	if (err)
+		return err;
+	if (attr.change != f->change) {
+		if (attr.size > f->size)
+			return -EAGAIN;
+		f->epoch++;
+		f->change = attr.change;
+	}
+	err = vg_lrc_verify(f, gp, 1);
+	if (err)
+		return err;
+	g = &f->gp[gp];
+	if (WARN_ON_ONCE(!g->sbase))
+		return -EIO;
+	for (i = 0; i < NPG; i = j) {
+		if (!(g->wb_dirty & BIT(i))) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i; j < NPG && (g->wb_dirty & BIT(j)); j++)
+			;
+		off = (u64)gp * GPAGE + (u64)i * PAGE;
+		end = min((u64)gp * GPAGE + (u64)j * PAGE, f->size);
+		if (off >= end)
+			continue;
+		err = lrc->store->write(lrc->store_priv, f->fh, off,
+					g->host + i * PAGE, end - off);
+		if (err)
+			return err;
+		/* What the store holds now: for a partial failure. */
+		memcpy(g->sbase + i * PAGE, g->host + i * PAGE,
+		       (u64)(j - i) * PAGE);
+		lrc->stats.writeback_bytes += end - off;
+		lrc->stats.writeback_blocks += DIV_ROUND_UP(end - off, PAGE);
+	}
+	err = lrc->store->fsync(lrc->store_priv, f->fh);
+	if (err)
+		return err;
+	g->wb_dirty = 0;
+	/* Our own writes moved the change counter: not a host writer's. */
+	err = lrc->store->getattr(lrc->store_priv, f->fh, &attr);
+	if (!err)
+		f->change = attr.change;
+	return err;
+}
+
+/*
+ * Evict host copy gp of f for the budget, if that loses nothing:
+ *  - a page any GPU replica (shared, private, or evicted private) is
+ *    made from keeps its host copy: the change detection of acquire
+ *    compares host copies with the store, and a replica without its host
+ *    copy would hide an outside writer's change from it;
+ *  - a dirty one (host writes, merged GPU releases not in the store) is
+ *    written back first (its dirty 4 KiB blocks, after a compare with the
+ *    store); if that cannot be done (a read-only handle, a failed write)
+ *    it stays;
+ *  - a clean one equals the store (as of its last compare; a change since
+ *    is simply read at the next load: no replica holds the old bytes).
+ * STORAGE then holds the host copy's version, and the next load reads
+ * the page back at that version. Returns true if it was dropped.
+ */
+static bool vg_lrc_host_evict(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u32 i;
+
+	lockdep_assert_held(&lrc->lock);
+	if (!g->host || g->reps || vg_lrc_host_pinned(lrc, f, gp))
+		return false;
+	if (g->wb_dirty) {
+		if (vg_lrc_host_wb_one(f, gp))
+			return false;
+		lrc->stats.host_evict_writebacks++;
+	}
+	for (i = 0; i < NPG; i++)
+		/* Both entries exist since the load: cannot fail. */
+		vg_vv_set(&g->vv[i], VG_LRC_OWNER_STORAGE,
+			  vg_vv_get(&g->vv[i], VG_LRC_OWNER_CPU));
+	vg_lrc_cf_clear(f, gp, 0xffff);
+	kvfree(g->sbase);
+	g->sbase = NULL;
+	vg_lrc_host_free(f, gp);
+	lrc->stats.host_evictions++;
+	return true;
+}
+
+/*
+ * Evict least recently used host copies until at most budget bytes are
+ * left, as far as that loses nothing (vg_lrc_host_evict). A soft limit:
+ * host copies that back GPU replicas, dirty ones that cannot be written
+ * back and the pages of a load under way stay, over the budget if need
+ * be (an operation never fails for the budget).
+ */
+void vg_lrc_host_trim(struct vg_lrc *lrc, u64 budget)
+{
+	struct vg_lrc_hnode *hn, *tmp;
+	bool again = true;
+
+	lockdep_assert_held(&lrc->lock);
+	while (again && lrc->host_used > budget) {
+		again = false;
+		list_for_each_entry_safe(hn, tmp, &lrc->host_lru, lru) {
+			bool dirty = hn->f->gp[hn->gp].wb_dirty;
+
+			if (lrc->host_used <= budget)
+				return;
+			if (!vg_lrc_host_evict(hn->f, hn->gp))
+				continue;
+			/*
+			 * A write-back may have reordered the list (its
+			 * compare uses other pages): start over.
+			 */
+			if (dirty) {
+				again = true;
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * A new host copy for gp of f (content undefined), within the budget: the
+ * least recently used ones go first (the pages of the load under way,
+ * lrc->hpin_*, stay). Verified at the file's epoch (it is read from the
+ * store now) and the most recently used.
+ */
+int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_hnode *hn;
+
+	lockdep_assert_held(&lrc->lock);
+	if (WARN_ON_ONCE(g->host))
+		return -EINVAL;
+	if (lrc->host_budget)
+		vg_lrc_host_trim(lrc, lrc->host_budget > GPAGE ?
+				 lrc->host_budget - GPAGE : 0);
+	hn = kmalloc(sizeof(*hn), GFP_KERNEL);
+	if (!hn)
+		return -ENOMEM;
+	g->host = kvmalloc(GPAGE, GFP_KERNEL);
+	if (!g->host) {
+		kfree(hn);
+		return -ENOMEM;
+	}
+	hn->f = f;
+	hn->gp = gp;
+	hn->vepoch = f->epoch;
+	list_add_tail(&hn->lru, &lrc->host_lru);
+	g->hn = hn;
+	lrc->host_used += GPAGE;
+	return 0;
+}
+
+void vg_lrc_host_free(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (!g->host)
+		return;
+	list_del(&g->hn->lru);
+	kfree(g->hn);
+	g->hn = NULL;
+	kvfree(g->host);
+	g->host = NULL;
+	f->lrc->host_used -= GPAGE;
+}
+
+/* gp of f is in use: the most recently used host copy. */
+void vg_lrc_host_touch(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (g->hn)
+		list_move_tail(&g->hn->lru, &f->lrc->host_lru);
+}
+
+int vg_lrc_set_host_budget(struct vg_lrc *lrc, u64 bytes)
+{
+	if (!lrc || !IS_ALIGNED(bytes, GPAGE))
+		return -EINVAL;
+	mutex_lock(&lrc->lock);
+	lrc->host_budget = bytes;
+	if (bytes)
+		vg_lrc_host_trim(lrc, bytes);
+	mutex_unlock(&lrc->lock);
+	return 0;
+}
+
+/* ---- the host CPU's reads and writes ------------------------------------ */
+
 int vg_lrc_host_open(struct vg_lrc *lrc, const char *root_path,
 		     const char *relpath, bool writable,
 		     struct vg_lrc_file **out)
@@ -97,6 +326,8 @@ static int vg_lrc_host_prepare(struct vg_lrc_ino *f, u64 off, u64 end)
 		i0 = gp == first ? (off >> VG_LRC_PSHIFT) & (NPG - 1) : 0;
 		i1 = gp == last ? ((end - 1) >> VG_LRC_PSHIFT) & (NPG - 1) :
 		     NPG - 1;
+		if (vg_lrc_host_gp_current(f, gp))
+			continue;
 		peer = 0;
 		for (i = i0; i <= i1; i++)
 			if (!vg_lrc_host_current(f, gp, i))
@@ -140,6 +371,9 @@ s64 vg_lrc_host_read(struct vg_lrc_file *hf, u64 off, void *buf, u64 len)
 		n = min(end - pos, GPAGE - in);
 		memcpy((u8 *)buf + (pos - off), g->host + in, n);
 	}
+	/* The pages are copied out: the budget applies again. */
+	if (lrc->host_budget)
+		vg_lrc_host_trim(lrc, lrc->host_budget);
 	mutex_unlock(&lrc->lock);
 	return end - off;
 }
@@ -190,6 +424,8 @@ s64 vg_lrc_host_write(struct vg_lrc_file *hf, u64 off, const void *buf,
 		g->cpu_dirty |= vg_lrc_page_mask(in, n);
 		g->wb_dirty |= vg_lrc_page_mask(in, n);
 	}
+	if (lrc->host_budget)
+		vg_lrc_host_trim(lrc, lrc->host_budget);
 	mutex_unlock(&lrc->lock);
 	return len;
 }
@@ -206,6 +442,8 @@ int vg_lrc_host_fsync(struct vg_lrc_file *hf)
 	f = hf->ino;
 	lrc = f->lrc;
 	mutex_lock(&lrc->lock);
+	/* Outside writers first: their changes are older than the merges. */
+	err = vg_lrc_change_check(f);
 	for (gp = 0; gp < f->nr_gp && !err; gp++)
 		if (f->gp[gp].host)
 			err = vg_lrc_gp_merge(f, gp);

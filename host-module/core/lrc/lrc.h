@@ -93,9 +93,21 @@ struct vg_lrc_config {
 	/* Readahead window bound in bytes (GPU page multiple); 0: 16 MiB. */
 	u64 readahead_max;
 	u64 seed;		/* of the cuckoo filter */
+	/*
+	 * Host-RAM budget in bytes of the host copies (64 KiB per cached GPU
+	 * page; GPU page multiple); 0: unlimited. Least recently used host
+	 * copies that no GPU replica needs are dropped (dirty ones written
+	 * back first) and read from the store again when needed.
+	 */
+	u64 host_budget;
 };
 
 int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out);
+/*
+ * Change the host copies' budget (bytes, GPU page multiple, 0: unlimited;
+ * -EINVAL otherwise); shrinking evicts at once, as far as it can.
+ */
+int vg_lrc_set_host_budget(struct vg_lrc *lrc, u64 bytes);
 /*
  * Every context and host file must be gone (it WARNs otherwise); GPUs
  * still registered are removed here.
@@ -105,12 +117,13 @@ void vg_lrc_destroy(struct vg_lrc *lrc);
 /*
  * Register a GPU with the cache: its backend must have map_prot, protect,
  * fault_range, set_fault_handler and mem_host_addr (-ENODEV otherwise).
- * The cache installs its GPU fault handler (set_fault_handler) here.
+ * The cache installs no fault handler: the core owns the GPU's, and each
+ * file map registers its range with it (vg_fault_register, core/vg.h).
  * vram_budget 0: the config's default. -EEXIST if already added. Add and
  * remove of one GPU must not run concurrently with each other.
  */
 int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget);
-/* No context of the GPU may remain; unhooks the fault handler. */
+/* No context of the GPU may remain. */
 void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu);
 /* Change a GPU's budget; shrinking evicts at once. */
 int vg_lrc_gpu_set_budget(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 bytes);
@@ -253,11 +266,15 @@ struct vg_lrc_stats {
 	u64 releases;
 	u64 released_pages;	/* 4 KiB pages whose version a release raised */
 	u64 invalidations;	/* replicas unmapped by acquire as stale */
-	u64 cuckoo_hits;	/* host reads the filter answered "maybe" */
+	u64 cuckoo_hits;	/* GPU pages a host read found "maybe" homed */
 	u64 cuckoo_misses;	/* ... "certainly not on a GPU" */
 	u64 files;		/* now: cached files */
 	u64 pages;		/* now: 4 KiB page entries */
 	u64 bytes_per_page;	/* now: metadata bytes per 4 KiB page entry */
+	u64 host_compares;	/* GPU pages compared with the store after its change counter moved */
+	u64 host_used;		/* now: bytes of host copies */
+	u64 host_evictions;	/* host copies dropped for the host budget */
+	u64 host_evict_writebacks;	/* of those, dirty ones written back first */
 };
 void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st);
 

@@ -10,17 +10,28 @@
  *    statistics. One lock: a fault, an acquire or a host read each touch
  *    several of them, and the expensive part (copies) is bounded per call.
  *  - Order: lrc->lock, then gpu->lock. The cache takes a gpu->lock only
- *    around backend ops (map, unmap, protect, tlb_flush, fault_range,
- *    copies, mem_alloc/free), the VM's VA index and gpu->vram_size (which
- *    shrinks by the cache's VRAM, evict.c); no core path calls
+ *    around backend ops (map, unmap, protect, tlb_flush,
+ *    copies, mem_alloc/free), the VM's VA index and gpu->cache_used (the
+ *    cache's VRAM, evict.c); no core path calls
  *    into the cache with a gpu->lock held (vg_vm_destroy tears the
  *    context down before it takes its lock), so the order never inverts.
- *  - The GPU fault handler runs on the backend's fault thread with no
- *    backend lock and no core lock held; it takes lrc->lock, finds the
- *    context of the faulting address space among the GPU's contexts, and
- *    services the fault. The core never waits for that thread under
- *    gpu->lock (a channel parked on a fault counts as idle).
+ *  - GPU faults: each map registers its range with the core's fault
+ *    dispatch (vg_fault_register, core/fault.c), which calls
+ *    vg_lrc_fault_handler(map, f) on the backend's fault thread with no
+ *    backend or core lock held; it takes lrc->lock and services the fault
+ *    on that map. An unmap marks the map dead under lrc->lock and
+ *    unregisters it after dropping lrc->lock (vg_fault_unregister waits
+ *    for a call under way, which may be waiting for lrc->lock), and frees
+ *    the map only then; a call that finds its map dead does nothing. The
+ *    core never waits for that thread under gpu->lock (a channel parked
+ *    on a fault counts as idle).
  *  - Store ops are called under lrc->lock only.
+ *  - The core's reclaim hook (vg_lrc_reclaim, registered per GPU with
+ *    vg_gpu_set_cache_reclaim) is called with no core lock held, under
+ *    the core's gpu->cache_lock, and takes lrc->lock: cache_lock orders
+ *    before lrc->lock. The cache sets and clears the hook with no lock
+ *    held, and the core waits for a call under way before it clears, so
+ *    lg outlives every call (vg_lrc_gpu_add/remove).
  */
 #ifndef VGMEM_CORE_LRC_INTERNAL_H
 #define VGMEM_CORE_LRC_INTERNAL_H
@@ -40,6 +51,21 @@
 struct vg_lrc_rep;
 struct vg_lrc_ino;
 
+/*
+ * The bookkeeping of one host copy (lrc->lock), allocated with it and
+ * freed with it (host.c): its place in lrc->host_lru (least recently used
+ * first) and the file's verification epoch it was last compared with the
+ * store at. The host copy is "unverified" while vepoch != f->epoch: the
+ * store's change counter moved since, and the page is compared with the
+ * store before anything reads or changes it (range-first sync, sync.c).
+ */
+struct vg_lrc_hnode {
+	struct list_head lru;		/* lrc->host_lru */
+	struct vg_lrc_ino *f;
+	u32 gp;
+	u32 vepoch;
+};
+
 /* One 64 KiB GPU page of a file and its 16 page entries (lrc->lock). */
 struct vg_lrc_gpage {
 	/* Per 4 KiB page: the version vector; vv.max is the page clock. */
@@ -50,6 +76,7 @@ struct vg_lrc_gpage {
 	 * writes; NULL until first needed (then read from the store).
 	 */
 	u8 *host;
+	struct vg_lrc_hnode *hn;	/* with host: LRU place, verification */
 	/*
 	 * The storage base: for each page in wb_dirty, what the cache last
 	 * read from or wrote to the store (the host copy as it was before
@@ -63,8 +90,14 @@ struct vg_lrc_gpage {
 	struct vg_lrc_rep *reps;	/* GPU replicas, singly linked */
 	u16 cpu_dirty;			/* host writes since the CPU's last release */
 	u16 wb_dirty;			/* host copy differs from the store */
-	u16 cf_in;			/* GPU-homed pages inserted in the filter */
-	u16 cf_over;			/* GPU-homed pages the filter had no room for */
+	/*
+	 * GPU-homed 4 KiB pages (newest bytes on a GPU, host copy stale).
+	 * The filter holds one key per GPU page, present while cf_in != 0;
+	 * cf_over instead when the filter had no room for the key. At most
+	 * one of the two is nonzero.
+	 */
+	u16 cf_in;
+	u16 cf_over;
 };
 
 /*
@@ -90,6 +123,13 @@ struct vg_lrc_rep {
 	u32 maps;			/* map->reps[] entries pointing here */
 	bool pinned;			/* in use by the running operation: not evictable */
 	struct vg_mem *vram;		/* NULL: evicted private replica, see saved */
+	/*
+	 * The VM a private replica's VRAM is counted to (vm->cache_private),
+	 * by its creation order (vm->order: never reused, so a VM gone and
+	 * its memory reused is never taken for it); valid while charged.
+	 */
+	u64 vm_order;
+	bool charged;
 	u8 *saved;			/* evicted private content (unreleased writes) */
 	u8 *base;			/* private: pristine base copy, 64 KiB */
 	u32 view[VG_LRC_PAGES_PER_GPAGE];
@@ -110,6 +150,12 @@ struct vg_lrc_ino {
 	u64 serial;			/* cuckoo key prefix, unique per file */
 	u64 size;			/* bytes, as the cache sees the file */
 	u64 change;			/* store change counter last seen */
+	/*
+	 * Verification epoch: raised each time the change counter is seen to
+	 * move; host copies verified at an older one are compared with the
+	 * store lazily, on their next use (struct vg_lrc_hnode).
+	 */
+	u32 epoch;
 	u32 nr_gp;
 	struct vg_lrc_gpage *gp;	/* nr_gp entries */
 	struct list_head maps;		/* struct vg_lrc_map.file_node */
@@ -129,7 +175,7 @@ struct vg_lrc_gpu {
 	const struct vg_backend_ops *ops;
 	void *b;
 	u64 budget;			/* bytes of replicas allowed */
-	u64 used;			/* also taken off gpu->vram_size */
+	u64 used;			/* == gpu->cache_used (evict.c) */
 	struct list_head lra;		/* replicas in VRAM, oldest first */
 	struct list_head ctxs;		/* struct vg_lrc_ctx.node */
 	/*
@@ -161,6 +207,13 @@ struct vg_lrc_map {
 	u32 first_gp, nr_gp;		/* file GPU pages covered */
 	bool rw;
 	struct vg_lrc_rep **reps;	/* per GPU page: what is mapped, or NULL */
+	/* The range's fault registration (core/fault.c); priv is the map. */
+	struct vg_fault_reg *freg;
+	/*
+	 * Unmapped (lrc->lock): everything but ctx, freg and va_node is gone;
+	 * the map waits for vg_fault_unregister, then leaves the VA index.
+	 */
+	bool dead;
 };
 
 struct vg_lrc_ctx {
@@ -197,14 +250,25 @@ struct vg_lrc {
 	struct vg_lrc_ctx *owners[VG_LRC_OWNERS_MAX];
 	u32 nr_ctxs;
 	struct vg_cuckoo cf;
-	u64 cf_over;			/* pages GPU-homed but not in the filter */
+	u64 cf_over;			/* GPU pages homed but not in the filter */
 	u8 *scratch;			/* VG_LRC_CMP_RUN GPU pages: store compares */
+	/* Host copies: budget (0: unlimited), bytes, LRU list (host.c). */
+	u64 host_budget;
+	u64 host_used;
+	struct list_head host_lru;	/* struct vg_lrc_hnode.lru, oldest first */
+	/* GPU pages [hpin_first, hpin_end) of hpin_f are being loaded: kept. */
+	struct vg_lrc_ino *hpin_f;
+	u32 hpin_first, hpin_end;
 	struct vg_lrc_stats stats;
 };
 
-static inline u64 vg_lrc_cf_key(const struct vg_lrc_ino *f, u32 gp, u32 i)
+/*
+ * The filter's key of GPU page gp: one per 64 KiB, so a host read asks the
+ * filter once per GPU page of its window, not once per 4 KiB page.
+ */
+static inline u64 vg_lrc_cf_key(const struct vg_lrc_ino *f, u32 gp)
 {
-	return (f->serial << 32) | ((u64)gp * VG_LRC_PAGES_PER_GPAGE + i);
+	return (f->serial << 32) | gp;
 }
 
 /* The 4 KiB pages of a GPU page that bytes [in, in + n) touch (n > 0). */
@@ -239,6 +303,7 @@ int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask);
 int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp);
 void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i);
 void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask);
+bool vg_lrc_host_gp_current(struct vg_lrc_ino *f, u32 gp);
 bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i);
 struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp,
 				      u16 owner);
@@ -255,6 +320,7 @@ int vg_lrc_rep_restore(struct vg_lrc_rep *r);
 int vg_lrc_rep_drop(struct vg_lrc_rep *r);
 void vg_lrc_rep_discard(struct vg_lrc_rep *r);
 int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget);
+u64 vg_lrc_reclaim(void *priv, u64 bytes);
 int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n);
 
 /* ctx.c */
@@ -267,11 +333,21 @@ void vg_lrc_map_clear(struct vg_lrc_map *m, u32 idx);
 
 /* fault.c */
 int vg_lrc_fault_locked(struct vg_lrc_ctx *ctx, u64 va, bool write);
+int vg_lrc_fault_map(struct vg_lrc_map *m, u64 va, bool write);
+/* The registered handler of every map's range: priv is the map. */
 int vg_lrc_fault_handler(void *priv, const struct vg_gpu_fault *f);
 
 /* sync.c */
 int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n);
 int vg_lrc_cpu_release(struct vg_lrc_ino *f);
+int vg_lrc_change_check(struct vg_lrc_ino *f);
+int vg_lrc_verify(struct vg_lrc_ino *f, u32 first, u32 n);
 int vg_lrc_host_changes(struct vg_lrc_ino *f);
+
+/* host.c */
+int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp);
+void vg_lrc_host_free(struct vg_lrc_ino *f, u32 gp);
+void vg_lrc_host_touch(struct vg_lrc_ino *f, u32 gp);
+void vg_lrc_host_trim(struct vg_lrc *lrc, u64 budget);
 
 #endif /* VGMEM_CORE_LRC_INTERNAL_H */

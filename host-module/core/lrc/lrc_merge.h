@@ -6,9 +6,10 @@
  * owners ends as the highest owner's (any-write-wins, deterministic).
  * Compares a 64-byte line at a time and builds byte masks only inside
  * lines that differ (branch-free there), so an untouched page costs about
- * one memcmp: ~0.25 us per page at any fraction changed with SSE2 in
- * userspace, ~0.75 us with the portable 64-bit words the kernel uses
- * (bench_lrc_merge).
+ * one memcmp: ~0.25 us per page at any fraction changed with 16-byte
+ * vectors (merge_vec.c; the kernel too, between kernel_fpu_begin/end),
+ * ~0.75 us with the portable 64-bit words (merge.c), the fallback where
+ * vector registers may not be used (bench_lrc_merge).
  */
 #ifndef VGMEM_CORE_LRC_MERGE_H
 #define VGMEM_CORE_LRC_MERGE_H
@@ -25,11 +26,18 @@
  */
 u32 vg_lrc_merge_page(void *dst, const void *base, const void *src);
 /*
- * The same merge, portable 64-bit words only: what vg_lrc_merge_page runs
- * when the compiler does not target SIMD (always in the kernel). Exposed
- * so the tests check both; callers use vg_lrc_merge_page.
+ * The two implementations vg_lrc_merge_page chooses from, exposed so the
+ * tests check both and the benchmark times both; callers use
+ * vg_lrc_merge_page.
+ *
+ * _swar: portable 64-bit words, no vector registers: the fallback where
+ * os_simd_begin() refuses (e.g. in an interrupt, or not on x86).
+ * _vec: 16-byte generic vectors (merge_vec.c). Only between
+ * os_simd_begin() and os_simd_end() (in the kernel it may use the SSE
+ * registers; in userspace they are always usable).
  */
 u32 vg_lrc_merge_page_swar(void *dst, const void *base, const void *src);
+u32 vg_lrc_merge_page_vec(void *dst, const void *base, const void *src);
 
 /* True if the page differs from base anywhere (dirty detection). */
 bool vg_lrc_page_dirty(const void *page, const void *base);

@@ -82,11 +82,17 @@ static inline bool vg_vv_is_newest(const struct vg_vv *vv, u16 owner)
 {
 	const struct vg_vv_ent *e0 = vg_vv_first(vv);
 
-	/* nr > 0 implies max > 0: versions of entries are never 0 */
+	/*
+	 * The first entry first, without looking at nr: versions of entries
+	 * are never 0, so max is 0 exactly when the vector is empty, and an
+	 * empty vector's stale first slot then fails the max test. One
+	 * branch and three loads from the vector's first 14 bytes for the
+	 * CPU (bench_lrc_vcheck).
+	 */
+	if (e0->owner == owner)
+		return vv->max && e0->ver == vv->max;
 	if (!vv->nr)
 		return false;
-	if (e0->owner == owner)
-		return e0->ver == vv->max;
 	if (!vv->cap)
 		return vv->nr > 1 && vv->in[1].owner == owner &&
 		       vv->in[1].ver == vv->max;

@@ -22,12 +22,14 @@
  * The bytes applied are counted by adding lo into per-byte counters,
  * summed once per line with one multiply (at most 8 per byte lane).
  *
- * Where the compiler may use 128-bit vector registers (x86-64 userspace:
- * __SSE2__; the kernel builds with -mno-sse2 and never uses them), the
- * same loop on GCC generic vectors compares bytes directly (pcmpeqb):
- * half the instructions, about 2.5x faster (bench_lrc_merge). Generic
- * vectors are a compiler feature, not a header: the kernel build does not
- * see that code at all. The tests run both against a byte reference.
+ * vg_lrc_merge_page_vec() (merge_vec.c): the same loop on GCC generic
+ * vectors, comparing bytes directly (pcmpeqb): half the instructions,
+ * about 2.5x faster (bench_lrc_merge). It is what vg_lrc_merge_page()
+ * runs in userspace and in the kernel alike (there between
+ * kernel_fpu_begin/end, through os_simd_begin/end); this file itself is
+ * built without vector registers in the kernel, so the portable loop is
+ * the fallback when they may not be used. The tests run both against a
+ * byte reference.
  *
  * Words are read through may_alias types: callers fill pages as bytes.
  */
@@ -105,53 +107,25 @@ u32 vg_lrc_merge_page_swar(void *dst, const void *base, const void *src)
 	return vg_merge_swar(dst, base, src);
 }
 
-#ifdef __SSE2__
-/* aligned(8): pages are only promised 8-byte alignment (movdqu, not movdqa) */
-typedef u8 vg_mvec __attribute__((vector_size(16), __may_alias__, aligned(8)));
-typedef u64 vg_mvec64 __attribute__((vector_size(16), __may_alias__, aligned(8)));
-
-#define VG_MERGE_VECS	(VG_LRC_PAGE_SIZE / sizeof(vg_mvec))
-
-/* As vg_merge_swar, 16 bytes at a time: e is 0xff where src == base. */
-static u32 vg_merge_vec(vg_mvec *__restrict d, const vg_mvec *__restrict b,
-			const vg_mvec *__restrict s)
+/*
+ * The vector loop (merge_vec.c) where vector registers may be used, the
+ * portable one otherwise. One os_simd_begin/end per page: in the kernel
+ * that is kernel_fpu_begin/end, whose first call in a task saves the
+ * user's FPU state and later ones cost a few ns (preemption off, MXCSR
+ * loaded): small against the ~250 ns of the page. Callers merge pages one
+ * at a time between other work, some of which may sleep (reading a GPU
+ * replica back), so the pair cannot be hoisted around a caller's loop.
+ */
+u32 vg_lrc_merge_page(void *dst, const void *base, const void *src)
 {
-	u32 i, applied = 0;
+	u32 applied;
 
-	for (i = 0; i < VG_MERGE_VECS; i += 4) {
-		vg_mvec s0 = s[i], s1 = s[i + 1], s2 = s[i + 2], s3 = s[i + 3];
-		vg_mvec e0 = (vg_mvec)(s0 == b[i]);
-		vg_mvec e1 = (vg_mvec)(s1 == b[i + 1]);
-		vg_mvec e2 = (vg_mvec)(s2 == b[i + 2]);
-		vg_mvec e3 = (vg_mvec)(s3 == b[i + 3]);
-		vg_mvec64 all = (vg_mvec64)(e0 & e1 & e2 & e3);
-		vg_mvec64 eq;
-
-		if ((all[0] & all[1]) == ~0ull)
-			continue;
-		d[i] = s0 ^ ((s0 ^ d[i]) & e0);
-		d[i + 1] = s1 ^ ((s1 ^ d[i + 1]) & e1);
-		d[i + 2] = s2 ^ ((s2 ^ d[i + 2]) & e2);
-		d[i + 3] = s3 ^ ((s3 ^ d[i + 3]) & e3);
-		/* e is -1 per equal byte: 0 - e0 - ... counts them, <= 4 a lane */
-		eq = (vg_mvec64)((vg_mvec){ 0 } - e0 - e1 - e2 - e3);
-		applied += 64 - (u32)(((eq[0] + eq[1]) * VG_LO_BITS) >> 56);
-	}
+	if (!os_simd_begin())
+		return vg_lrc_merge_page_swar(dst, base, src);
+	applied = vg_lrc_merge_page_vec(dst, base, src);
+	os_simd_end();
 	return applied;
 }
-
-u32 vg_lrc_merge_page(void *dst, const void *base, const void *src)
-{
-	if (dst == base)
-		return vg_merge_into_base(dst, src);
-	return vg_merge_vec(dst, base, src);
-}
-#else
-u32 vg_lrc_merge_page(void *dst, const void *base, const void *src)
-{
-	return vg_lrc_merge_page_swar(dst, base, src);
-}
-#endif
 
 /* True if the n words at a and b differ anywhere; n a multiple of 4. */
 static bool vg_words_differ(const vg_mword *a, const vg_mword *b, u32 n)

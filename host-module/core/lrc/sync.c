@@ -148,18 +148,19 @@ static int vg_lrc_host_changes_apply(struct vg_lrc_ino *f, u32 gp,
 }
 
 /*
- * Host writers the cache did not see (a host process, virtiofsd for
- * another VM): if the store's change counter moved, compare every cached
- * page with the store (vg_lrc_host_changes_gp). A changed page gets a new
- * version: held by the storage and the CPU for a page the cache had not
- * changed; for a merged one the storage holds the outside writer's
- * version and the CPU the next (it includes the cache's own bytes).
+ * Has the store's change counter moved since the cache last looked (a host
+ * writer outside the cache: a host process, virtiofsd for another VM)?
+ * Then every cached page of the file becomes unverified at once, in O(1):
+ * the file's verification epoch goes up. Nothing is compared here: each
+ * host copy is compared with the store before its next use (range-first:
+ * an acquire compares its range now, the rest waits for whatever touches
+ * it first: an acquire, a host read or write, a GPU fetch, a merge, a
+ * write-back). The file's growth is taken in here (page entries).
  */
-int vg_lrc_host_changes(struct vg_lrc_ino *f)
+int vg_lrc_change_check(struct vg_lrc_ino *f)
 {
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_attr attr;
-	u32 gp, end, k;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -171,14 +172,44 @@ int vg_lrc_host_changes(struct vg_lrc_ino *f)
 	err = vg_lrc_ino_grow(f, attr.size);
 	if (err)
 		return err;
-	for (gp = 0; gp < f->nr_gp; gp = end) {
-		if (!f->gp[gp].host) {
+	f->epoch++;
+	f->change = attr.change;
+	return 0;
+}
+
+static bool vg_lrc_unverified(struct vg_lrc_ino *f, u32 gp, bool dirty_only)
+{
+	struct vg_lrc_gpage *g = &f->gp[gp];
+
+	return g->hn && g->hn->vepoch != f->epoch &&
+	       (!dirty_only || g->wb_dirty);
+}
+
+/*
+ * Compare the unverified host copies among GPU pages [first, first + n) of
+ * f (only the dirty ones if dirty_only) with the store and take in the
+ * outside writer's changes (vg_lrc_host_changes_apply). A changed page
+ * gets a new version: held by the storage and the CPU for a page the
+ * cache had not changed; for a merged one the storage holds the outside
+ * writer's version and the CPU the next (it includes the cache's own
+ * bytes). One store read per run of up to VG_LRC_CMP_RUN such pages.
+ */
+static int vg_lrc_verify_some(struct vg_lrc_ino *f, u32 first, u32 n,
+			      bool dirty_only)
+{
+	struct vg_lrc *lrc = f->lrc;
+	u32 gp, end, k, last = min(first + n, f->nr_gp), old;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	for (gp = first; gp < last; gp = end) {
+		if (!vg_lrc_unverified(f, gp, dirty_only)) {
 			end = gp + 1;
 			continue;
 		}
-		/* One store read per run of cached pages (syscalls add up). */
-		for (end = gp + 1; end < f->nr_gp && f->gp[end].host &&
-		     end - gp < VG_LRC_CMP_RUN; end++)
+		/* One store read per run of pages (syscalls add up). */
+		for (end = gp + 1; end < last && end - gp < VG_LRC_CMP_RUN &&
+		     vg_lrc_unverified(f, end, dirty_only); end++)
 			;
 		err = lrc->store->read(lrc->store_priv, f->fh, (u64)gp * GPAGE,
 				       lrc->scratch, (u64)(end - gp) * GPAGE);
@@ -187,24 +218,58 @@ int vg_lrc_host_changes(struct vg_lrc_ino *f)
 		lrc->stats.fetch_storage += (u64)(end - gp) * GPAGE;
 		lrc->stats.store_reads++;
 		for (k = gp; k < end; k++) {
+			struct vg_lrc_hnode *hn = f->gp[k].hn;
+
+			/* Verified first: the merge below loads (verifies) it. */
+			old = hn->vepoch;
+			hn->vepoch = f->epoch;
+			lrc->stats.host_compares++;
 			err = vg_lrc_host_changes_apply(f, k, lrc->scratch +
 							(u64)(k - gp) * GPAGE);
-			if (err)
+			if (err) {
+				hn->vepoch = old;
 				return err;
+			}
 		}
 	}
-	f->change = attr.change;
 	return 0;
 }
 
-/* The CPU's eager release (before any GPU acquire of f). */
-int vg_lrc_cpu_release(struct vg_lrc_ino *f)
+/* Compare the unverified host copies of [first, first + n) with the store. */
+int vg_lrc_verify(struct vg_lrc_ino *f, u32 first, u32 n)
 {
-	u32 gp;
+	return vg_lrc_verify_some(f, first, n, false);
+}
+
+/*
+ * Before write-back (evict.c): the change counter, then every unverified
+ * dirty host copy of the file compared with the store, so the cache's
+ * bytes never go over an outside writer's. Clean pages are not written:
+ * they stay unverified until their next use.
+ */
+int vg_lrc_host_changes(struct vg_lrc_ino *f)
+{
 	int err;
 
 	lockdep_assert_held(&f->lrc->lock);
-	err = vg_lrc_host_changes(f);
+	err = vg_lrc_change_check(f);
+	if (!err)
+		err = vg_lrc_verify_some(f, 0, f->nr_gp, true);
+	return err;
+}
+
+/*
+ * The CPU's eager release (before any GPU acquire of f): pages the host
+ * wrote through the cache get a new CPU version. The change counter is
+ * the caller's (vg_lrc_change_check): each page is compared with the store
+ * first anyway (its merge loads, and so verifies, it).
+ */
+int vg_lrc_cpu_release(struct vg_lrc_ino *f)
+{
+	u32 gp;
+	int err = 0;
+
+	lockdep_assert_held(&f->lrc->lock);
 	for (gp = 0; gp < f->nr_gp && !err; gp++)
 		err = vg_lrc_cpu_release_gp(f, gp);
 	return err;
@@ -228,8 +293,16 @@ int vg_lrc_acquire(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 		goto out_unlock;
 	f = m->file;
 	lrc->stats.acquires++;
-	/* GAIA 4.1: the CPU's release first, then the GPU's acquire. */
-	err = vg_lrc_cpu_release(f);
+	/*
+	 * GAIA 4.1: the CPU's release first, then the GPU's acquire. Host
+	 * writers outside the cache: range-first, only the acquired range is
+	 * compared with the store now, the rest of the file when next used.
+	 */
+	err = vg_lrc_change_check(f);
+	if (!err)
+		err = vg_lrc_verify(f, m->first_gp + first, n);
+	if (!err)
+		err = vg_lrc_cpu_release(f);
 	if (err)
 		goto out_unlock;
 	/* Its own unreleased writes would be lost with a stale replica. */
@@ -254,6 +327,9 @@ int vg_lrc_acquire(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 				vg_lrc_rep_drop(r);
 		}
 	}
+	/* A large acquire loads (and compares) past the host budget. */
+	if (lrc->host_budget)
+		vg_lrc_host_trim(lrc, lrc->host_budget);
 out_unlock:
 	mutex_unlock(&lrc->lock);
 	return err;
@@ -298,7 +374,10 @@ int vg_lrc_sync(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 		/* Nothing of a RO map can be dirty; others' data is theirs. */
 		goto out_unlock;
 	}
-	err = vg_lrc_release_locked(m, first, n);
+	/* Outside writers first: their changes are older than the merge. */
+	err = vg_lrc_change_check(m->file);
+	if (!err)
+		err = vg_lrc_release_locked(m, first, n);
 	/* Pages never loaded hold nothing newer than the store. */
 	for (idx = first; idx < first + n && !err; idx++)
 		if (m->file->gp[m->first_gp + idx].host)

@@ -74,7 +74,19 @@ struct vg_pg_chunk {
 	struct vg_pg_place *at;		/* per block, from the first touch on */
 };
 
+/*
+ * A BO's paging state; also the priv of its fault range, registered with
+ * the core's dispatch (vg_fault_register), so a fault comes with its BO.
+ * Released under m->lock, where the registration goes asynchronously: a
+ * fault call under way may still be waiting for m->lock then, so the
+ * state is freed only once that call returns (vg_pg_bo_free), and the
+ * call does nothing when it finds dead set.
+ */
 struct vg_pg_bo {
+	struct vg_model *m;
+	struct vg_mbo *bo;
+	struct vg_fault_reg *freg;
+	bool dead;			/* released (m->lock) */
 	u32 nr;
 	struct vg_pg_chunk c[];
 };
@@ -327,26 +339,28 @@ out:
 	return err;
 }
 
-/* The backend's fault thread; no backend or core lock held. */
+/*
+ * The core's fault dispatch, on the backend's fault thread (no backend or
+ * core lock held), for a fault in a BO's range: priv is the BO's state.
+ */
 static int vg_pg_handler(void *priv, const struct vg_gpu_fault *f)
 {
-	struct vg_model *m = priv;
-	struct vg_model_vm *v, *found = NULL;
-	struct vg_mbo *bo;
+	struct vg_pg_bo *pb = priv;
+	struct vg_model *m = pb->m;
 	int err = -EFAULT;
 
 	pthread_mutex_lock(&m->lock);
-	list_for_each_entry(v, &m->vms, node) {
-		if (v->as == f->as) {
-			found = v;
-			break;
-		}
-	}
-	bo = found ? vg_mbo_at(found, f->va) : NULL;
-	if (bo)
-		err = vg_pg_fault(found, bo, f->va);
+	/* Released while this call waited for the lock: the BO is gone. */
+	if (!pb->dead && !WARN_ON_ONCE(f->as != pb->bo->v->as))
+		err = vg_pg_fault(pb->bo->v, pb->bo, f->va);
 	pthread_mutex_unlock(&m->lock);
 	return err;
+}
+
+/* The release of a BO's registration: no fault call uses pb any more. */
+static void vg_pg_bo_free(void *priv)
+{
+	free(priv);
 }
 
 static int vg_pg_place(struct vg_model_vm *v, struct vg_mbo *bo)
@@ -359,13 +373,16 @@ static int vg_pg_place(struct vg_model_vm *v, struct vg_mbo *bo)
 	pb = calloc(1, sizeof(*pb) + nr * sizeof(pb->c[0]));
 	if (!pb)
 		return -ENOMEM;
+	pb->m = m;
+	pb->bo = bo;
 	pb->nr = nr;
 	for (i = 0; i < nr; i++) {
 		pb->c[i].bo = bo;
 		pb->c[i].off = (u64)i * VG_MODEL_CHUNK;
 		pb->c[i].size = min(VG_MODEL_CHUNK, bo->size - pb->c[i].off);
 	}
-	err = m->bops->fault_range(m->b, v->as, bo->va, bo->size, true);
+	err = vg_fault_register(m->gpu, v->as, bo->va, bo->size,
+				vg_pg_handler, pb, &pb->freg);
 	if (err) {
 		free(pb);
 		return err;
@@ -383,7 +400,8 @@ static void vg_pg_release(struct vg_model_vm *v, struct vg_mbo *bo)
 	u32 i, b, nb;
 	u64 len;
 
-	m->bops->fault_range(m->b, v->as, bo->va, bo->size, false);
+	/* No fault call can use pb meanwhile: each waits for m->lock. */
+	pb->dead = true;
 	m->bops->unmap(m->b, v->as, bo->va, bo->size);
 	m->bops->tlb_flush(m->b, v->as);
 	for (i = 0; i < pb->nr; i++) {
@@ -401,7 +419,11 @@ static void vg_pg_release(struct vg_model_vm *v, struct vg_mbo *bo)
 		if (c->host)
 			m->bops->mem_free(m->b, c->host);
 	}
-	free(pb);
+	/*
+	 * Range off, and pb freed once no fault call uses it: under m->lock,
+	 * which such a call may be waiting for, so without waiting here.
+	 */
+	vg_fault_unregister_async(pb->freg, vg_pg_bo_free);
 	bo->priv = NULL;
 }
 
@@ -409,7 +431,8 @@ static int vg_pg_init(struct vg_model *m)
 {
 	struct vg_pg *pg;
 
-	if (!m->bops->set_fault_handler || !m->bops->fault_range)
+	/* The core owns the GPU's fault handler; BOs register their ranges. */
+	if (!m->gpu || !m->bops->set_fault_handler || !m->bops->fault_range)
 		return -EOPNOTSUPP;
 	pg = calloc(1, sizeof(*pg));
 	if (!pg)
@@ -418,13 +441,13 @@ static int vg_pg_init(struct vg_model *m)
 	INIT_LIST_HEAD(&pg->partial);
 	pg->nslots = (u32)(VG_MODEL_CHUNK / m->p.gran);
 	m->priv = pg;
-	m->bops->set_fault_handler(m->b, vg_pg_handler, m);
 	return 0;
 }
 
 /*
- * After the sim is gone (models_priv.h): nothing to unhook. Every BO was
- * freed with its VM, and the last block out of a root chunk freed it.
+ * After the GPU and the sim are gone (models_priv.h): every BO was freed
+ * with its VM (its registration with it; the GPU's teardown waited for a
+ * fault call under way), and the last block out of a root chunk freed it.
  */
 static void vg_pg_fini(struct vg_model *m)
 {
