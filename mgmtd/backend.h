@@ -22,6 +22,7 @@ struct mg_backend_vm {
 	char id[MG_ID_LEN];
 	int gpu;
 	struct vgmem_vm_stats stats;
+	uint64_t cache_private;		/* mg_vm_info.cache_private */
 };
 
 /*
@@ -35,7 +36,8 @@ struct mg_backend_ops {
 	const char *name;
 	/*
 	 * The GPUs, filled into the backend fields of mg_gpu_info (index,
-	 * name, sizes, usage, policy, return interval, nr_vms, counters).
+	 * name, sizes, usage and the file cache's cache_used, policy,
+	 * return interval, nr_vms, counters).
 	 */
 	int (*list_gpus)(void *b, struct mg_gpu_info **out, size_t *n);
 	/*
@@ -47,7 +49,7 @@ struct mg_backend_ops {
 			uint64_t quota, int *gpu);
 	/* The VM stopped: embedded destroys its guest; netlink forgets it. */
 	void (*vm_stop)(void *b, const char *id);
-	/* Every running vGPU with its counters. */
+	/* Every running vGPU with its counters and cache_private. */
 	int (*list_vms)(void *b, struct mg_backend_vm **out, size_t *n);
 	int (*vm_stats)(void *b, const char *id, struct vgmem_vm_stats *st);
 	/* Bytes of VRAM (the core's 0 "equal share" is never sent). */

@@ -68,6 +68,7 @@ static int emb_list_gpus(void *b, struct mg_gpu_info **out, size_t *n)
 		g->vram_size = st.vram_size;
 		g->vram_used = st.vram_used;
 		g->host_used = st.host_used;
+		g->cache_used = st.cache_used;
 		g->chunk_size = st.chunk_size;
 		g->host_budget = e->host_budget;
 		snprintf(g->policy, sizeof(g->policy), "%s",
@@ -168,6 +169,8 @@ static int emb_list_vms(void *b, struct mg_backend_vm **out, size_t *n)
 		snprintf(v[i].id, sizeof(v[i].id), "%s", e->vms[i].id);
 		v[i].gpu = e->vms[i].gpu;
 		vg_vm_get_stats(vg_host_guest_vm(e->vms[i].guest), &v[i].stats);
+		v[i].cache_private =
+			vg_vm_cache_private(vg_host_guest_vm(e->vms[i].guest));
 	}
 	*out = v;
 	*n = e->nr_vms;

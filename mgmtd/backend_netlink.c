@@ -66,6 +66,8 @@ static int nlb_list_gpus(void *b, struct mg_gpu_info **out, size_t *cnt)
 		v[i].vram_size = g[i].vram_size;
 		v[i].vram_used = g[i].vram_used;
 		v[i].host_used = g[i].host_used;
+		/* libvgnl leaves it 0 when an older module does not send it */
+		v[i].cache_used = g[i].cache_used;
 		v[i].chunk_size = g[i].chunk_size;
 		v[i].host_budget = 0;	/* the module's budget is not exported */
 		snprintf(v[i].policy, sizeof(v[i].policy), "%s",
@@ -177,6 +179,7 @@ static int nlb_list_vms(void *b, struct mg_backend_vm **out, size_t *cnt)
 		snprintf(v[k].id, sizeof(v[k].id), "%s", id);
 		v[k].gpu = (int)vms[i].gpu;
 		v[k].stats = vms[i].st;
+		v[k].cache_private = vms[i].cache_private;
 		k++;
 	}
 	free(vms);

@@ -46,8 +46,39 @@ void mg_stored_update_locked(struct mg *mg, const char *id,
 
 /* A migration to ask libvirt for once the lock is dropped. */
 struct migration {
+	char id[MG_ID_LEN];
 	char name[MG_NAME_LEN];
 };
+
+void mg_migration_result(struct mg *mg, const char *id, const char *name,
+			 const char *dest, int err, const char *reason)
+{
+	char edest[300], ename[2 * MG_NAME_LEN], ereason[400];
+
+	pthread_mutex_lock(&mg->lock);
+	if (err)
+		mg->migrations_failed++;
+	else
+		mg->migrations_ok++;
+	pthread_mutex_unlock(&mg->lock);
+	mg_json_escape(edest, sizeof(edest), dest);
+	mg_json_escape(ename, sizeof(ename), name);
+	if (!err) {
+		mg_info("vm %s (%s): live-migrated to %s", id, name, dest);
+		mg_emit(mg, "advisory", id,
+			"{\"state\":\"migrated\",\"name\":\"%s\",\"migrate_to\":\"%s\"}",
+			ename, edest);
+		return;
+	}
+	if (!reason || !*reason)
+		reason = strerror(-err);
+	mg_json_escape(ereason, sizeof(ereason), reason);
+	mg_err("vm %s (%s): live migration to %s failed: %s; it keeps running here",
+	       id, name, dest, reason);
+	mg_emit(mg, "error", id,
+		"{\"op\":\"migrate\",\"name\":\"%s\",\"migrate_to\":\"%s\",\"reason\":\"%s\"}",
+		ename, edest, ereason);
+}
 
 static void tick_vm_locked(struct mg *mg, struct mg_vm *vm, int64_t now,
 			   struct migration *mig, size_t *nr_mig)
@@ -88,8 +119,14 @@ static void tick_vm_locked(struct mg *mg, struct mg_vm *vm, int64_t now,
 		vm->info.advisory_since_ms = mg_now_ms();
 		mg_view_changed_locked(mg);
 		mg->advisories++;
-		if (mg->cfg->migrate_uri && vm->info.name[0] && mg->lv &&
-		    *nr_mig < 16) {
+		/*
+		 * Only libvirt's VMs are domains: the name of a VM of the
+		 * configuration or the backend names no domain to migrate.
+		 */
+		if (mg->cfg->migrate_uri && vm->info.source == MG_SRC_LIBVIRT &&
+		    vm->info.name[0] && mg->lv && *nr_mig < 16) {
+			snprintf(mig[*nr_mig].id, sizeof(mig[*nr_mig].id),
+				 "%s", vm->info.id);
 			snprintf(mig[*nr_mig].name, sizeof(mig[*nr_mig].name),
 				 "%s", vm->info.name);
 			(*nr_mig)++;
@@ -148,11 +185,15 @@ void mg_tick(struct mg *mg, int64_t now_mono_ms)
 	pthread_mutex_unlock(&mg->lock);
 	mg_events_flush(mg);
 	for (i = 0; i < nr_mig; i++) {
-		int r = mg_libvirt_migrate(lv, mig[i].name, mg->cfg->migrate_uri);
+		int r = lv ? mg_libvirt_migrate(lv, mig[i].id, mig[i].name,
+					       mg->cfg->migrate_uri) : -ENOTCONN;
 
 		if (r)
-			mg_err("domain %s: cannot start migration: %s",
-			       mig[i].name, strerror(-r));
+			mg_migration_result(mg, mig[i].id, mig[i].name,
+					    mg->cfg->migrate_uri, r,
+					    r == -ENOENT ? "no such domain" :
+					    r == -ENOTCONN ? "libvirt not connected" :
+					    NULL);
 	}
 	if (prune)
 		mg_state_prune_events(mg->state, MG_EVENT_KEEP);

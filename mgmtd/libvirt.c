@@ -494,7 +494,7 @@ struct lv_mig {
 	struct mg_libvirt *lv;
 	virDomainPtr dom;
 	char name[MG_NAME_LEN];
-	char mdev[MG_ID_LEN];
+	char id[MG_ID_LEN];		/* the VM's (its mdev UUID) */
 	char *dest;
 };
 
@@ -502,7 +502,6 @@ static void *lv_migrate_thread(void *arg)
 {
 	struct lv_mig *m = arg;
 	struct mg_libvirt *lv = m->lv;
-	char edest[300], emsg[300];
 	int r;
 
 	mg_info("libvirt: live-migrating %s to %s", m->name, m->dest);
@@ -510,19 +509,9 @@ static void *lv_migrate_thread(void *arg)
 				   VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER |
 				   VIR_MIGRATE_PERSIST_DEST |
 				   VIR_MIGRATE_UNDEFINE_SOURCE);
-	mg_json_escape(edest, sizeof(edest), m->dest);
-	if (r < 0) {
-		mg_json_escape(emsg, sizeof(emsg), lv_errmsg());
-		mg_err("libvirt: migration of %s to %s failed: %s", m->name,
-		       m->dest, lv_errmsg());
-		mg_emit(lv->mg, "advisory", m->mdev,
-			"{\"state\":\"migration-failed\",\"migrate_to\":\"%s\",\"reason\":\"%s\"}",
-			edest, emsg);
-	} else {
-		mg_info("libvirt: %s migrated to %s", m->name, m->dest);
-		mg_emit(lv->mg, "advisory", m->mdev,
-			"{\"state\":\"migrated\",\"migrate_to\":\"%s\"}", edest);
-	}
+	/* libvirt's error is this thread's: read it before anything else */
+	mg_migration_result(lv->mg, m->id, m->name, m->dest, r < 0 ? -EIO : 0,
+			    r < 0 ? lv_errmsg() : NULL);
 	virDomainFree(m->dom);
 	free(m->dest);
 	free(m);
@@ -533,16 +522,15 @@ static void *lv_migrate_thread(void *arg)
 	return NULL;
 }
 
-int mg_libvirt_migrate(struct mg_libvirt *lv, const char *domain,
-		       const char *dest_uri)
+int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
+		       const char *domain, const char *dest_uri)
 {
-	char uuid[VIR_UUID_STRING_BUFLEN];
 	struct lv_mig *m;
 	pthread_attr_t attr;
 	pthread_t t;
 	int ret;
 
-	if (!lv || !domain || !dest_uri || !*dest_uri)
+	if (!lv || !id || !domain || !dest_uri || !*dest_uri)
 		return -EINVAL;
 	if (!lv->conn)
 		return -ENOTCONN;
@@ -551,14 +539,13 @@ int mg_libvirt_migrate(struct mg_libvirt *lv, const char *domain,
 		return -ENOMEM;
 	m->lv = lv;
 	snprintf(m->name, sizeof(m->name), "%s", domain);
+	snprintf(m->id, sizeof(m->id), "%s", id);
 	m->dest = strdup(dest_uri);
 	m->dom = virDomainLookupByName(lv->conn, domain);
 	if (!m->dest || !m->dom) {
 		ret = m->dom ? -ENOMEM : -ENOENT;
 		goto err_free;
 	}
-	if (virDomainGetUUIDString(m->dom, uuid) == 0)
-		dom_lookup_mdev(lv, uuid, m->mdev, false);
 	pthread_mutex_lock(&lv->lock);
 	lv->migrations++;
 	pthread_mutex_unlock(&lv->lock);

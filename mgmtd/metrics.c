@@ -52,6 +52,8 @@ static const struct family vm_families[] = {
 	  VMF(stats.resident), V_U64, NULL },
 	{ "vgmem_vm_relocated_bytes", "gauge", "Bytes relocated to host RAM now.",
 	  VMF(stats.relocated), V_U64, NULL },
+	{ "vgmem_vm_cache_private_bytes", "gauge", "VRAM in the file cache's private replicas of the VM (pages it wrote), apart from resident.",
+	  VMF(cache_private), V_U64, NULL },
 	{ "vgmem_vm_relocation_chunks_total", "counter", "Chunks moved between VRAM and host RAM.",
 	  VMF(stats.reloc_out_chunks), V_U64, "direction=\"out\"" },
 	{ "vgmem_vm_relocation_chunks_total", NULL, NULL,
@@ -75,8 +77,10 @@ static const struct family vm_families[] = {
 static const struct family gpu_families[] = {
 	{ "vgmem_gpu_vram_bytes", "gauge", "VRAM size.",
 	  GPUF(vram_size), V_U64, NULL },
-	{ "vgmem_gpu_vram_used_bytes", "gauge", "VRAM in use.",
+	{ "vgmem_gpu_vram_used_bytes", "gauge", "VRAM in use by buffer objects.",
 	  GPUF(vram_used), V_U64, NULL },
+	{ "vgmem_gpu_cache_used_bytes", "gauge", "VRAM held by the file cache's replicas, apart from vram_used; given back before any chunk is relocated.",
+	  GPUF(cache_used), V_U64, NULL },
 	{ "vgmem_gpu_host_used_bytes", "gauge", "Host RAM holding relocated memory.",
 	  GPUF(host_used), V_U64, NULL },
 	{ "vgmem_gpu_host_budget_bytes", "gauge", "Host RAM budget for relocated memory (0: unlimited).",
@@ -384,6 +388,13 @@ void mg_metrics_format(struct rbuf *out, const struct mg_status *st,
 		   "Entitlement recomputations.", st->recomputes);
 	put_scalar(out, "vgmem_advisories_total", "counter",
 		   "Migration advisories raised.", st->advisories);
+	put_header(out, "vgmem_migrations_total", "counter",
+		   "Live migrations of thrashing domains (migrate_uri), by outcome.");
+	rbuf_puts(out, "vgmem_migrations_total{result=\"ok\"} ");
+	rbuf_u64(out, st->migrations_ok);
+	rbuf_puts(out, "\nvgmem_migrations_total{result=\"failed\"} ");
+	rbuf_u64(out, st->migrations_failed);
+	rbuf_putc(out, '\n');
 	put_scalar(out, "vgmem_events_last_id", "gauge",
 		   "Id of the newest event.", st->last_event_id);
 	put_scalar(out, "vgmem_gpus", "gauge", "GPUs managed.", ngpus);

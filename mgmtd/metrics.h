@@ -25,9 +25,10 @@ void mg_metrics_format(struct rbuf *out, const struct mg_status *st,
 
 /*
  * The LRC file cache: vgmem_lrc_gpus, vgmem_lrc_<counter>_total and the
- * "now" fields as gauges vgmem_lrc_<field>. Pure, like the above; not
- * part of it because the REST server caches that text by view generation
- * and these counters move without one.
+ * "now" fields as gauges vgmem_lrc_<field>. Pure, like the above; apart
+ * from it because these counters move without the model's view
+ * generation: the REST server appends them to its cached rendering and
+ * keys that on an LRC generation of its own (rest_cache.h).
  */
 void mg_metrics_format_lrc(struct rbuf *out, const struct mg_lrc *l);
 

@@ -155,9 +155,23 @@ void mg_libvirt_stop(struct mg_libvirt *lv);
 bool mg_libvirt_connected(struct mg_libvirt *lv);
 /* The virConnectPtr (tests drive the test driver through it). */
 void *mg_libvirt_conn(struct mg_libvirt *lv);
-/* Asynchronous live migration of a domain to dest_uri (thrash.c). */
-int mg_libvirt_migrate(struct mg_libvirt *lv, const char *domain,
-		       const char *dest_uri);
+/*
+ * Asynchronous live migration of the domain of VM id to dest_uri (daemon.c asks for
+ * it on a thrash advisory): peer to peer, persistent at the destination,
+ * undefined at the source. Its outcome goes to mg_migration_result().
+ * 0 once the migration thread runs; -ENOENT (no such domain), -ENOTCONN.
+ */
+int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
+		       const char *domain, const char *dest_uri);
+/*
+ * The outcome of a migration of VM id (domain name) to dest: err 0 is
+ * success, else -errno with reason (libvirt's message). Counted
+ * (vgmem_migrations_total{result}), an event (advisory "migrated", or an
+ * error {"op":"migrate"}), a log line. Nothing else changes: a VM whose
+ * migration failed keeps running here with its advisory raised.
+ */
+void mg_migration_result(struct mg *mg, const char *id, const char *name,
+			 const char *dest, int err, const char *reason);
 /* model.c tells mgmtd which libvirt to use for migrations. */
 void mg_set_libvirt(struct mg *mg, struct mg_libvirt *lv);
 

@@ -255,10 +255,16 @@ int mg_refresh_stats_locked(struct mg *mg)
 	for (i = 0; i < n; i++) {
 		struct mg_vm *vm = mg_find_locked(mg, bv[i].id);
 
+		/*
+		 * The file cache's bytes are a view field too: a change of
+		 * them alone is a new generation (cached answers re-render).
+		 */
 		if (!vm || !vm->info.running ||
-		    !memcmp(&vm->info.stats, &bv[i].stats, sizeof(bv[i].stats)))
+		    (!memcmp(&vm->info.stats, &bv[i].stats, sizeof(bv[i].stats)) &&
+		     vm->info.cache_private == bv[i].cache_private))
 			continue;
 		vm->info.stats = bv[i].stats;
+		vm->info.cache_private = bv[i].cache_private;
 		mg_view_changed_locked(mg);
 	}
 	/* VMs whose vGPU went or came back; their GPUs' shares move. */
@@ -584,6 +590,8 @@ int mg_get_status(struct mg *mg, struct mg_status *out)
 	out->started_ms = mg->started_ms;
 	out->recomputes = mg->recomputes;
 	out->advisories = mg->advisories;
+	out->migrations_ok = mg->migrations_ok;
+	out->migrations_failed = mg->migrations_failed;
 	out->nr_gpus = (uint32_t)mg->nr_gpus;
 	out->nr_vms = (uint32_t)mg->nr_vms;
 	pthread_mutex_unlock(&mg->lock);

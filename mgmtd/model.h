@@ -62,6 +62,12 @@ struct mg_vm_info {
 	uint64_t entitlement;		/* last computed and applied, bytes */
 	uint64_t guaranteed;		/* of which min/low guarantees */
 	struct vgmem_vm_stats stats;	/* the backend's counters */
+	/*
+	 * VRAM of the LRC file cache in this VM's private replicas (the file
+	 * pages it wrote): part of its GPU's cache_used, not of
+	 * stats.resident, not charged to its quota; 0 while not running.
+	 */
+	uint64_t cache_private;
 	bool running;			/* has a live vGPU on the backend */
 	/*
 	 * Started, but its vGPU (mdev) vanished from the backend (removed
@@ -81,6 +87,12 @@ struct mg_gpu_info {
 	int index;
 	char name[32];
 	uint64_t vram_size, vram_used, host_used, chunk_size, host_budget;
+	/*
+	 * VRAM held by the LRC file cache's replicas, apart from vram_used
+	 * (the BOs' chunks): free is vram_size - vram_used - cache_used. The
+	 * cache gives it back before any VM's chunk is relocated.
+	 */
+	uint64_t cache_used;
 	char policy[8];			/* random | lra | cold */
 	uint32_t return_interval_ms, oversub_pct, nr_vms;
 	/* the core's per-GPU counters (struct vg_gpu_stats) */
@@ -150,6 +162,8 @@ struct mg_status {
 	uint64_t last_event_id;
 	uint64_t recomputes;		/* entitlement recomputations so far */
 	uint64_t advisories;		/* migration advisories raised so far */
+	uint64_t migrations_ok;		/* live migrations that completed */
+	uint64_t migrations_failed;	/* that could not start or failed */
 	uint32_t nr_gpus, nr_vms;
 };
 
@@ -184,11 +198,15 @@ struct mg_status {
 	X(releases, 0, "Release calls.") \
 	X(released_pages, 0, "4 KiB pages whose version a release raised.") \
 	X(invalidations, 0, "Replicas unmapped by acquire as stale.") \
-	X(cuckoo_hits, 0, "Host reads the filter answered maybe on a GPU.") \
-	X(cuckoo_misses, 0, "Host reads the filter answered certainly not on a GPU.") \
+	X(cuckoo_hits, 0, "GPU pages of host reads the filter answered maybe on a GPU.") \
+	X(cuckoo_misses, 0, "GPU pages of host reads the filter answered certainly not on a GPU.") \
 	X(files, 1, "Cached files.") \
 	X(pages, 1, "4 KiB page entries.") \
-	X(bytes_per_page, 1, "Metadata bytes per 4 KiB page entry.")
+	X(bytes_per_page, 1, "Metadata bytes per 4 KiB page entry.") \
+	X(host_compares, 0, "GPU pages compared with the store after its change counter moved.") \
+	X(host_used, 1, "Bytes of host copies.") \
+	X(host_evictions, 0, "Host copies dropped for the host-RAM budget.") \
+	X(host_evict_writebacks, 0, "Of those, dirty ones written back first.")
 
 struct mg_lrc {
 	uint32_t gpus;			/* GPUs the cache serves (0: off) */

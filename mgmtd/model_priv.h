@@ -70,6 +70,7 @@ struct mg {
 	uint64_t view_gen;		/* mg_view_current(): see below */
 	int64_t started_ms;
 	uint64_t recomputes, advisories;
+	uint64_t migrations_ok, migrations_failed;	/* mg_migration_result() */
 	struct mg_libvirt *lv;
 
 	/* timer thread (daemon.c) */

@@ -33,6 +33,7 @@ void rest_cache_init(struct rest_cache *rc)
 	memset(rc, 0, sizeof(*rc));
 	for (i = 0; i < RC_NR; i++)
 		pthread_mutex_init(&rc->slot[i].lock, NULL);
+	pthread_mutex_init(&rc->lrc_lock, NULL);
 }
 
 void rest_cache_fini(struct rest_cache *rc)
@@ -45,6 +46,36 @@ void rest_cache_fini(struct rest_cache *rc)
 		rc->slot[i].cur = NULL;
 		pthread_mutex_destroy(&rc->slot[i].lock);
 	}
+	pthread_mutex_destroy(&rc->lrc_lock);
+}
+
+/* Field by field: struct mg_lrc has padding after gpus. */
+static bool lrc_equal(const struct mg_lrc *a, const struct mg_lrc *b)
+{
+	if (a->gpus != b->gpus)
+		return false;
+#define LRC_SAME(f, gauge, help)	if (a->f != b->f) return false;
+	MG_LRC_FIELDS(LRC_SAME)
+#undef LRC_SAME
+	return true;
+}
+
+int rc_lrc_read(struct rest_cache *rc, struct mg *mg, struct mg_lrc *out,
+		uint64_t *gen)
+{
+	int ret = mg_get_lrc(mg, out);
+
+	pthread_mutex_lock(&rc->lrc_lock);
+	if (!rc->lrc_seen || ret != rc->lrc_err ||
+	    (!ret && !lrc_equal(out, &rc->lrc))) {
+		rc->lrc_seen = true;
+		rc->lrc_err = ret;
+		rc->lrc = *out;
+		rc->lrc_gen++;
+	}
+	*gen = rc->lrc_gen;
+	pthread_mutex_unlock(&rc->lrc_lock);
+	return ret;
 }
 
 struct rc_body *rc_body_new(char *text, size_t len, bool open_ended,
@@ -118,6 +149,14 @@ struct rc_body *rc_lookup(struct rest_cache *rc, struct mg *mg,
 		goto stale;
 	if (!mg_view_current(mg, b->gen))
 		goto stale;
+	if (b->has_lrc) {
+		struct mg_lrc l;
+		uint64_t g;
+
+		rc_lrc_read(rc, mg, &l, &g);
+		if (g != b->lrc_gen)
+			goto stale;
+	}
 	atomic_fetch_add(&rc->hits, 1);
 	return b;
 stale:

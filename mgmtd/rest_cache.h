@@ -11,6 +11,14 @@
  * comparison per request, where comparing the listings (100 VMs: 83 KB)
  * cost GET /v1/vms about 14% of its CPU.
  *
+ * /metrics also shows the LRC file cache's counters, which move without a
+ * view generation: its body is also keyed on the LRC generation, which
+ * the cache moves itself whenever the counters the model reads from the
+ * backend (at most every 100 ms, mg_get_lrc()) differ from the last ones
+ * seen, or their reading starts or stops failing. So an unchanged scrape
+ * is served whole from the cache, and a change to a counter shows in the
+ * first scrape after the model's next read.
+ *
  * Bodies are immutable once published and reference counted: MHD sends
  * them straight from the cache (no copy) and drops its reference when the
  * response is destroyed; only an answer with a per-request tail (/metrics)
@@ -36,6 +44,8 @@ struct rc_body {
 	bool has_status;
 	struct mg_status status;
 	uint64_t gen;		/* mg_list_view()'s generation */
+	bool has_lrc;		/* rendered with the LRC families of lrc_gen */
+	uint64_t lrc_gen;
 	char *text;
 	size_t len;
 	/*
@@ -59,6 +69,12 @@ struct rc_slot {
 struct rest_cache {
 	struct rc_slot slot[RC_NR];
 	atomic_ullong hits, misses;
+	/* the LRC counters last seen and their generation (rc_lrc_read) */
+	pthread_mutex_t lrc_lock;
+	bool lrc_seen;
+	int lrc_err;
+	struct mg_lrc lrc;
+	uint64_t lrc_gen;
 };
 
 void rest_cache_init(struct rest_cache *rc);
@@ -70,6 +86,14 @@ void rest_cache_fini(struct rest_cache *rc);
  */
 struct rc_body *rc_lookup(struct rest_cache *rc, struct mg *mg,
 			  enum rc_slot_id id);
+
+/*
+ * The LRC counters as the model reads them now (mg_get_lrc(): its 0 or
+ * -errno, *out zeroed on error) and their generation in *gen, which moves
+ * on every change of the counters or of the result.
+ */
+int rc_lrc_read(struct rest_cache *rc, struct mg *mg, struct mg_lrc *out,
+		uint64_t *gen);
 
 /*
  * A body over text (taken, malloc()ed) rendered from the listing of view

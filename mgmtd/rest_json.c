@@ -100,6 +100,8 @@ static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 	kv_u64(b, "allocated", s->allocated, true);
 	kv_u64(b, "resident", s->resident, false);
 	kv_u64(b, "relocated", s->relocated, false);
+	/* the file cache's private replicas: VRAM apart from resident */
+	kv_u64(b, "cache_private", vm->cache_private, false);
 	rbuf_putc(b, '}');
 
 	rbuf_json_key(b, "relocations", false);
@@ -169,6 +171,7 @@ void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail)
 	kv_str(b, "name", g->name, false);
 	kv_u64(b, "vram_size", g->vram_size, false);
 	kv_u64(b, "vram_used", g->vram_used, false);
+	kv_u64(b, "cache_used", g->cache_used, false);
 	kv_u64(b, "host_used", g->host_used, false);
 	kv_u64(b, "host_budget", g->host_budget, false);
 	kv_u64(b, "chunk_size", g->chunk_size, false);

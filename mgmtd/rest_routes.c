@@ -173,7 +173,9 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	struct mg_vm_info *vms = NULL;
 	size_t ngpus = 0, nvms = 0, len;
 	struct mg_status st;
-	uint64_t gen = 0;
+	struct mg_lrc lrc;
+	uint64_t gen = 0, lrc_gen = 0;
+	int lrc_err = 0;
 	struct rc_body *b;
 	struct rbuf t;
 	char *text;
@@ -183,6 +185,12 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	if (b)
 		return b;
 	if (id == RC_METRICS) {
+		/*
+		 * The LRC counters with their generation: a backend that
+		 * cannot read the cache (an older vgmem.ko) costs its
+		 * families, not the scrape.
+		 */
+		lrc_err = rc_lrc_read(&r->cache, r->mg, &lrc, &lrc_gen);
 		ret = mg_get_status(r->mg, &st);
 		if (ret) {
 			rest_problem_errno(c, ret, "metrics", NULL);
@@ -207,6 +215,8 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	default:
 		rbuf_init(&t, 64 * 1024);
 		mg_metrics_format(&t, &st, gpus, ngpus, vms, nvms);
+		if (!lrc_err)
+			mg_metrics_format_lrc(&t, &lrc);
 		break;
 	}
 	free(gpus);
@@ -218,6 +228,10 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 		rest_problem(c, 500, "internal", NULL, "out of memory");
 		return NULL;
 	}
+	if (id == RC_METRICS) {
+		b->has_lrc = true;
+		b->lrc_gen = lrc_gen;
+	}
 	rc_store(&r->cache, id, b);
 	return b;
 }
@@ -225,7 +239,6 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 static void route_metrics(struct rest_ctx *c)
 {
 	struct rc_body *body;
-	struct mg_lrc lrc;
 	struct rbuf b;
 	unsigned int i;
 
@@ -234,15 +247,8 @@ static void route_metrics(struct rest_ctx *c)
 	body = cached_answer(c, RC_METRICS);
 	if (!body)
 		return;
-	/*
-	 * The LRC counters move without a view generation, and the server's
-	 * own counters are from before this answer: neither is cached. A
-	 * backend that cannot read the cache (an older vgmem.ko) costs its
-	 * families, not the scrape.
-	 */
-	rbuf_init(&b, 8192);
-	if (!mg_get_lrc(c->rest->mg, &lrc))
-		mg_metrics_format_lrc(&b, &lrc);
+	/* The server's own counters are from before this answer: per request. */
+	rbuf_init(&b, 512);
 	rbuf_puts(&b, "# HELP vgmem_rest_responses_total REST responses sent, by status class.\n"
 		  "# TYPE vgmem_rest_responses_total counter\n");
 	for (i = 1; i <= 5; i++) {

@@ -222,6 +222,7 @@ int mg_vm_start(struct mg *mg, const char *id, const char *name,
 	vm->applied = false;
 	mg_view_changed_locked(mg);
 	memset(&vm->info.stats, 0, sizeof(vm->info.stats));
+	vm->info.cache_private = 0;
 	mg_thrash_reset(&vm->thrash);
 	vm->last_faults = 0;
 	vm->last_moves = 0;
@@ -288,6 +289,7 @@ int mg_vm_stop(struct mg *mg, const char *id)
 	mg->be.ops->vm_stats(mg->be.priv, vm->info.id, &vm->info.stats);
 	mg->be.ops->vm_stop(mg->be.priv, vm->info.id);
 	vm->info.running = false;
+	vm->info.cache_private = 0;	/* its replicas went with its vGPU */
 	vm->info.entitlement = 0;
 	vm->info.guaranteed = 0;
 	vm->info.advisory = false;
@@ -444,6 +446,7 @@ static void vm_lost_locked(struct mg *mg, struct mg_vm *vm)
 	mg->be.ops->vm_stop(mg->be.priv, vm->info.id);
 	vm->info.running = false;
 	vm->info.lost = true;
+	vm->info.cache_private = 0;
 	vm->info.entitlement = 0;
 	vm->info.guaranteed = 0;
 	vm->info.stats.entitlement = 0;
@@ -511,6 +514,7 @@ static bool vm_found_locked(struct mg *mg, struct mg_vm *vm,
 	/* counters as they are after the start (which set the quota) */
 	if (mg->be.ops->vm_stats(mg->be.priv, vm->info.id, &vm->info.stats))
 		vm->info.stats = b->stats;
+	vm->info.cache_private = b->cache_private;
 	vm->applied = false;
 	vm->last_faults = b->stats.faults;
 	vm->last_moves = b->stats.reloc_out_chunks + b->stats.reloc_in_chunks;

@@ -28,6 +28,7 @@ PKGS=(
 	wrk			# make bench: REST load generator
 	libvirt-daemon-system	# test_mgmtd_libvirtd: a private libvirtd (qemu driver)
 	libvirt-clients		# test_mgmtd_libvirtd: virsh define/metadata
+	libvirt-daemon-driver-qemu	# test_mgmtd_migrate: live migration between two private libvirtds (with qemu-system-x86, virsh)
 )
 
 missing=()

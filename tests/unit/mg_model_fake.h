@@ -115,6 +115,7 @@ static inline void fake_vm_init(struct mg_vm_info *v, unsigned int i,
 	v->stats.allocated = quota / 2 + i;
 	v->stats.resident = quota / 4;
 	v->stats.relocated = quota / 4;
+	v->cache_private = (i + 1ull) << 16;	/* the file cache's, apart */
 	v->stats.reloc_out_chunks = 10 + i;
 	v->stats.reloc_in_chunks = 3;
 	v->stats.bytes_out = (10ull + i) << 21;
@@ -163,6 +164,7 @@ static inline struct mg *fake_create(size_t n)
 		g->vram_size = 16 * FAKE_GIB;
 		g->chunk_size = 2u << 20;
 		g->host_budget = 64 * FAKE_GIB;
+		g->cache_used = (3 + i) << 20;	/* file cache replicas */
 		snprintf(g->policy, sizeof(g->policy), "cold");
 		g->return_interval_ms = 100;
 		g->oversub_pct = 200;

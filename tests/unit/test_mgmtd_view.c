@@ -16,12 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "mgmtd/mgmtd.h"
 #include "mgmtd/log.h"
+#include "mgmtd/metrics.h"
+#include "mgmtd/rest_buf.h"
+#include "mgmtd/rest_json.h"
 #include "host-module/user/host.h"
 
 #define MiB	(1ull << 20)
@@ -322,12 +326,226 @@ static void test_generation_follows_every_write(void **state)
 	mg_config_free(&cfg);
 }
 
+/* ---- the LRC file cache's VRAM ------------------------------------------ */
+
+#define KiB	(1ull << 10)
+#define FILE_BYTES	(128 * KiB)	/* two 64 KiB GPU pages */
+
+static void put_file(const char *path, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	assert_non_null(f);
+	for (i = 0; i < len; i++)
+		fputc((int)(i * 7 % 251), f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const struct mg_vm_info *view_vm(const struct view *v, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < v->nvms; i++)
+		if (!strcmp(v->vms[i].id, id))
+			return &v->vms[i];
+	fail_msg("vm %s not listed", id);
+	return NULL;
+}
+
+/* The backend's own answer for a GPU's cache_used (the core's count). */
+static uint64_t backend_cache_used(struct mg *mg, int gpu)
+{
+	struct mg_backend *be = mg_get_backend(mg);
+	struct mg_gpu_info *gl;
+	uint64_t used;
+	size_t n;
+
+	assert_int_equal(be->ops->list_gpus(be->priv, &gl, &n), 0);
+	assert_true((size_t)gpu < n);
+	used = gl[gpu].cache_used;
+	free(gl);
+	return used;
+}
+
+/* Whether text (rendered JSON or metrics) holds needle. */
+static void assert_rendered(const char *text, const char *fmt,
+			    unsigned long long val)
+{
+	char needle[256];
+
+	snprintf(needle, sizeof(needle), fmt, val);
+	if (!strstr(text, needle))
+		fail_msg("'%s' not in:\n%s", needle, text);
+}
+
+/* /v1/gpus, /v1/vms and /metrics as the REST server renders them from v. */
+static void assert_views_render(struct mg *mg, const struct view *v,
+				int gpu, unsigned long long cache_used,
+				unsigned long long cache_private)
+{
+	const struct mg_vm_info *a = view_vm(v, VMA);
+	struct mg_status st;
+	struct rbuf b;
+	char *text;
+	size_t len;
+
+	rbuf_init(&b, 1024);
+	rj_gpu(&b, &v->gpus[gpu], false);
+	text = rbuf_take(&b, &len);
+	assert_non_null(text);
+	assert_rendered(text, ",\"cache_used\":%llu,", cache_used);
+	free(text);
+	rbuf_init(&b, 1024);
+	rj_vm(&b, a, false);
+	text = rbuf_take(&b, &len);
+	assert_non_null(text);
+	assert_rendered(text, ",\"cache_private\":%llu}", cache_private);
+	free(text);
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	rbuf_init(&b, 1 << 16);
+	mg_metrics_format(&b, &st, v->gpus, v->ngpus, v->vms, v->nvms);
+	text = rbuf_take(&b, &len);
+	assert_non_null(text);
+	assert_rendered(text, "\nvgmem_gpu_cache_used_bytes{gpu=\"0\",name=\"sim0\"} %llu\n",
+			cache_used);
+	assert_rendered(text, "\nvgmem_vm_cache_private_bytes{vm=\"" VMA
+			"\",name=\"a\",gpu=\"0\"} %llu\n", cache_private);
+	free(text);
+}
+
+/*
+ * End to end on the embedded backend: a guest's GPU reads and writes
+ * files of its share, the cache's replicas take VRAM, and the model shows
+ * exactly the core's bytes: per GPU cache_used (apart from vram_used),
+ * per VM cache_private (apart from its stats). A change of them alone is
+ * a new generation: GPU reads of a read-only map change only the GPU's
+ * cache_used, GPU writes only the file cache's bytes, never the VM's
+ * counters, and both make the cached answers stale.
+ */
+static void test_file_cache_bytes(void **state)
+{
+	struct mg_share sh = { .id = 0 };
+	struct mg_gpu_info want_gpu;
+	uint64_t used;
+	struct vg_host_guest *g;
+	struct vgmem_chan *ch;
+	struct vgmem_dev *dev;
+	struct mg_config cfg;
+	char path[MG_SHARE_PATH_LEN + 16];
+	struct view v, w;
+	struct mg *mg;
+	uint64_t ro, rw, scratch, sum;
+	int gpu;
+
+	(void)state;
+	unlink(db);
+	mg = model(&cfg);
+	snprintf(sh.tag, sizeof(sh.tag), "data");
+	snprintf(sh.source, sizeof(sh.source), "%s/share", dir);
+	assert_int_equal(mkdir(sh.source, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ro.bin", sh.source);
+	put_file(path, FILE_BYTES);
+	snprintf(path, sizeof(path), "%s/rw.bin", sh.source);
+	put_file(path, FILE_BYTES);
+	assert_int_equal(mg_vm_set_shares(mg, VMA, &sh, 1, NULL), 0);
+
+	/* the guest's channel and maps first: they may move its counters */
+	g = mg_backend_embedded_guest(mg_get_backend(mg), VMA);
+	assert_non_null(g);
+	dev = vg_host_guest_dev(g);
+	assert_int_equal(vgmem_chan_create(dev, 16, 4096, 4096, &ch), 0);
+	assert_int_equal(vgmem_bo_alloc(dev, VGMEM_PAGE_SIZE, &scratch), 0);
+	assert_int_equal(vgmem_map_file(dev, 0, "ro.bin", 0, FILE_BYTES,
+					VGMEM_FILE_RO, &ro), 0);
+	assert_int_equal(vgmem_map_file(dev, 0, "rw.bin", 0, FILE_BYTES,
+					VGMEM_FILE_RW, &rw), 0);
+	assert_int_equal(mg_recompute(mg), 0);
+	view_get(mg, &v);
+	gpu = view_vm(&v, VMA)->gpu;
+	assert_true(gpu >= 0 && (size_t)gpu < v.ngpus);
+	assert_int_equal(v.gpus[gpu].cache_used, 0);
+	assert_int_equal(view_vm(&v, VMA)->cache_private, 0);
+	assert_views_render(mg, &v, gpu, 0, 0);
+
+	/* GPU reads of the read-only map: shared replicas, the GPU's alone */
+	assert_int_equal(vgmem_checksum(ch, ro, FILE_BYTES, scratch, &sum), 0);
+	assert_int_equal(backend_cache_used(mg, gpu), FILE_BYTES);
+	assert_int_equal(vg_vm_cache_private(vg_host_guest_vm(g)), 0);
+	assert_int_equal(mg_recompute(mg), 0);
+	assert_true(vms_equal(mg, &v));
+	assert_false(gpus_equal(mg, &v));
+	assert_false(current(mg, &v));
+	view_get(mg, &w);
+	want_gpu = v.gpus[gpu];
+	want_gpu.cache_used = FILE_BYTES;
+	assert_memory_equal(&w.gpus[gpu], &want_gpu, sizeof(want_gpu));
+	assert_int_equal(w.gpus[gpu].vram_used, v.gpus[gpu].vram_used);
+	assert_views_render(mg, &w, gpu, FILE_BYTES, 0);
+	view_free(&v);
+	v = w;
+
+	/* GPU writes of half the read-write map: the VM's private replica */
+	assert_int_equal(vgmem_acquire(dev, rw, 0), 0);
+	assert_int_equal(vgmem_fill_pattern(ch, rw, 64 * KiB, 5), 0);
+	assert_int_equal(vg_vm_cache_private(vg_host_guest_vm(g)), 64 * KiB);
+	used = backend_cache_used(mg, gpu);
+	assert_true(used >= FILE_BYTES + 64 * KiB);
+	assert_int_equal(mg_recompute(mg), 0);
+	assert_false(current(mg, &v));
+	view_get(mg, &w);
+	assert_memory_equal(&view_vm(&w, VMA)->stats, &view_vm(&v, VMA)->stats,
+			    sizeof(v.vms[0].stats));
+	assert_int_equal(view_vm(&w, VMA)->cache_private, 64 * KiB);
+	assert_int_equal(view_vm(&w, VMB)->cache_private, 0);
+	assert_int_equal(w.gpus[gpu].cache_used, used);
+	assert_views_render(mg, &w, gpu, used, 64 * KiB);
+	view_free(&v);
+	v = w;
+
+	/* the same listing, unchanged, stays current */
+	assert_true(current(mg, &v));
+
+	/* released and unmapped: the private replica is merged and gone */
+	assert_int_equal(vgmem_release(dev, rw, 0), 0);
+	assert_int_equal(vgmem_unmap_file(dev, rw), 0);
+	assert_int_equal(vg_vm_cache_private(vg_host_guest_vm(g)), 0);
+	assert_int_equal(mg_recompute(mg), 0);
+	assert_false(current(mg, &v));
+	view_free(&v);
+	view_get(mg, &v);
+	assert_int_equal(view_vm(&v, VMA)->cache_private, 0);
+	assert_int_equal(v.gpus[gpu].cache_used, backend_cache_used(mg, gpu));
+	view_free(&v);
+
+	/* a VM that stops holds no replica: its private bytes show 0 */
+	assert_int_equal(vgmem_map_file(dev, 0, "rw.bin", 0, FILE_BYTES,
+					VGMEM_FILE_RW, &rw), 0);
+	assert_int_equal(vgmem_acquire(dev, rw, 0), 0);
+	assert_int_equal(vgmem_fill_pattern(ch, rw + 64 * KiB, 64 * KiB, 6), 0);
+	assert_int_equal(mg_recompute(mg), 0);
+	view_get(mg, &v);
+	assert_int_equal(view_vm(&v, VMA)->cache_private, 64 * KiB);
+	view_free(&v);
+	vgmem_chan_destroy(ch);
+	assert_int_equal(mg_vm_stop(mg, VMA), 0);
+	view_get(mg, &v);
+	assert_false(view_vm(&v, VMA)->running);
+	assert_int_equal(view_vm(&v, VMA)->cache_private, 0);
+	assert_int_equal(v.gpus[gpu].cache_used, backend_cache_used(mg, gpu));
+	assert_true(v.gpus[gpu].cache_used < used);
+	view_free(&v);
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listing_matches_lists),
 		cmocka_unit_test(test_every_change_breaks_equality),
 		cmocka_unit_test(test_generation_follows_every_write),
+		cmocka_unit_test(test_file_cache_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

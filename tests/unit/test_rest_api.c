@@ -99,6 +99,12 @@ static void test_gpus(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 1), "index")), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 0), "vram_size")),
 			 16 * FAKE_GIB);
+	/* the file cache's VRAM, next to the BOs' (the model's values) */
+	assert_true(json_is_integer(json_object_get(json_array_get(g, 0), "vram_used")));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 0), "cache_used")),
+			 3 << 20);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 1), "cache_used")),
+			 4 << 20);
 	json_decref(j);
 	http_free(&r);
 
@@ -106,6 +112,7 @@ static void test_gpus(void **state)
 	assert_int_equal(r.status, 200);
 	j = http_json(&r);
 	assert_string_equal(json_string_value(json_object_get(j, "name")), "sim1");
+	assert_int_equal(json_integer_value(json_object_get(j, "cache_used")), 4 << 20);
 	assert_int_equal(json_array_size(json_object_get(j, "suspension_histogram_log2_us")),
 			 VGMEM_HIST_BUCKETS);
 	json_decref(j);
@@ -141,6 +148,11 @@ static void test_vms(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(vm0, "policy"), "quota")),
 			 4 * FAKE_GIB);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(vm0, "suspension"), "count")), 4);
+	/* the file cache's private replicas, in usage, apart from resident */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(vm0, "usage"),
+							    "cache_private")), 1 << 16);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(vm0, "usage"),
+							    "resident")), FAKE_GIB);
 	json_decref(j);
 	http_free(&r);
 
@@ -149,6 +161,8 @@ static void test_vms(void **state)
 	assert_int_equal(r.status, 200);
 	j = http_json(&r);
 	assert_string_equal(json_string_value(json_object_get(j, "name")), "vm2");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "usage"),
+							    "cache_private")), 2 << 16);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "suspension"),
 							 "histogram_log2_us")),
 			 VGMEM_HIST_BUCKETS);
@@ -580,6 +594,44 @@ static void test_event_history(void **state)
 }
 
 /* Every route the server answers is in the OpenAPI document. */
+/* A schema, or the one its "$ref" (#/components/schemas/X) names. */
+static json_t *schema_deref(json_t *schemas, json_t *sch)
+{
+	const char *ref = json_string_value(json_object_get(sch, "$ref"));
+	const char *pfx = "#/components/schemas/";
+
+	if (ref && !strncmp(ref, pfx, strlen(pfx)))
+		return json_object_get(schemas, ref + strlen(pfx));
+	return sch;
+}
+
+/*
+ * Every member of a served object (and of its objects, where the schema
+ * describes their members) is a property of its schema in openapi.json.
+ */
+static void assert_described(json_t *schemas, json_t *sch, json_t *obj,
+			     const char *where)
+{
+	json_t *props, *val, *p;
+	const char *key;
+
+	sch = schema_deref(schemas, sch);
+	assert_non_null(sch);
+	props = json_object_get(sch, "properties");
+	assert_non_null(props);
+	json_object_foreach(obj, key, val) {
+		p = schema_deref(schemas, json_object_get(props, key));
+		if (!p)
+			fail_msg("%s.%s is served but not in openapi.json", where, key);
+		if (json_is_object(val) && json_object_get(p, "properties")) {
+			char sub[128];
+
+			snprintf(sub, sizeof(sub), "%s.%s", where, key);
+			assert_described(schemas, p, val, sub);
+		}
+	}
+}
+
 static void test_openapi(void **state)
 {
 	static const struct { const char *path, *methods[5]; } routes[] = {
@@ -628,6 +680,23 @@ static void test_openapi(void **state)
 	/* and the served paths really answer (not 404) */
 	served = json_object_get(j, "components");
 	assert_non_null(json_object_get(json_object_get(served, "schemas"), "Problem"));
+	/* every member a GPU and a VM are served with is described */
+	{
+		json_t *schemas = json_object_get(served, "schemas");
+		struct http_resp g = fix_req(&F, "GET", "/v1/gpus/0", NULL);
+		struct http_resp v = fix_req(&F, "GET", "/v1/vms", NULL);
+		json_t *gj = http_json(&g), *vj = http_json(&v);
+
+		assert_non_null(gj);
+		assert_non_null(vj);
+		assert_described(schemas, json_object_get(schemas, "Gpu"), gj, "Gpu");
+		assert_described(schemas, json_object_get(schemas, "Vm"),
+				 json_array_get(json_object_get(vj, "vms"), 0), "Vm");
+		json_decref(gj);
+		json_decref(vj);
+		http_free(&g);
+		http_free(&v);
+	}
 	json_decref(j);
 	http_free(&r);
 }

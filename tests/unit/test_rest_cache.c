@@ -5,7 +5,8 @@
  * stats refresh, a GPU, the daemon's status) shows in the very next GET of
  * /v1/vms, /v1/gpus and /metrics; gzip answers inflate (CRC and length
  * checked by zlib) to exactly the plain ones, /metrics' per-request tail
- * included; Accept-Encoding is parsed as RFC 9110 says; and readers racing
+ * included; /metrics' LRC families are cached, keyed on their own
+ * generation; Accept-Encoding is parsed as RFC 9110 says; and readers racing
  * a writer never see a value older than one committed before their request
  * started (run under ASan/UBSan by make check).
  */
@@ -224,6 +225,63 @@ static void test_gpu_and_status_change_visible(void **state)
 		assert_true(has_line(&r, line));
 		http_free(&r);
 	}
+}
+
+/*
+ * The file cache's VRAM alone changes (what the model's stats refresh
+ * does when only the cache's replicas moved): the next GET of every GPU
+ * and VM answer and of /metrics shows the new bytes.
+ */
+static void test_file_cache_change_visible(void **state)
+{
+	static const char *const paths[] = {
+		"/v1/gpus", "/v1/gpus/1", "/v1/vms",
+		"/v1/vms/00000000-0000-4000-8000-000000000004", "/metrics",
+	};
+	struct http_resp r;
+	json_t *j;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		r = get(paths[i], NULL);	/* cached now */
+		http_free(&r);
+	}
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->gpus[1].cache_used = 5ull << 20;
+	F.mg->vms[3].cache_private = 3ull << 16;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+
+	r = get("/v1/gpus", NULL);
+	j = http_json(&r);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(json_object_get(j, "gpus"), 1), "cache_used")),
+		5 << 20);
+	json_decref(j);
+	http_free(&r);
+	r = get("/v1/gpus/1", NULL);
+	j = http_json(&r);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "cache_used")),
+			 5 << 20);
+	json_decref(j);
+	http_free(&r);
+	r = get("/v1/vms", NULL);
+	assert_int_equal(vms_field(&r, 3, "usage", "cache_private"), 3 << 16);
+	http_free(&r);
+	r = get("/v1/vms/00000000-0000-4000-8000-000000000004", NULL);
+	j = http_json(&r);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_object_get(j, "usage"), "cache_private")), 3 << 16);
+	json_decref(j);
+	http_free(&r);
+	r = get("/metrics", NULL);
+	assert_true(has_line(&r, "vgmem_gpu_cache_used_bytes{gpu=\"1\",name=\"sim1\"} 5242880"));
+	assert_true(has_line(&r, "vgmem_vm_cache_private_bytes{vm=\"00000000-0000-4000-8000-000000000004\",name=\"vm4\",gpu=\"1\"} 196608"));
+	http_free(&r);
 }
 
 /* The REST counters at the end of /metrics are per request, never cached. */
@@ -543,6 +601,100 @@ static void test_keyed_on_generation(void **state)
 	http_free(&b);
 }
 
+/* The length of a /metrics body up to its per-request tail. */
+static size_t metrics_cached_len(const char *body, size_t len)
+{
+	const char *cut = "# HELP vgmem_rest_responses_total";
+	const char *t = memmem(body, len, cut, strlen(cut));
+
+	assert_non_null(t);
+	return (size_t)(t - body);
+}
+
+/*
+ * /metrics' LRC families are part of the cached rendering: an unchanged
+ * scrape is a cache hit with the same bytes up to the REST counters; a
+ * changed counter (or an LRC read that starts or stops failing) makes the
+ * next scrape a miss that shows it, gzip or not; the scrape after that is
+ * a hit again.
+ */
+static void test_metrics_lrc_cached(void **state)
+{
+	unsigned long long hits, misses;
+	struct http_resp a, b;
+	size_t la, lb, n;
+	char *txt;
+
+	(void)state;
+	a = get("/metrics", NULL);
+	hits = atomic_load(&F.rest->cache.hits);
+	misses = atomic_load(&F.rest->cache.misses);
+	b = get("/metrics", NULL);
+	assert_int_equal(atomic_load(&F.rest->cache.hits), hits + 1);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses);
+	la = metrics_cached_len(a.body, a.len);
+	lb = metrics_cached_len(b.body, b.len);
+	assert_int_equal(la, lb);
+	assert_memory_equal(a.body, b.body, la);
+	/* the LRC families are in the cached part, before the REST counters */
+	assert_non_null(memmem(a.body, la, "\nvgmem_lrc_faults_minor_total 7\n", 32));
+	http_free(&b);
+
+	/* a counter moves: the next scrape is rendered again and shows it */
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc.faults_minor = 8;
+	pthread_mutex_unlock(&F.mg->lock);
+	b = get("/metrics", NULL);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 1);
+	lb = metrics_cached_len(b.body, b.len);
+	assert_non_null(memmem(b.body, lb, "\nvgmem_lrc_faults_minor_total 8\n", 32));
+	assert_null(memmem(b.body, lb, "\nvgmem_lrc_faults_minor_total 7\n", 32));
+	/* nothing else in it changed */
+	assert_int_equal(la, lb);
+	http_free(&a);
+	a = get("/metrics", NULL);
+	assert_int_equal(atomic_load(&F.rest->cache.hits), hits + 2);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 1);
+	assert_memory_equal(a.body, b.body, lb);
+	http_free(&a);
+	http_free(&b);
+
+	/* gzip answers follow the same key */
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc.evictions = 5;
+	pthread_mutex_unlock(&F.mg->lock);
+	a = get("/metrics", "Accept-Encoding: gzip");
+	assert_true(is_gzip(&a));
+	txt = gunzip(a.body, a.len, &n);
+	assert_non_null(txt);
+	assert_non_null(memmem(txt, n, "\nvgmem_lrc_evictions_total 5\n", 29));
+	free(txt);
+	http_free(&a);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 2);
+
+	/* a read that fails drops the families (a miss), and back (a miss) */
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = -EIO;
+	pthread_mutex_unlock(&F.mg->lock);
+	a = get("/metrics", NULL);
+	assert_null(strstr(a.body, "vgmem_lrc_"));
+	assert_non_null(strstr(a.body, "vgmem_vm_running"));
+	http_free(&a);
+	a = get("/metrics", NULL);
+	assert_null(strstr(a.body, "vgmem_lrc_"));
+	http_free(&a);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 3);
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->lrc_err = 0;
+	F.mg->lrc.faults_minor = 7;
+	F.mg->lrc.evictions = 0;
+	pthread_mutex_unlock(&F.mg->lock);
+	a = get("/metrics", NULL);
+	assert_non_null(strstr(a.body, "\nvgmem_lrc_faults_minor_total 7\n"));
+	http_free(&a);
+	assert_int_equal(atomic_load(&F.rest->cache.misses), misses + 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,11 +702,13 @@ int main(void)
 		cmocka_unit_test(test_stats_refresh_visible),
 		cmocka_unit_test(test_vm_set_change_visible),
 		cmocka_unit_test(test_gpu_and_status_change_visible),
+		cmocka_unit_test(test_file_cache_change_visible),
 		cmocka_unit_test(test_metrics_tail_per_request),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_accept_encoding),
 		cmocka_unit_test(test_concurrent_reads_and_changes),
 		cmocka_unit_test(test_keyed_on_generation),
+		cmocka_unit_test(test_metrics_lrc_cached),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

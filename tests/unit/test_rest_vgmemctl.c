@@ -121,25 +121,35 @@ static void test_read_commands(void **state)
 	assert_non_null(strstr(r.out, "NAME"));
 	assert_non_null(strstr(r.out, VM2));
 	assert_non_null(strstr(r.out, "4.0G"));
+	/* the file cache's private replicas: vm2's 128 KiB in its column */
+	assert_non_null(strstr(r.out, " FCACHE "));
+	assert_non_null(strstr(r.out, " 1.0G    1.0G    128K "));
 
 	CTL(&r, "--json", "vms");
 	assert_int_equal(r.code, 0);
 	j = json_loads(r.out, 0, NULL);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "vms")), 3);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+		json_array_get(json_object_get(j, "vms"), 1), "usage"),
+		"cache_private")), 2 << 16);
 	json_decref(j);
 
 	CTL(&r, "vm", "vm2");
 	assert_int_equal(r.code, 0);
 	assert_non_null(strstr(r.out, "vm " VM2 " (vm2) on gpu 1, running"));
 	assert_non_null(strstr(r.out, "suspended 4 times"));
+	assert_non_null(strstr(r.out, "; file cache private 128K\n"));
 
 	CTL(&r, "gpus");
 	assert_int_equal(r.code, 0);
 	assert_non_null(strstr(r.out, "sim1"));
+	assert_non_null(strstr(r.out, " FCACHE "));
+	assert_non_null(strstr(r.out, "    4.0M "));	/* sim1's cache_used */
 	CTL(&r, "gpu", "0");
 	assert_int_equal(r.code, 0);
 	assert_non_null(strstr(r.out, "gpu 0 (sim0)"));
+	assert_non_null(strstr(r.out, ", file cache 3.0M;"));
 
 	CTL(&r, "metrics");
 	assert_int_equal(r.code, 0);

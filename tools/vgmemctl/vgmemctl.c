@@ -282,10 +282,10 @@ static void print_vm_row(json_t *vm)
 {
 	json_t *p = json_object_get(vm, "policy");
 	json_t *u = json_object_get(vm, "usage");
-	char q[16], e[16], r[16], h[16];
+	char q[16], e[16], r[16], h[16], fc[16];
 	const char *name = js(vm, "name");
 
-	printf("%-20.20s %-36s %3" PRId64 " %-3s %7s %7s %7s %7s %6" PRIu64 " %4" PRIu64 " %s\n",
+	printf("%-20.20s %-36s %3" PRId64 " %-3s %7s %7s %7s %7s %7s %6" PRIu64 " %4" PRIu64 " %s\n",
 	       name[0] ? name : "-", js(vm, "id"),
 	       (int64_t)json_integer_value(json_object_get(vm, "gpu")),
 	       json_is_true(json_object_get(vm, "running")) ? "yes" : "no",
@@ -293,6 +293,7 @@ static void print_vm_row(json_t *vm)
 	       human(ju(vm, "entitlement"), e, sizeof(e)),
 	       human(ju(u, "resident"), r, sizeof(r)),
 	       human(ju(u, "relocated"), h, sizeof(h)),
+	       human(ju(u, "cache_private"), fc, sizeof(fc)),
 	       ju(p, "weight"), ju(p, "priority"),
 	       json_is_true(json_object_get(vm, "advisory")) ? "MIGRATE" :
 	       (js(vm, "error")[0] ? "ERROR" : ""));
@@ -330,12 +331,13 @@ static int cmd_health(struct ctl *c)
 
 static void print_gpu(json_t *g, bool detail)
 {
-	char v[16], u[16], h[16], b[16], e[16];
+	char v[16], u[16], h[16], b[16], e[16], fc[16];
 
 	if (!detail) {
-		printf("%3" PRId64 " %-12.12s %8s %8s %8s %8s %4" PRIu64 " %5" PRIu64 "%% %-6s %s\n",
+		printf("%3" PRId64 " %-12.12s %8s %8s %8s %8s %8s %4" PRIu64 " %5" PRIu64 "%% %-6s %s\n",
 		       (int64_t)json_integer_value(json_object_get(g, "index")), js(g, "name"),
 		       human(ju(g, "vram_size"), v, 16), human(ju(g, "vram_used"), u, 16),
+		       human(ju(g, "cache_used"), fc, 16),
 		       human(ju(g, "host_used"), h, 16), human(ju(g, "entitled"), e, 16),
 		       ju(g, "nr_vms"), ju(g, "oversub_pct"), js(g, "policy"),
 		       json_is_true(json_object_get(g, "contended")) ? "contended" : "");
@@ -343,8 +345,9 @@ static void print_gpu(json_t *g, bool detail)
 	}
 	printf("gpu %" PRId64 " (%s)\n", (int64_t)json_integer_value(json_object_get(g, "index")),
 	       js(g, "name"));
-	printf("  vram %s, used %s; host RAM used %s of budget %s\n",
+	printf("  vram %s, used %s, file cache %s; host RAM used %s of budget %s\n",
 	       human(ju(g, "vram_size"), v, 16), human(ju(g, "vram_used"), u, 16),
+	       human(ju(g, "cache_used"), fc, 16),
 	       human(ju(g, "host_used"), h, 16), human(ju(g, "host_budget"), b, 16));
 	printf("  policy %s, return interval %" PRIu64 " ms, oversubscription %" PRIu64 "%%, %" PRIu64 " VMs\n",
 	       js(g, "policy"), ju(g, "return_interval_ms"), ju(g, "oversub_pct"),
@@ -380,8 +383,8 @@ static int cmd_gpus(struct ctl *c, const char *index)
 	if (index) {
 		print_gpu(j, true);
 	} else {
-		printf("%3s %-12s %8s %8s %8s %8s %4s %6s %-6s\n", "GPU", "NAME", "VRAM",
-		       "USED", "HOST", "ENTITLED", "VMS", "OVSUB", "POLICY");
+		printf("%3s %-12s %8s %8s %8s %8s %8s %4s %6s %-6s\n", "GPU", "NAME", "VRAM",
+		       "USED", "FCACHE", "HOST", "ENTITLED", "VMS", "OVSUB", "POLICY");
 		json_array_foreach(json_object_get(j, "gpus"), i, g)
 			print_gpu(g, false);
 	}
@@ -397,8 +400,9 @@ static int cmd_vms(struct ctl *c)
 
 	if (ret || !j)
 		return ret;
-	printf("%-20s %-36s %3s %-3s %7s %7s %7s %7s %6s %4s %s\n", "NAME", "ID",
-	       "GPU", "RUN", "QUOTA", "ENTITLD", "VRAM", "HOST", "WEIGHT", "PRIO", "NOTE");
+	printf("%-20s %-36s %3s %-3s %7s %7s %7s %7s %7s %6s %4s %s\n", "NAME", "ID",
+	       "GPU", "RUN", "QUOTA", "ENTITLD", "VRAM", "HOST", "FCACHE", "WEIGHT",
+	       "PRIO", "NOTE");
 	json_array_foreach(json_object_get(j, "vms"), i, vm)
 		print_vm_row(vm);
 	json_decref(j);
@@ -449,9 +453,10 @@ static int cmd_vm(struct ctl *c, const char *id)
 	print_policy(json_object_get(j, "policy"));
 	printf("  entitlement %s (guaranteed %s)\n", human(ju(j, "entitlement"), b[0], 16),
 	       human(ju(j, "guaranteed"), b[1], 16));
-	printf("  allocated %s, in VRAM %s, in host RAM %s\n",
+	printf("  allocated %s, in VRAM %s, in host RAM %s; file cache private %s\n",
 	       human(ju(u, "allocated"), b[0], 16), human(ju(u, "resident"), b[1], 16),
-	       human(ju(u, "relocated"), b[2], 16));
+	       human(ju(u, "relocated"), b[2], 16),
+	       human(ju(u, "cache_private"), b[3], 16));
 	printf("  relocated out %" PRIu64 " chunks (%s), back in %" PRIu64 " chunks (%s)\n",
 	       ju(r, "out_chunks"), human(ju(r, "bytes_out"), b[0], 16),
 	       ju(r, "in_chunks"), human(ju(r, "bytes_in"), b[1], 16));

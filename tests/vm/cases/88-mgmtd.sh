@@ -5,8 +5,11 @@
 # usage; an operator policy (weight/min/max) becomes the entitlement sysfs
 # and vgmem-nl show; the cold knob reaches the GPU; /metrics lists the VMs;
 # the event stream carries pressure and relocations caused by a second
-# guest; an mdev created or removed later is adopted or forgotten; SIGTERM
-# stops mgmtd cleanly, with nothing above "info" in its log.
+# guest; an mdev created or removed later is adopted or forgotten; a
+# VM of the configuration (--embedded-vm on its mdev) whose mdev is removed
+# is lost (REST, vgmem_vm_lost, its error, entitlement 0) and runs again
+# when the mdev is re-created with the same UUID; SIGTERM stops mgmtd
+# cleanly, with nothing above "info" in its log but that loss.
 # vmtest-timeout: 150
 
 command -v mgmtd > /dev/null || skip "mgmtd is not built (make build/bin/mgmtd)"
@@ -54,6 +57,8 @@ die() {
 
 a=$(mdev_create 1g) || exit 1
 b=$(mdev_create 1g) || exit 1
+# d: a VM mgmtd is told about (source config), not adopted: lost if it goes.
+d=$(mdev_create 1g) || exit 1
 
 # A holds 24 MiB before mgmtd starts: adopted with its usage.
 guest_bg a --dev $a fill-check --size 24M --bo 4M --seed 21 --hold 30
@@ -61,7 +66,7 @@ wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$a/vgmem/resident) -ge $((24 * MIB)) ]"
 	fail "guest a never became resident with 24 MiB (resident $(mdev_attr $a resident))"
 
 mgmtd --backend netlink --adopt-mdevs --libvirt-uri none \
-	--state-db /tmp/mgmtd.db --listen-unix $SOCK --oversub-pct 6400 \
+	--embedded-vm "lostvm:$d:1G" --state-db /tmp/mgmtd.db --listen-unix $SOCK --oversub-pct 6400 \
 	--recompute-ms 250 > $LOG 2>&1 &
 mgmtd_pid=$!
 if ! wait_until 20 ctl health > /dev/null 2>&1; then
@@ -69,6 +74,8 @@ if ! wait_until 20 ctl health > /dev/null 2>&1; then
 fi
 out=$(ctl --json health) || { die "health: $out"; }
 echo "$out" | grep -q '"backend":"netlink"' || { die "health is not on the netlink backend: $out"; }
+# lostvm holds nothing: capped, it leaves the VRAM to a and b below.
+out=$(ctl policy lostvm --patch --max 2M) || { die "policy lostvm: $out"; }
 
 # ---- the mdevs are VMs, with their usage ------------------------------------
 out=$(ctl vms) || { die "vgmemctl vms: $out"; }
@@ -147,6 +154,48 @@ mdev_remove $c
 wait_until 10 sh -c "! vgmemctl --socket $SOCK vms | grep -q ' $c '" ||
 	{ die "removed mdev $c is still listed"; }
 
+# ---- a configured VM whose mdev goes is lost, and back with it -------------
+# jbool JSON KEY: true/false of "KEY" in compact JSON.
+jbool() {
+	echo "$1" | grep -o "\"$2\":[a-z]*" | head -n 1 | cut -d: -f2
+}
+vd=$(ctl --json vm lostvm) || { die "vm lostvm: $vd"; }
+echo "$vd" | grep -q '"source":"config"' || { die "lostvm is not the configured VM: $vd"; }
+expect_eq "$(jbool "$vd" running)" true "lostvm running before its mdev goes"
+expect_eq "$(jbool "$vd" lost)" false "lostvm lost before its mdev goes"
+h=$(ctl --json health) || die "health: $h"
+since=$(jnum "$h" last_event_id)
+mdev_remove $d
+wait_until 10 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"lost\":true'" ||
+	{ die "lostvm not lost after its mdev $d was removed: $(ctl --json vm lostvm)"; }
+vd=$(ctl --json vm lostvm) || { die "vm lostvm: $vd"; }
+expect_eq "$(jbool "$vd" running)" false "lostvm running once lost"
+expect_eq "$(jnum "$vd" entitlement)" 0 "entitlement of lost lostvm"
+echo "$vd" | grep -q "vGPU lost: mdev $d is gone" || { die "lostvm's error does not say it is lost: $vd"; }
+m=$(ctl metrics) || { die "metrics: $m"; }
+echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 1$" ||
+	{ die "metrics: vgmem_vm_lost of lostvm is not 1: $(echo "$m" | grep "^vgmem_vm_lost")"; }
+echo "$m" | grep -q "^vgmem_vm_running{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 0$" ||
+	{ die "metrics: vgmem_vm_running of lost lostvm is not 0"; }
+ev=$(ctl --json events --since "$since") || { die "events: $ev"; }
+echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\":\"lost\"" ||
+	{ die "no lifecycle lost event for $d: $ev"; }
+# The mdev back with the same UUID: lostvm runs again, with its policy.
+echo "$d" > "$(type_dir 1g 0)/create" || die "re-creating mdev $d"
+wait_until 10 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"running\":true'" ||
+	{ die "lostvm does not run again after mdev $d came back: $(ctl --json vm lostvm)"; }
+vd=$(ctl --json vm lostvm) || { die "vm lostvm: $vd"; }
+expect_eq "$(jbool "$vd" lost)" false "lostvm lost after its mdev came back"
+expect_eq "$(jnum "$vd" quota)" $GIB "quota of lostvm after its return"
+expect_eq "$(mdev_attr $d quota)" $GIB "sysfs quota of the re-created $d"
+m=$(ctl metrics) || { die "metrics: $m"; }
+echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 0$" ||
+	{ die "metrics: vgmem_vm_lost of lostvm is not 0 after its return"; }
+ev=$(ctl --json events --since "$since") || { die "events: $ev"; }
+echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\":\"running\"" ||
+	{ die "no lifecycle running event for $d after its return: $ev"; }
+info "lostvm: lost and back ($(echo "$ev" | grep -o '"state":"[a-z]*"' | tr '\n' ' '))"
+
 guest_wait a
 
 # ---- SIGTERM ------------------------------------------------------------------------
@@ -167,7 +216,8 @@ info "mgmtd log:"
 sed 's/^/  /' $LOG
 expect_eq $rc 0 "mgmtd's exit status after SIGTERM"
 grep -q "SIGTERM: shutting down" $LOG || fail "mgmtd did not log its shutdown"
-bad=$(grep -E '^<[0-4]>' $LOG)
+# the loss of lostvm's vGPU is the one error expected
+bad=$(grep -E '^<[0-4]>' $LOG | grep -v "vm $d (lostvm): its vGPU is gone")
 [ -z "$bad" ] || fail "mgmtd logged warnings or errors: $bad"
 [ ! -e $SOCK ] || info "note: $SOCK left behind"
 
@@ -175,3 +225,4 @@ bad=$(grep -E '^<[0-4]>' $LOG)
 expect_eq "$(gpu_attr policy 0)" cold "sysfs policy after mgmtd stopped"
 mdev_remove $a
 mdev_remove $b
+mdev_remove $d

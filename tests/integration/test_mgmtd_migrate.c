@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Live migration on a thrash advisory, for real: mgmtd's model (embedded
+ * backend, in this process) follows a private source libvirtd, a VM
+ * thrashes, the advisory asks libvirt to live-migrate its domain to the
+ * configured migrate_uri, and the domain ends up running on a second
+ * private libvirtd, the destination. A migration to a URI where no
+ * libvirtd listens gives an error event and changes nothing else.
+ *
+ * Two daemons on one host: libvirt refuses a migration between daemons
+ * with the same host UUID ("Attempt to migrate guest to the same host"),
+ * and two privileged daemons would share /run/libvirt/qemu. So both run
+ * in session mode (as nobody when the test runs as root), each with HOME
+ * and XDG_* in a directory of its own (sockets, qemu state, domains) and
+ * a libvirtd.conf with a host_uuid of its own. They are reached through
+ * qemu+unix:///session?socket=...; the source connects to the destination
+ * itself (peer to peer). qemu's migration stream goes over TCP, as
+ * between two hosts, to the destination's migration_host: a non-loopback
+ * IPv4 address of this machine (libvirt refuses a loopback one), else its
+ * hostname (unless that is localhost..., which libvirt refuses too: then
+ * the cases are skipped, saying so).
+ *
+ * The domain is a 32 MiB TCG guest with no disk, no network and no mdev:
+ * a domain with a vgmem <hostdev type='mdev'> cannot start without a
+ * vGPU of vgmem.ko (libvirt opens the mdev's sysfs node and VFIO group),
+ * and the embedded backend has none. So the VM is started in the model
+ * as libvirt's sync starts a managed domain (mg_vm_start, source libvirt,
+ * named after the domain, which is what a migration looks up) and thrashes
+ * on the embedded backend; libvirt does everything else for real. The
+ * test drives mg_tick() with its own clock (recompute_ms is an hour), so a
+ * 5 s thrash window costs no real time; migrations themselves take 2-4 s.
+ *
+ * Without libvirtd, virsh or qemu-system-x86_64 the cases are skipped
+ * with the reason (scripts/install-deps.sh installs them).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "mgmtd/mgmtd.h"
+#include "mgmtd/metrics.h"
+#include "mgmtd/log.h"
+#include "host-module/user/host.h"
+
+#define MiB		(1ull << 20)
+#define WAIT_MS		40000	/* a slow shared host, not a timing test */
+#define VMA		"00000000-0000-4000-8000-0000000000a1"
+#define VMM		"00000000-0000-4000-8000-0000000000f1"
+#define VMN		"00000000-0000-4000-8000-0000000000f2"
+
+struct lvd {
+	const char *name;		/* src | dst */
+	const char *host_uuid;
+	char dir[128];
+	char uri[256];
+	char log[160];
+	pid_t pid;
+};
+
+static struct {
+	char libvirtd[256], virsh[256], qemu[256];
+	char skip[300];
+	char tmp[64];
+	char db[160];
+	uid_t uid;
+	gid_t gid;
+	struct lvd src, dst;
+} T = {
+	.src = { .name = "src", .host_uuid = "6f1c2a3b-0000-4000-8000-00000000051c" },
+	.dst = { .name = "dst", .host_uuid = "6f1c2a3b-0000-4000-8000-00000000d571" },
+};
+
+/* ---- processes -------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	/* async-signal-safe only; guests are reaped by their daemon's death */
+	if (T.src.pid > 0)
+		kill(-T.src.pid, SIGKILL);
+	if (T.dst.pid > 0)
+		kill(-T.dst.pid, SIGKILL);
+	_exit(128 + sig);
+}
+
+/* Runs argv to completion, output in out; exit status or -1 (60 s max). */
+static int run(char *const argv[], char *out, size_t outlen)
+{
+	int p[2], st = 0;
+	size_t len = 0;
+	bool late = false;
+	int64_t end = now_ms() + 60000;
+	pid_t pid;
+
+	out[0] = 0;
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		char buf[2048];
+		ssize_t n;
+
+		if (now_ms() > end) {
+			kill(pid, SIGKILL);
+			late = true;
+			break;
+		}
+		if (poll(&pfd, 1, 500) <= 0)
+			continue;
+		n = read(p[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		if (len + (size_t)n < outlen) {
+			memcpy(out + len, buf, (size_t)n);
+			len += (size_t)n;
+			out[len] = 0;
+		}
+	}
+	close(p[0]);
+	if (waitpid(pid, &st, 0) < 0 || late)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* virsh -c URI args...; exit status, output in out. */
+static int virsh(const struct lvd *d, char *out, size_t outlen, ...)
+{
+	char *argv[16] = { T.virsh, "-q", "-c", (char *)d->uri };
+	int n = 4;
+	va_list ap;
+
+	va_start(ap, outlen);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return run(argv, out, outlen);
+}
+
+static void print_tail(const char *path)
+{
+	char buf[4001];
+	FILE *f = fopen(path, "re");
+	long sz;
+	size_t n;
+
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	sz = ftell(f);
+	fseek(f, sz > 4000 ? sz - 4000 : 0, SEEK_SET);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	print_message("---- tail of %s ----\n%s\n----\n", path, buf);
+}
+
+static void fail_with_logs(const char *what)
+{
+	print_tail(T.src.log);
+	print_tail(T.dst.log);
+	fail_msg("%s", what);
+}
+
+static bool find_exe(const char *name, char *out, size_t len)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/usr/bin", "/sbin",
+					    "/bin" };
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(out, len, "%s/%s", dirs[i], name);
+		if (access(out, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fclose(f);
+	return chown(path, T.uid, T.gid) ? -errno : 0;
+}
+
+/*
+ * Where the destination's qemu is reached for the migration stream: a
+ * non-loopback IPv4 address of this machine, else "" (its hostname).
+ * False if neither can work.
+ */
+static bool migration_host(char *out, size_t len)
+{
+	struct ifaddrs *ifa, *i;
+	char host[256] = "";
+
+	out[0] = 0;
+	if (getifaddrs(&ifa) == 0) {
+		for (i = ifa; i && !out[0]; i = i->ifa_next) {
+			const struct sockaddr_in *sin =
+				(const struct sockaddr_in *)(const void *)i->ifa_addr;
+
+			if (!sin || sin->sin_family != AF_INET ||
+			    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP) ||
+			    (ntohl(sin->sin_addr.s_addr) >> 24) == 127)
+				continue;
+			inet_ntop(AF_INET, &sin->sin_addr, out, (socklen_t)len);
+		}
+		freeifaddrs(ifa);
+	}
+	if (out[0])
+		return true;
+	return gethostname(host, sizeof(host) - 1) == 0 &&
+	       strncmp(host, "localhost", 9) != 0;
+}
+
+/* A session-mode libvirtd with its own directories and host UUID. */
+static int lvd_start(struct lvd *d, const char *mhost)
+{
+	static const char *const sub[] = { "", "/run", "/config",
+					   "/config/libvirt", "/cache", "/home" };
+	char env[5][200], *envp[6], *argv[2] = { T.libvirtd, NULL };
+	char path[200], conf[128], out[256];
+	pid_t parent = getpid();
+	int64_t end;
+	size_t i;
+	int ret;
+
+	snprintf(d->dir, sizeof(d->dir), "%s/%s", T.tmp, d->name);
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", d->dir, sub[i]);
+		if (mkdir(path, 0700) || chown(path, T.uid, T.gid))
+			return -errno;
+	}
+	/* the one setting that lets two daemons on one host migrate */
+	snprintf(path, sizeof(path), "%s/config/libvirt/libvirtd.conf", d->dir);
+	snprintf(conf, sizeof(conf), "host_uuid = \"%s\"\n", d->host_uuid);
+	ret = write_file(path, conf);
+	if (ret)
+		return ret;
+	if (mhost && *mhost) {
+		snprintf(path, sizeof(path), "%s/config/libvirt/qemu.conf", d->dir);
+		snprintf(conf, sizeof(conf), "migration_host = \"%s\"\n", mhost);
+		ret = write_file(path, conf);
+		if (ret)
+			return ret;
+	}
+	snprintf(env[0], sizeof(env[0]), "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+	snprintf(env[1], sizeof(env[1]), "HOME=%s/home", d->dir);
+	snprintf(env[2], sizeof(env[2]), "XDG_RUNTIME_DIR=%s/run", d->dir);
+	snprintf(env[3], sizeof(env[3]), "XDG_CONFIG_HOME=%s/config", d->dir);
+	snprintf(env[4], sizeof(env[4]), "XDG_CACHE_HOME=%s/cache", d->dir);
+	for (i = 0; i < 5; i++)
+		envp[i] = env[i];
+	envp[5] = NULL;
+	snprintf(d->log, sizeof(d->log), "%s/%s.log", T.tmp, d->name);
+	snprintf(d->uri, sizeof(d->uri),
+		 "qemu+unix:///session?socket=%s/run/libvirt/libvirt-sock",
+		 d->dir);
+	d->pid = fork();
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644);
+
+		setpgid(0, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (getuid() == 0 &&
+		    (setgroups(0, NULL) || setgid(T.gid) || setuid(T.uid)))
+			_exit(126);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(125);
+		if (chdir(d->dir))
+			_exit(124);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	if (d->pid < 0)
+		return -errno;
+	setpgid(d->pid, d->pid);
+	end = now_ms() + 30000;
+	while (now_ms() < end) {
+		if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
+			d->pid = 0;
+			print_tail(d->log);
+			return -ECHILD;
+		}
+		if (virsh(d, out, sizeof(out), "uri", NULL) == 0)
+			return 0;
+		usleep(100000);
+	}
+	print_tail(d->log);
+	return -ETIMEDOUT;
+}
+
+/*
+ * Guests first (libvirt runs qemu outside the daemon's process group),
+ * then the daemon; a guest left by a daemon that died is killed by the
+ * pid file its daemon wrote.
+ */
+static void lvd_stop(struct lvd *d)
+{
+	char out[4096], path[256];
+	int i, st;
+
+	if (d->pid <= 0)
+		return;
+	if (virsh(d, out, sizeof(out), "list", "--name", NULL) == 0) {
+		char *save = NULL, *name;
+
+		for (name = strtok_r(out, "\n", &save); name;
+		     name = strtok_r(NULL, "\n", &save)) {
+			char o[512];
+
+			if (*name)
+				virsh(d, o, sizeof(o), "destroy", name, NULL);
+		}
+	}
+	for (i = 1; i <= 2; i++) {
+		FILE *f;
+		int pid;
+
+		snprintf(path, sizeof(path), "%s/run/libvirt/qemu/run/mig%d.pid",
+			 d->dir, i);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%d", &pid) == 1 && pid > 1)
+			kill(pid, SIGKILL);
+		if (f)
+			fclose(f);
+	}
+	kill(-d->pid, SIGTERM);
+	for (i = 0; i < 100 && waitpid(d->pid, &st, WNOHANG) != d->pid; i++)
+		usleep(100000);
+	if (i == 100) {
+		kill(-d->pid, SIGKILL);
+		waitpid(d->pid, &st, 0);
+	}
+	d->pid = 0;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int type,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+/* A persistent, running 32 MiB TCG guest without disk, net or mdev. */
+static void define_and_start(const char *name, const char *uuid)
+{
+	char xml[1024], path[200], out[2048];
+
+	snprintf(xml, sizeof(xml),
+		 "<domain type='qemu'><name>%s</name><uuid>%s</uuid>"
+		 "<memory unit='MiB'>32</memory><vcpu>1</vcpu>"
+		 "<os><type arch='x86_64' machine='pc'>hvm</type></os>"
+		 "<devices><emulator>%s</emulator><video><model type='none'/></video>"
+		 "<memballoon model='none'/></devices></domain>",
+		 name, uuid, T.qemu);
+	snprintf(path, sizeof(path), "%s/%s.xml", T.tmp, name);
+	assert_int_equal(write_file(path, xml), 0);
+	if (virsh(&T.src, out, sizeof(out), "define", path, NULL) ||
+	    virsh(&T.src, out, sizeof(out), "start", name, NULL)) {
+		print_message("virsh: %s\n", out);
+		fail_with_logs("cannot define and start a guest on the source libvirtd");
+	}
+}
+
+/* "running", "shut off", ... or "" if the daemon does not know it. */
+static void domstate(const struct lvd *d, const char *name, char *out,
+		     size_t len)
+{
+	char *nl;
+
+	if (virsh(d, out, len, "domstate", name, NULL) != 0) {
+		out[0] = 0;
+		return;
+	}
+	nl = strchr(out, '\n');
+	if (nl)
+		*nl = 0;
+}
+
+static bool persistent(const struct lvd *d, const char *name)
+{
+	char out[2048];
+
+	return virsh(d, out, sizeof(out), "dominfo", name, NULL) == 0 &&
+	       strstr(out, "Persistent:") &&
+	       strstr(strstr(out, "Persistent:"), "yes");
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+	struct passwd *pw;
+	char mhost[64];
+	int ret;
+
+	(void)state;
+	mg_log_set_level(MG_LOG_ERR - 1);	/* failures are expected: quiet */
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (!find_exe("libvirtd", T.libvirtd, sizeof(T.libvirtd)) ||
+	    !find_exe("virsh", T.virsh, sizeof(T.virsh)) ||
+	    !find_exe("qemu-system-x86_64", T.qemu, sizeof(T.qemu))) {
+		snprintf(T.skip, sizeof(T.skip),
+			 "libvirtd, virsh or qemu-system-x86_64 missing: install libvirt-daemon-system libvirt-clients qemu-system-x86 (scripts/install-deps.sh)");
+		return 0;
+	}
+	T.uid = getuid();
+	T.gid = getgid();
+	if (T.uid == 0) {
+		pw = getpwnam("nobody");
+		if (!pw) {
+			snprintf(T.skip, sizeof(T.skip), "no user 'nobody' to run libvirtd as");
+			return 0;
+		}
+		T.uid = pw->pw_uid;
+		T.gid = pw->pw_gid;
+	}
+	snprintf(T.tmp, sizeof(T.tmp), "/tmp/vgmem-mig.XXXXXX");
+	if (!mkdtemp(T.tmp) || chmod(T.tmp, 0755))
+		return -1;
+	snprintf(T.db, sizeof(T.db), "%s/mgmtd.db", T.tmp);
+	if (!migration_host(mhost, sizeof(mhost))) {
+		snprintf(T.skip, sizeof(T.skip),
+			 "no non-loopback IPv4 address and a hostname of localhost: libvirt has no migration_host to use");
+		return 0;
+	}
+	ret = lvd_start(&T.src, NULL);
+	if (!ret)
+		ret = lvd_start(&T.dst, mhost);
+	if (ret) {
+		print_message("cannot start the private libvirtds: %s\n",
+			      strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	lvd_stop(&T.src);
+	lvd_stop(&T.dst);
+	if (T.tmp[0] && !getenv("VGMEM_KEEP_TMP"))
+		nftw(T.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	else if (T.tmp[0])
+		print_message("kept %s\n", T.tmp);
+	return 0;
+}
+
+#define NEED_LIBVIRTD()						\
+	do {							\
+		if (T.skip[0]) {				\
+			print_message("skipped: %s\n", T.skip);	\
+			skip();					\
+		}						\
+	} while (0)
+
+/* ---- the model -------------------------------------------------------- */
+
+static void fresh_db(void)
+{
+	char p[200];
+
+	unlink(T.db);
+	snprintf(p, sizeof(p), "%s-wal", T.db);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", T.db);
+	unlink(p);
+}
+
+/*
+ * mgmtd on the embedded backend (one 64 MiB GPU) following the source
+ * libvirtd, migrating to dest; VM a of the configuration holds a 48 MiB
+ * guarantee, and the domain's VM (source libvirt) is capped at 16 MiB.
+ */
+static struct mg *model_start(struct mg_config *cfg, const char *dest,
+			      const char *vm, const char *domain,
+			      struct mg_libvirt **lv)
+{
+	struct mg_vm_policy p = { 0 };
+	char err[256], why[MG_WHY_LEN];
+	struct mg_knobs k;
+	struct mg *mg;
+
+	fresh_db();
+	assert_int_equal(mg_config_defaults(cfg), 0);
+	assert_int_equal(mg_config_set(cfg, "state_db", T.db, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(cfg, "libvirt_uri", T.src.uri, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(cfg, "migrate_uri", dest, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
+	/* the test drives mg_tick() with its own clock */
+	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(cfg, "embedded_vm", "a:" VMA ":64M", err, sizeof(err)), 0);
+	assert_int_equal(mg_create(cfg, &mg), 0);
+	assert_int_equal(mg_libvirt_start(mg, T.src.uri, lv), 0);
+	assert_true(mg_libvirt_connected(*lv));
+	assert_int_equal(mg_get_knobs(mg, &k), 0);
+	k.thrash_window_s = 5;
+	assert_int_equal(mg_set_knobs(mg, &k, MG_KNOB_THRASH_WINDOW, why, sizeof(why)), 0);
+	/* as libvirt's sync starts a managed domain (see the top comment) */
+	p.quota = 64 * MiB;
+	p.max = 16 * MiB;
+	assert_int_equal(mg_vm_start(mg, vm, domain, &p, MG_POL_QUOTA | MG_POL_MAX,
+				     0, MG_SRC_LIBVIRT, why, sizeof(why)), 0);
+	p.min = p.low = 48 * MiB;
+	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_MIN | MG_POL_LOW,
+					  why, sizeof(why)), 0);
+	return mg;
+}
+
+static void model_stop(struct mg *mg, struct mg_libvirt *lv,
+		       struct mg_config *cfg)
+{
+	mg_libvirt_stop(lv);	/* waits for migrations in flight */
+	mg_destroy(mg);
+	mg_config_free(cfg);
+}
+
+static struct vg_vm *core_vm(struct mg *mg, const char *id)
+{
+	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(mg), id);
+
+	assert_non_null(g);
+	return vg_host_guest_vm(g);
+}
+
+/*
+ * The VM churns above its 16 MiB entitlement, tick after tick of the
+ * test's clock, until past the 5 s window. Returns the id of the last
+ * event before the churn.
+ */
+static uint64_t thrash(struct mg *mg, const char *vm)
+{
+	struct mg_status st;
+	u64 va[5];
+	int64_t now;
+	int i;
+
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	assert_int_equal(vg_bo_alloc(core_vm(mg, VMA), 48 * MiB, 0, &va[0]), 0);
+	for (now = 0; now < 9000; now += 1000) {
+		for (i = 1; i <= 4; i++)
+			assert_int_equal(vg_bo_alloc(core_vm(mg, vm), 8 * MiB, 0,
+						     &va[i]), 0);
+		mg_tick(mg, now);
+		for (i = 1; i <= 4; i++)
+			assert_int_equal(vg_bo_free(core_vm(mg, vm), va[i]), 0);
+	}
+	return st.last_event_id;
+}
+
+/* The detail of the first event of type for vm after id whose detail
+ * has key == val (NULL: any); waits for it. NULL if none came. */
+static json_t *await_event(struct mg *mg, uint64_t after, const char *type,
+			  const char *vm, const char *key, const char *val)
+{
+	int64_t end = now_ms() + WAIT_MS;
+
+	for (;;) {
+		struct mg_event *ev;
+		size_t n, i;
+
+		assert_int_equal(mg_events_since(mg, after, 10000, &ev, &n), 0);
+		for (i = 0; i < n; i++) {
+			json_t *d;
+			const char *v;
+
+			if (strcmp(ev[i].type, type) || strcmp(ev[i].vm, vm))
+				continue;
+			d = json_loads(ev[i].detail, 0, NULL);
+			assert_non_null(d);
+			v = json_string_value(json_object_get(d, key));
+			if (!val || (v && !strcmp(v, val))) {
+				free(ev);
+				return d;
+			}
+			json_decref(d);
+		}
+		free(ev);
+		if (now_ms() > end)
+			return NULL;
+		usleep(100000);
+	}
+}
+
+static size_t count_events(struct mg *mg, uint64_t after, const char *type)
+{
+	struct mg_event *ev;
+	size_t n, i, c = 0;
+
+	assert_int_equal(mg_events_since(mg, after, 10000, &ev, &n), 0);
+	for (i = 0; i < n; i++)
+		c += !strcmp(ev[i].type, type);
+	free(ev);
+	return c;
+}
+
+static bool metric_has(struct mg *mg, const char *line)
+{
+	struct rbuf b;
+	bool has;
+
+	rbuf_init(&b, 65536);
+	assert_int_equal(mg_metrics_render(mg, &b), 0);
+	assert_false(b.oom);
+	has = strstr(b.p, line) != NULL;
+	if (!has)
+		print_message("metrics lack '%s'\n", line);
+	rbuf_free(&b);
+	return has;
+}
+
+static struct mg_vm_info vm_info(struct mg *mg, const char *id)
+{
+	struct mg_vm_info vi;
+
+	assert_int_equal(mg_get_vm(mg, id, &vi), 0);
+	return vi;
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+/*
+ * A thrashing VM's domain is live-migrated to migrate_uri: the advisory
+ * names it, the domain runs (and is persistent) at the destination and is
+ * gone from the source, and mgmtd records the success (event, counter,
+ * metric).
+ */
+static void test_thrash_migrates_domain(void **state)
+{
+	struct mg_config cfg;
+	struct mg_libvirt *lv;
+	struct mg_status st;
+	char s[256];
+	uint64_t since;
+	json_t *d;
+	struct mg *mg;
+
+	(void)state;
+	NEED_LIBVIRTD();
+	define_and_start("mig1", "5a1e0000-0000-4000-8000-00000000f001");
+	domstate(&T.src, "mig1", s, sizeof(s));
+	assert_string_equal(s, "running");
+	mg = model_start(&cfg, T.dst.uri, VMM, "mig1", &lv);
+	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"ok\"} 0\n"));
+
+	since = thrash(mg, VMM);
+	d = await_event(mg, since, "advisory", VMM, "state", "raised");
+	if (!d)
+		fail_with_logs("no advisory raised for the thrashing VM");
+	assert_string_equal(json_string_value(json_object_get(d, "migrate_to")),
+			    T.dst.uri);
+	json_decref(d);
+	assert_true(vm_info(mg, VMM).advisory);
+	assert_false(vm_info(mg, VMA).advisory);
+
+	d = await_event(mg, since, "advisory", VMM, "state", "migrated");
+	if (!d) {
+		d = await_event(mg, since, "error", VMM, NULL, NULL);
+		print_message("migration error: %s\n",
+			      d ? json_string_value(json_object_get(d, "reason")) : "none");
+		json_decref(d);
+		fail_with_logs("the domain was not migrated");
+	}
+	assert_string_equal(json_string_value(json_object_get(d, "migrate_to")),
+			    T.dst.uri);
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "mig1");
+	json_decref(d);
+	assert_int_equal(count_events(mg, since, "error"), 0);
+
+	/* libvirt agrees: running and persistent there, undefined here */
+	domstate(&T.dst, "mig1", s, sizeof(s));
+	assert_string_equal(s, "running");
+	assert_true(persistent(&T.dst, "mig1"));
+	domstate(&T.src, "mig1", s, sizeof(s));
+	assert_string_equal(s, "");
+
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	assert_int_equal(st.migrations_ok, 1);
+	assert_int_equal(st.migrations_failed, 0);
+	assert_int_equal(st.advisories, 1);
+	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"ok\"} 1\n"));
+	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"failed\"} 0\n"));
+	model_stop(mg, lv, &cfg);
+}
+
+/* Every VM's policy, entitlement, running and advisory flags, as text. */
+static char *vms_snapshot(struct mg *mg)
+{
+	struct mg_vm_info *vms;
+	size_t n, i, len = 0;
+	char *s;
+
+	assert_int_equal(mg_list_vms(mg, &vms, &n), 0);
+	s = calloc(n + 1, 256);
+	assert_non_null(s);
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(s + len, 256, "%s %s q%llu m%llu x%llu w%u e%llu r%d a%d l%d|",
+			vms[i].id, vms[i].name,
+			(unsigned long long)vms[i].policy.quota,
+			(unsigned long long)vms[i].policy.min,
+			(unsigned long long)vms[i].policy.max,
+			vms[i].policy.weight,
+			(unsigned long long)vms[i].entitlement,
+			vms[i].running, vms[i].advisory, vms[i].lost);
+	free(vms);
+	return s;
+}
+
+/*
+ * A destination where no libvirtd listens: an error event that names the
+ * domain, the URI and libvirt's reason; the VM keeps running here with its
+ * advisory and entitlement, the domain keeps running at the source, the
+ * destination has nothing; counted as failed.
+ */
+static void test_bad_uri_fails_cleanly(void **state)
+{
+	struct mg_config cfg;
+	struct mg_libvirt *lv;
+	struct mg_status st;
+	char bad[300], s[256], out[2048], *before, *after;
+	uint64_t since;
+	json_t *d;
+	struct mg *mg;
+
+	(void)state;
+	NEED_LIBVIRTD();
+	snprintf(bad, sizeof(bad),
+		 "qemu+unix:///session?socket=%s/nowhere/libvirt-sock", T.tmp);
+	define_and_start("mig2", "5a1e0000-0000-4000-8000-00000000f002");
+	mg = model_start(&cfg, bad, VMN, "mig2", &lv);
+	since = thrash(mg, VMN);
+	before = vms_snapshot(mg);
+	d = await_event(mg, since, "error", VMN, "op", "migrate");
+	if (!d)
+		fail_with_logs("no error event for a migration to a dead URI");
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "mig2");
+	assert_string_equal(json_string_value(json_object_get(d, "migrate_to")), bad);
+	print_message("reason: %s\n", json_string_value(json_object_get(d, "reason")));
+	assert_non_null(strstr(json_string_value(json_object_get(d, "reason")),
+				"nowhere/libvirt-sock"));
+	json_decref(d);
+	/* the thread is done once the counter moved: nothing else follows */
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	assert_int_equal(st.migrations_failed, 1);
+	assert_int_equal(st.migrations_ok, 0);
+	/* one advisory (raised), no "migrated"; one error */
+	assert_int_equal(count_events(mg, since, "advisory"), 1);
+	assert_int_equal(count_events(mg, since, "error"), 1);
+	after = vms_snapshot(mg);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	assert_true(vm_info(mg, VMN).running);
+	assert_true(vm_info(mg, VMN).advisory);
+	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"failed\"} 1\n"));
+	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"ok\"} 0\n"));
+
+	domstate(&T.src, "mig2", s, sizeof(s));
+	assert_string_equal(s, "running");
+	assert_true(persistent(&T.src, "mig2"));
+	domstate(&T.dst, "mig2", s, sizeof(s));
+	assert_string_equal(s, "");
+	/* and the destination still has only what the first case sent */
+	assert_int_equal(virsh(&T.dst, out, sizeof(out), "list", "--all", "--name", NULL), 0);
+	assert_null(strstr(out, "mig2"));
+	model_stop(mg, lv, &cfg);
+}
+
+/*
+ * A VM whose domain the source libvirtd does not have: the migration
+ * cannot start; an error event says so, counted as failed, nothing else.
+ */
+static void test_no_such_domain(void **state)
+{
+	struct mg_config cfg;
+	struct mg_libvirt *lv;
+	struct mg_status st;
+	uint64_t since;
+	json_t *d;
+	struct mg *mg;
+
+	(void)state;
+	NEED_LIBVIRTD();
+	mg = model_start(&cfg, T.dst.uri, VMN, "ghost", &lv);
+	since = thrash(mg, VMN);
+	d = await_event(mg, since, "error", VMN, "op", "migrate");
+	assert_non_null(d);
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "ghost");
+	assert_string_equal(json_string_value(json_object_get(d, "reason")),
+			    "no such domain");
+	json_decref(d);
+	assert_int_equal(mg_get_status(mg, &st), 0);
+	assert_int_equal(st.migrations_failed, 1);
+	assert_int_equal(st.migrations_ok, 0);
+	assert_true(vm_info(mg, VMN).running);
+	assert_true(vm_info(mg, VMN).advisory);
+	model_stop(mg, lv, &cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_thrash_migrates_domain),
+		cmocka_unit_test(test_bad_uri_fails_cleanly),
+		cmocka_unit_test(test_no_such_domain),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
