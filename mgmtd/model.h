@@ -206,7 +206,10 @@ struct mg_status {
 	X(host_compares, 0, "GPU pages compared with the store after its change counter moved.") \
 	X(host_used, 1, "Bytes of host copies.") \
 	X(host_evictions, 0, "Host copies dropped for the host-RAM budget.") \
-	X(host_evict_writebacks, 0, "Of those, dirty ones written back first.")
+	X(host_evict_writebacks, 0, "Of those, dirty ones written back first.") \
+	X(replicas_host, 1, "Replicas in host RAM, mapped to the GPU, for lack of VRAM.") \
+	X(replicas_host_used, 1, "Bytes of replicas in host RAM (not in vram_used).") \
+	X(promotions, 0, "Replicas moved from host RAM to VRAM once it was free.")
 
 struct mg_lrc {
 	uint32_t gpus;			/* GPUs the cache serves (0: off) */

@@ -638,6 +638,9 @@ static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
 	{ VGMEM_LS_HOST_USED, LS(host_used) },
 	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions) },
 	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks) },
+	{ VGMEM_LS_REPLICAS_HOST, LS(replicas_host) },
+	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used) },
+	{ VGMEM_LS_PROMOTIONS, LS(promotions) },
 };
 #undef LS
 

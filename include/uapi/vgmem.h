@@ -680,6 +680,9 @@ enum vgmem_lrc_stat_attr {
 	VGMEM_LS_HOST_USED,		/* now: bytes of host copies */
 	VGMEM_LS_HOST_EVICTIONS,	/* host copies dropped for lrc_host_mb */
 	VGMEM_LS_HOST_EVICT_WRITEBACKS,	/* of those, dirty ones written back */
+	VGMEM_LS_REPLICAS_HOST,		/* now: replicas in host RAM (no VRAM for them) */
+	VGMEM_LS_REPLICAS_HOST_USED,	/* now: bytes of those (not in VRAM_USED) */
+	VGMEM_LS_PROMOTIONS,		/* host replicas moved to VRAM once free */
 	__VGMEM_LS_MAX
 };
 #define VGMEM_LS_MAX			(__VGMEM_LS_MAX - 1)

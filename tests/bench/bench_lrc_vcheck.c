@@ -53,7 +53,7 @@
 #define RUNS	201	/* rounds */
 #define REPS	3	/* passes of each mode per round */
 #define GOAL_PCT 1.0
-#define CF_CAP	(1u << 18)	/* as the LRC's filter (VG_LRC_CF_CAPACITY) */
+#define CF_CAP	(1u << 16)	/* as the LRC's filter (VG_LRC_CF_CAPACITY) */
 #define KEY(w)	((1ull << 32) | (w))	/* file serial 1, GPU page w */
 
 /*

@@ -40,6 +40,12 @@
 /* Host-RAM budget of the host copies (0: unlimited); see the tests below. */
 static u64 host_budget;
 static u64 host_evictions;	/* over all seeds */
+/*
+ * BOs hold all of each GPU's VRAM, so every replica is a host replica
+ * (evict.c); odd seeds free the BOs half-way, and replicas move to VRAM.
+ */
+static bool vram_full;
+static u64 host_reps_max, promotions;	/* over all seeds */
 
 struct model {
 	u8 home[FSIZE];
@@ -122,7 +128,8 @@ static void run_seed(u64 seed)
 	struct vg_lrc_file *hf;
 	struct model *m = calloc(1, sizeof(*m));
 	struct vg_rand r;
-	u64 va[NCTX], off, len, b;
+	u64 va[NCTX], off, len, b, hog_bo[LFX_GPUS] = { 0 };
+	struct lfx_vm *hog[LFX_GPUS] = { NULL };
 	u8 *buf = malloc(FSIZE);
 	u32 op, k, i;
 	bool tiny;
@@ -147,6 +154,11 @@ static void run_seed(u64 seed)
 					    VGMEM_FILE_RW, &va[k]), 0);
 		memcpy(m->view[k], m->home, FSIZE);
 	}
+	for (i = 0; vram_full && i < 2; i++) {
+		hog[i] = lfx_vm(&x, i);
+		assert_int_equal(vg_bo_alloc(hog[i]->vm, 64ull << 20, 0,
+					     &hog_bo[i]), 0);
+	}
 	assert_int_equal(vg_lrc_host_open(x.lrc, "/srv/share0", "p.bin", true,
 					  &hf), 0);
 
@@ -158,6 +170,21 @@ static void run_seed(u64 seed)
 		off = rnd(&r, FSIZE);
 		len = 1 + rnd(&r, min_t(u64, FSIZE - off, 3 * 4096));
 		k = (u32)rnd(&r, NCTX);
+		if (vram_full) {
+			struct vg_lrc_stats st = lfx_stats(&x);
+
+			host_reps_max = max(host_reps_max, st.replicas_host);
+			if (hog_bo[0])
+				assert_int_equal(st.vram_used, 0);
+			if (op == NOPS / 2 && (seed & 1)) {
+				for (i = 0; i < 2; i++) {
+					assert_int_equal(vg_bo_free(hog[i]->vm,
+								    hog_bo[i]),
+							 0);
+					hog_bo[i] = 0;
+				}
+			}
+		}
 		if (kind < 35) {
 			/* GPU write: new values for k's bytes, its view elsewhere. */
 			for (b = off; b < off + len; b++) {
@@ -273,6 +300,7 @@ static void run_seed(u64 seed)
 	if (tiny)
 		assert_true(lfx_stats(&x).evictions > 0);
 	host_evictions += lfx_stats(&x).host_evictions;
+	promotions += lfx_stats(&x).promotions;
 	vg_lrc_host_close(hf);
 	lfx_fini(&x);
 	free(buf);
@@ -306,11 +334,33 @@ static void test_lrc_model_host_budget(void **state)
 	host_budget = 0;
 }
 
+/*
+ * The same with every GPU's VRAM held by BOs: replicas live in host RAM
+ * (mapped to the GPU) and the model still holds; odd seeds free the BOs
+ * half-way and the replicas move to VRAM.
+ */
+static void test_lrc_model_vram_full(void **state)
+{
+	u64 seed;
+
+	(void)state;
+	host_budget = 0;
+	vram_full = true;
+	host_reps_max = 0;
+	promotions = 0;
+	for (seed = 1; seed <= 8; seed++)
+		run_seed(seed);
+	vram_full = false;
+	assert_true(host_reps_max > 0);
+	assert_true(promotions > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lrc_model),
 		cmocka_unit_test(test_lrc_model_host_budget),
+		cmocka_unit_test(test_lrc_model_vram_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

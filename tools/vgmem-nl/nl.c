@@ -132,6 +132,10 @@ static const struct vgnl_lrc_field vgnl_lrc_stats[] = {
 	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions), "host_evictions" },
 	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks),
 	  "host_evict_writebacks" },
+	{ VGMEM_LS_REPLICAS_HOST, LS(replicas_host), "replicas_host" },
+	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used),
+	  "replicas_host_used" },
+	{ VGMEM_LS_PROMOTIONS, LS(promotions), "promotions" },
 };
 #undef LS
 _Static_assert(sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]) ==
@@ -210,6 +214,9 @@ static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
 	[VGMEM_LS_HOST_USED] = { .type = NLA_U64 },
 	[VGMEM_LS_HOST_EVICTIONS] = { .type = NLA_U64 },
 	[VGMEM_LS_HOST_EVICT_WRITEBACKS] = { .type = NLA_U64 },
+	[VGMEM_LS_REPLICAS_HOST] = { .type = NLA_U64 },
+	[VGMEM_LS_REPLICAS_HOST_USED] = { .type = NLA_U64 },
+	[VGMEM_LS_PROMOTIONS] = { .type = NLA_U64 },
 };
 
 /* Room for the attributes of either stats nest. */

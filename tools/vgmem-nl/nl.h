@@ -107,6 +107,9 @@ struct vgnl_lrc {
 	uint64_t host_used;
 	uint64_t host_evictions;
 	uint64_t host_evict_writebacks;
+	uint64_t replicas_host;
+	uint64_t replicas_host_used;
+	uint64_t promotions;
 };
 
 struct vgnl_event {

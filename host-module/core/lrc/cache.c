@@ -118,6 +118,7 @@ int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 	lg->b = gpu->backend;
 	lg->budget = budget;
 	INIT_LIST_HEAD(&lg->lra);
+	INIT_LIST_HEAD(&lg->hlra);
 	INIT_LIST_HEAD(&lg->ctxs);
 
 	mutex_lock(&lrc->lock);
@@ -183,7 +184,7 @@ void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
 	mutex_lock(&lrc->lock);
 	WARN_ON(!list_empty(&lg->ctxs));
 	/* Shared replicas cached without maps may remain: drop them. */
-	if (vg_lrc_evict_to(lg, 0))
+	if (vg_lrc_evict_to(lg, 0) || vg_lrc_host_evict_to(lg, 0))
 		pr_warn("vgmem: lrc: %s: replicas left at removal\n", gpu->name);
 	list_del(&lg->node);
 	mutex_lock(&gpu->lock);
@@ -207,7 +208,10 @@ int vg_lrc_gpu_set_budget(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 bytes)
 		err = -ENOENT;
 		goto out_unlock;
 	}
+	/* Host replicas have the same bound (evict.c vg_lrc_mem_get). */
 	err = vg_lrc_evict_to(lg, bytes);
+	if (!err)
+		err = vg_lrc_host_evict_to(lg, bytes);
 	if (!err)
 		lg->budget = bytes;
 out_unlock:
@@ -739,14 +743,16 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 {
 	struct vg_lrc_gpu *lg;
 	struct vg_lrc_ino *f;
-	u64 meta = 0, pages = 0, files = 0, vram = 0;
+	u64 meta = 0, pages = 0, files = 0, vram = 0, hrep = 0;
 	u32 i, j;
 
 	mutex_lock(&lrc->lock);
 	*st = lrc->stats;
 	st->host_used = lrc->host_used;
-	list_for_each_entry(lg, &lrc->gpus, node)
+	list_for_each_entry(lg, &lrc->gpus, node) {
 		vram += lg->used;
+		hrep += lg->host_used;
+	}
 	list_for_each_entry(f, &lrc->files, node) {
 		files++;
 		pages += (u64)f->nr_gp * NPG;
@@ -763,5 +769,6 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 	st->files = files;
 	st->pages = pages;
 	st->vram_used = vram;
+	st->replicas_host_used = hrep;
 	st->bytes_per_page = pages ? div64_u64(meta, pages) : 0;
 }

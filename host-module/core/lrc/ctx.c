@@ -45,6 +45,8 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 		goto err_unlock;
 	}
 	vm->lrc_ctx = ctx;
+	/* The VM's own bounds: a map's VA always fits (vm->va is constant). */
+	vg_va_init(&ctx->map_va, vm->va.start, vm->va.end, vm->va.align);
 	mutex_unlock(&gpu->lock);
 	ctx->lrc = lrc;
 	ctx->lg = lg;
@@ -106,6 +108,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	mutex_lock(&lrc->lock);
 	list_for_each_entry_safe(m, tm, &ctx->maps, ctx_node)
 		vg_lrc_unmap_locked(m, &dead);
+	WARN_ON(ctx->map_va.count);
 	for (i = 0; i < VG_LRC_SHARES_MAX; i++)
 		if (ctx->shares[i].root)
 			lrc->store->root_close(lrc->store_priv,
@@ -213,15 +216,21 @@ int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id)
 
 /* ---- maps ---------------------------------------------------------------- */
 
+/*
+ * The live map holding va, or NULL (between maps, past a map's end, a
+ * BO's VA, a dead map). O(log n) in the context's own index of its maps,
+ * under lrc->lock alone: no gpu->lock per guest FILE_* command.
+ */
 struct vg_lrc_map *vg_lrc_map_find(struct vg_lrc_ctx *ctx, u64 va)
 {
-	struct vg_lrc_map *m;
+	struct vg_va_node *n;
 
 	lockdep_assert_held(&ctx->lrc->lock);
-	list_for_each_entry(m, &ctx->maps, ctx_node)
-		if (va >= m->va && va - m->va < m->len)
-			return m;
-	return NULL;
+	/* Maps do not overlap: the first one ending after va, if it holds va. */
+	n = vg_va_end_after(&ctx->map_va, va);
+	if (!n || va < n->start)
+		return NULL;
+	return container_of(n, struct vg_lrc_map, ctx_va);
 }
 
 /*
@@ -414,6 +423,11 @@ int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	m->va_node.file = true;
 	vg_va_insert(&ctx->vm->va, &m->va_node);
 	mutex_unlock(&gpu->lock);
+	/* vm->va holds it, so it overlaps no live map of ctx either. */
+	m->ctx_va.start = start;
+	m->ctx_va.end = start + length;
+	m->ctx_va.file = true;
+	vg_va_insert(&ctx->map_va, &m->ctx_va);
 	list_add_tail(&m->ctx_node, &ctx->maps);
 	ctx->nr_maps++;
 	list_add_tail(&m->file_node, &f->maps);
@@ -497,6 +511,7 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	}
 	/* Every PTE is gone: an access faults, and the handler sees dead. */
 	list_move_tail(&m->ctx_node, dead);
+	vg_va_remove(&ctx->map_va, &m->ctx_va);
 	ctx->nr_maps--;
 	list_del(&m->file_node);
 	vg_lrc_ino_put(f);
@@ -528,6 +543,7 @@ static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead)
 
 int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 {
+	struct vg_va_node *n;
 	struct vg_lrc_map *m;
 	LIST_HEAD(dead);
 	int err = 0;
@@ -535,8 +551,10 @@ int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 	if (!ctx)
 		return -EINVAL;
 	mutex_lock(&ctx->lrc->lock);
-	m = vg_lrc_map_find(ctx, va);
-	if (!m || m->va != va)
+	/* Only a live map's exact start: a dead one left ctx->map_va. */
+	n = vg_va_lookup(&ctx->map_va, va);
+	m = n ? container_of(n, struct vg_lrc_map, ctx_va) : NULL;
+	if (!m)
 		err = -EBADF;
 	else
 		vg_lrc_unmap_locked(m, &dead);

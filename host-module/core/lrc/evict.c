@@ -79,7 +79,44 @@ static void vg_lrc_vram_put(struct vg_lrc_rep *r, struct vg_mem *mem)
 	r->charged = false;
 }
 
-/* Release the replica's VRAM (it is mapped nowhere any more). */
+/*
+ * Give back the memory of a replica that is on no list yet (a setup that
+ * failed): VRAM uncharged, or a host replica's host page.
+ */
+static void vg_lrc_mem_put(struct vg_lrc_rep *r, struct vg_mem *mem,
+			   bool in_host)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	mutex_lock(&lg->gpu->lock);
+	if (in_host)
+		lg->ops->mem_free(lg->b, mem);
+	else
+		vg_lrc_vram_put(r, mem);
+	mutex_unlock(&lg->gpu->lock);
+}
+
+/*
+ * r got its memory (r->vram, r->in_host): put it on its GPU's LRA list and
+ * count it, in VRAM (lg->used, already in gpu->cache_used) or host RAM.
+ */
+static void vg_lrc_rep_placed(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (r->in_host) {
+		list_add_tail(&r->lra, &lg->hlra);
+		lg->host_used += GPAGE;
+		lg->lrc->stats.replicas_host++;
+	} else {
+		list_add_tail(&r->lra, &lg->lra);
+		lg->used += GPAGE;
+	}
+}
+
+/* Release the replica's memory (it is mapped nowhere any more). */
 static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 {
 	struct vg_lrc_gpu *lg = r->lg;
@@ -87,6 +124,16 @@ static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 	lockdep_assert_held(&lg->lrc->lock);
 	if (!r->vram)
 		return;
+	if (r->in_host) {
+		/* Host RAM: no VRAM and no VM was ever charged for it. */
+		vg_lrc_mem_put(r, r->vram, true);
+		r->vram = NULL;
+		r->in_host = false;
+		list_del(&r->lra);
+		lg->host_used -= GPAGE;
+		lg->lrc->stats.replicas_host--;
+		return;
+	}
 	mutex_lock(&lg->gpu->lock);
 	vg_lrc_vram_put(r, r->vram);
 	mutex_unlock(&lg->gpu->lock);
@@ -214,16 +261,20 @@ out_unpin:
 	return err;
 }
 
-/* Evict least recently allocated replicas until used <= budget. */
-int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget)
+/*
+ * Evict least recently allocated replicas of list (lg->lra or lg->hlra)
+ * until *used (lg->used or lg->host_used) <= budget.
+ */
+static int vg_lrc_evict_list(struct vg_lrc_gpu *lg, struct list_head *list,
+			     const u64 *used, u64 budget)
 {
 	struct vg_lrc_rep *r, *victim;
 	int err;
 
 	lockdep_assert_held(&lg->lrc->lock);
-	while (lg->used > budget) {
+	while (*used > budget) {
 		victim = NULL;
-		list_for_each_entry(r, &lg->lra, lra) {
+		list_for_each_entry(r, list, lra) {
 			if (!r->pinned) {
 				victim = r;
 				break;
@@ -236,6 +287,22 @@ int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget)
 			return err;
 	}
 	return 0;
+}
+
+/* Evict least recently allocated VRAM replicas until used <= budget. */
+int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget)
+{
+	return vg_lrc_evict_list(lg, &lg->lra, &lg->used, budget);
+}
+
+/*
+ * The same for host replicas (host_used <= budget). Eviction is the same
+ * as from VRAM: a shared one is freed, a private one merged into the host
+ * copy first and its unreleased writes kept (rep->saved).
+ */
+int vg_lrc_host_evict_to(struct vg_lrc_gpu *lg, u64 budget)
+{
+	return vg_lrc_evict_list(lg, &lg->hlra, &lg->host_used, budget);
 }
 
 /*
@@ -266,6 +333,9 @@ static u64 vg_lrc_evict_bytes(struct vg_lrc_gpu *lg, u64 bytes)
  * private one's released changes are merged into the host copy first and
  * its unreleased writes kept in host RAM (vg_lrc_rep_evict()).
  *
+ * Host replicas (lg->hlra) are skipped: they hold no VRAM, and evicting
+ * them would free none (vg_lrc_evict_to walks lg->lra only).
+ *
  * The VRAM freed here may be taken again by a GPU fault of the cache
  * before the caller takes gpu->lock: the caller then relocates for the
  * difference, as it would have without the hook. The core recomputes
@@ -285,55 +355,107 @@ u64 vg_lrc_reclaim(void *priv, u64 bytes)
 }
 
 /*
- * A GPU page of VRAM for a replica of owner, within the budget (evicting
- * the cache's own replicas as needed), counted in gpu->cache_used and,
- * for a private replica, the owner's VM's cache_private. The cache takes
- * only free VRAM (vram_size - vram_used - cache_used): never VRAM the
- * BOs use, and the BOs get it back first when they need it
- * (vg_lrc_reclaim()). vram_size never changes, so no VM's entitlement or
- * equal share moves with the cache.
+ * One attempt at a GPU page of free VRAM for r, with no eviction: counted
+ * in gpu->cache_used and, for a private replica, the owner's VM's
+ * cache_private. The cache takes only free VRAM (vram_size - vram_used -
+ * cache_used): never VRAM the BOs use, and the BOs get it back first when
+ * they need it (vg_lrc_reclaim()). vram_size never changes, so no VM's
+ * entitlement or equal share moves with the cache. -ENOSPC: the core
+ * counts no free GPU page; else the backend's error.
  */
-static int vg_lrc_vram_get(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
-			   struct vg_mem **out)
+static int vg_lrc_vram_take(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
+			    struct vg_mem **out)
 {
 	struct vg_gpu *gpu = lg->gpu;
 	struct vg_vm *vm;
 	int err;
 
 	lockdep_assert_held(&lg->lrc->lock);
+	mutex_lock(&gpu->lock);
+	if (vg_gpu_vram_free(gpu) < GPAGE) {
+		mutex_unlock(&gpu->lock);
+		return -ENOSPC;
+	}
+	err = lg->ops->mem_alloc(lg->b, VG_LOC_VRAM, GPAGE, out);
+	if (err) {
+		/* Free by the count, yet the backend had none: not "full". */
+		mutex_unlock(&gpu->lock);
+		return err == -ENOSPC ? -ENOMEM : err;
+	}
+	vm = vg_lrc_owner_vm(lg, r->owner);
+	vg_gpu_cache_add(gpu, vm, GPAGE);
+	r->charged = vm != NULL;
+	r->vm_order = vm ? vm->order : 0;
+	mutex_unlock(&gpu->lock);
+	return 0;
+}
+
+/*
+ * A GPU page for replica r: r->vram and r->in_host set, on no list yet.
+ *
+ * VRAM first, within the budget (evicting the cache's own least recently
+ * allocated replicas beyond it). When BOs hold all other VRAM, the cache
+ * recycles its own VRAM pages. Only when that cannot give a page either
+ * (the cache holds no VRAM, or only pinned replicas) and host_ok, the
+ * replica goes to host RAM (a backend VG_LOC_HOST mem), which the GPU
+ * maps like VRAM and reaches over PCIe: GPUswap's answer for memory that
+ * cannot be in VRAM, so a file map keeps working, slower, on a GPU whose
+ * VRAM the BOs fill. Host replicas are not VRAM: they count in
+ * lg->host_used, bounded by the same per-GPU budget on their own (least
+ * recently allocated host replicas are evicted beyond it).
+ *
+ * A backend VRAM allocation that fails while the core counts free VRAM is
+ * an error (-ENOMEM), not a reason to use host RAM.
+ */
+static int vg_lrc_mem_get(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
+			  bool host_ok)
+{
+	struct vg_mem *mem;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
 	err = vg_lrc_evict_to(lg, lg->budget - GPAGE);
 	if (err)
-		return err;
+		goto host;	/* the budget holds only pinned replicas */
 	for (;;) {
-		mutex_lock(&gpu->lock);
-		if (vg_gpu_vram_free(gpu) < GPAGE) {
-			err = -ENOSPC;
-		} else {
-			err = lg->ops->mem_alloc(lg->b, VG_LOC_VRAM, GPAGE,
-						 out);
-			if (!err) {
-				vm = vg_lrc_owner_vm(lg, r->owner);
-				vg_gpu_cache_add(gpu, vm, GPAGE);
-				r->charged = vm != NULL;
-				r->vm_order = vm ? vm->order : 0;
-			}
-		}
-		mutex_unlock(&gpu->lock);
-		if (!err)
+		err = vg_lrc_vram_take(lg, r, &mem);
+		if (!err) {
+			r->vram = mem;
+			r->in_host = false;
 			return 0;
-		/* BOs fill the GPU: recycle one of the cache's own pages. */
+		}
+		/* No VRAM: recycle one of the cache's own pages. */
 		if (!lg->used || vg_lrc_evict_to(lg, lg->used - GPAGE))
-			return -ENOMEM;
+			break;
 	}
+	if (err != -ENOSPC)
+		return -ENOMEM;
+host:
+	if (!host_ok)
+		return -ENOMEM;
+	err = vg_lrc_host_evict_to(lg, lg->budget - GPAGE);
+	if (err)
+		return err;
+	mutex_lock(&lg->gpu->lock);
+	err = lg->ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &mem);
+	mutex_unlock(&lg->gpu->lock);
+	if (err)
+		return err;
+	r->vram = mem;
+	r->in_host = true;
+	r->charged = false;
+	return 0;
 }
 
 /*
  * A new replica of file page gp on lg for owner (VG_LRC_OWNER_SHARED or a
- * context), pinned, with uninitialised VRAM, linked on the page and the LRA
- * list. The caller fills it and unpins it.
+ * context), pinned, with uninitialised memory, linked on the page and its
+ * LRA list. The caller fills it and unpins it. host_ok: it may go to host
+ * RAM when no VRAM can be had (the faulting page; not readahead beyond it,
+ * which then simply stops).
  */
 int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
-		     u16 owner, struct vg_lrc_rep **out)
+		     u16 owner, bool host_ok, struct vg_lrc_rep **out)
 {
 	struct vg_lrc_rep *r;
 	int err;
@@ -344,7 +466,7 @@ int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
 		return -ENOMEM;
 	r->lg = lg;
 	r->owner = owner;
-	err = vg_lrc_vram_get(lg, r, &r->vram);
+	err = vg_lrc_mem_get(lg, r, host_ok);
 	if (err) {
 		kfree(r);
 		return err;
@@ -352,8 +474,7 @@ int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
 	r->file = f;
 	r->gp = gp;
 	r->pinned = true;
-	list_add_tail(&r->lra, &lg->lra);
-	lg->used += GPAGE;
+	vg_lrc_rep_placed(r);
 	r->next = f->gp[gp].reps;
 	f->gp[gp].reps = r;
 	vg_lrc_count(lg->lrc, owner, true);
@@ -361,7 +482,10 @@ int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
 	return 0;
 }
 
-/* Bring an evicted private replica back into VRAM (its saved content). */
+/*
+ * Bring an evicted private replica back (its saved content): into VRAM,
+ * or host RAM when no VRAM can be had.
+ */
 int vg_lrc_rep_restore(struct vg_lrc_rep *r)
 {
 	struct vg_lrc_gpu *lg = r->lg;
@@ -371,20 +495,18 @@ int vg_lrc_rep_restore(struct vg_lrc_rep *r)
 	if (r->vram)
 		return 0;
 	r->pinned = true;
-	err = vg_lrc_vram_get(lg, r, &r->vram);
+	err = vg_lrc_mem_get(lg, r, true);
 	if (err)
 		goto out_unpin;
 	memcpy(lg->mstage_va, r->saved, GPAGE);
 	err = vg_lrc_copy_gpage(lg, r->vram, lg->mstage);
 	if (err) {
-		mutex_lock(&lg->gpu->lock);
-		vg_lrc_vram_put(r, r->vram);
-		mutex_unlock(&lg->gpu->lock);
+		vg_lrc_mem_put(r, r->vram, r->in_host);
 		r->vram = NULL;
+		r->in_host = false;
 		goto out_unpin;
 	}
-	list_add_tail(&r->lra, &lg->lra);
-	lg->used += GPAGE;
+	vg_lrc_rep_placed(r);
 	lg->lrc->stats.fetch_host += GPAGE;
 	kvfree(r->saved);
 	r->saved = NULL;
@@ -394,9 +516,135 @@ out_unpin:
 }
 
 /*
+ * Move host replica r to free VRAM (no eviction), keeping every map of it:
+ * unmapped first (a GPU access then faults and waits for lrc->lock, so no
+ * write can land in the host page after the copy), copied, and mapped
+ * again with the same protection. Its version, written pages and base do
+ * not change: only where its bytes live.
+ */
+static int vg_lrc_rep_promote(struct vg_lrc_rep *r)
+{
+	struct vg_lrc_gpu *lg = r->lg;
+	struct vg_lrc_ino *f = r->file;
+	struct vg_lrc_map **ms, *m;
+	struct vg_mem *mem, *old = r->vram;
+	u32 n = 0, k, idx, cap = r->maps ? r->maps : 1;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	/* First the VRAM: while there is none, a fault pays one lock here. */
+	err = vg_lrc_vram_take(lg, r, &mem);
+	if (err)
+		return err;
+	ms = kcalloc(cap, sizeof(*ms), GFP_KERNEL);
+	if (!ms) {
+		vg_lrc_mem_put(r, mem, false);
+		return -ENOMEM;
+	}
+	r->pinned = true;
+	list_for_each_entry(m, &f->maps, file_node) {
+		if (r->gp < m->first_gp || r->gp >= m->first_gp + m->nr_gp)
+			continue;
+		idx = r->gp - m->first_gp;
+		if (m->reps[idx] != r)
+			continue;
+		vg_lrc_map_clear(m, idx);
+		if (!WARN_ON_ONCE(n >= cap))
+			ms[n++] = m;
+	}
+	err = vg_lrc_copy_gpage(lg, mem, old);
+	if (err) {
+		vg_lrc_mem_put(r, mem, false);
+		goto out_remap;
+	}
+	/* From host RAM to VRAM: the lists and counts follow. */
+	list_del(&r->lra);
+	lg->host_used -= GPAGE;
+	lg->lrc->stats.replicas_host--;
+	r->vram = mem;
+	r->in_host = false;
+	vg_lrc_rep_placed(r);
+	vg_lrc_mem_put(r, old, true);
+	lg->lrc->stats.promotions++;
+out_remap:
+	/* A map that fails stays clear: its next access faults it back. */
+	for (k = 0; k < n; k++)
+		vg_lrc_map_set(ms[k], r->gp - ms[k]->first_gp, r);
+	r->pinned = false;
+	kfree(ms);
+	return err;
+}
+
+/*
+ * Once VRAM is free again, move up to max host replicas of lg into it,
+ * oldest first, within the budget and never evicting anything: a later
+ * GPU fault on lg calls this, so the cache climbs back into VRAM as BOs
+ * leave. A stale shared replica stays where it is (contexts that have not
+ * acquired yet read it; it goes at their acquire), as do pinned ones.
+ */
+void vg_lrc_promote(struct vg_lrc_gpu *lg, u32 max)
+{
+	struct vg_lrc_rep *r, *tmp;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	list_for_each_entry_safe(r, tmp, &lg->hlra, lra) {
+		if (!max)
+			break;
+		if (r->pinned || (r->owner == VG_LRC_OWNER_SHARED &&
+				  !vg_lrc_rep_newest(r, &r->file->gp[r->gp])))
+			continue;
+		if (lg->used + GPAGE > lg->budget)
+			break;
+		max--;
+		if (vg_lrc_rep_promote(r))
+			break;
+	}
+}
+/*
+ * Write the dirty 4 KiB blocks of GPU page gp's host copy to the store
+ * (contiguous dirty blocks in one write; nothing past the file's size) and
+ * record them in its storage base. No fsync, wb_dirty unchanged: the
+ * callers finish the page their way. *wrote is set if a byte went out.
+ */
+int vg_lrc_gp_store_dirty(struct vg_lrc_ino *f, u32 gp, bool *wrote)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u64 off, end;
+	u32 i, j;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	if (WARN_ON_ONCE(!g->host || !g->sbase))
+		return -EIO;
+	for (i = 0; i < NPG; i = j) {
+		if (!(g->wb_dirty & BIT(i))) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i; j < NPG && (g->wb_dirty & BIT(j)); j++)
+			;
+		off = (u64)gp * GPAGE + (u64)i * PAGE;
+		end = min((u64)gp * GPAGE + (u64)j * PAGE, f->size);
+		if (off >= end)
+			continue;
+		err = lrc->store->write(lrc->store_priv, f->fh, off,
+					g->host + i * PAGE, end - off);
+		if (err)
+			return err;
+		/* What the store holds now: for a partial failure. */
+		memcpy(g->sbase + i * PAGE, g->host + i * PAGE,
+		       (u64)(j - i) * PAGE);
+		*wrote = true;
+		lrc->stats.writeback_bytes += end - off;
+		lrc->stats.writeback_blocks += DIV_ROUND_UP(end - off, PAGE);
+	}
+	return 0;
+}
+
+/*
  * Write the dirty 4 KiB blocks of GPU pages [first, first + n) of the host
- * copy to the store (contiguous dirty blocks in one write; nothing past the
- * file's size), then fsync. The caller merged first: the store then holds
+ * copy to the store (vg_lrc_gp_store_dirty), then fsync. The caller merged first: the store then holds
  * the newest version (vv[STORAGE] = vv[CPU]).
  */
 int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
@@ -405,8 +653,7 @@ int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
 	struct vg_lrc_attr attr;
 	struct vg_lrc_gpage *g;
 	bool wrote = false;
-	u32 gp, i, j;
-	u64 off, end;
+	u32 gp, i;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -422,33 +669,11 @@ int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
 			g->sbase = NULL;
 			continue;
 		}
-		if (WARN_ON_ONCE(!g->host || !g->sbase))
-			return -EIO;
 		if (WARN_ON_ONCE(!f->writable))
 			return -EIO;
-		for (i = 0; i < NPG; i = j) {
-			if (!(g->wb_dirty & BIT(i))) {
-				j = i + 1;
-				continue;
-			}
-			for (j = i; j < NPG && (g->wb_dirty & BIT(j)); j++)
-				;
-			off = (u64)gp * GPAGE + (u64)i * PAGE;
-			end = min((u64)gp * GPAGE + (u64)j * PAGE, f->size);
-			if (off >= end)
-				continue;
-			err = lrc->store->write(lrc->store_priv, f->fh, off,
-						g->host + i * PAGE, end - off);
-			if (err)
-				return err;
-			/* What the store holds now: for a partial failure. */
-			memcpy(g->sbase + i * PAGE, g->host + i * PAGE,
-			       (u64)(j - i) * PAGE);
-			wrote = true;
-			lrc->stats.writeback_bytes += end - off;
-			lrc->stats.writeback_blocks += DIV_ROUND_UP(end - off,
-								    PAGE);
-		}
+		err = vg_lrc_gp_store_dirty(f, gp, &wrote);
+		if (err)
+			return err;
 		for (i = 0; i < NPG; i++)
 			vg_vv_set(&g->vv[i], VG_LRC_OWNER_STORAGE,
 				  vg_vv_get(&g->vv[i], VG_LRC_OWNER_CPU));

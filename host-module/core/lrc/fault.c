@@ -12,6 +12,9 @@
  *  - major write: privatise: a private replica plus its pristine base
  *    copy, from the replica the context was reading (so it keeps the
  *    version it saw until it acquires) or else the newest version.
+ * The faulting page's replica goes to host RAM, mapped to the GPU all the
+ * same, when no VRAM can be had (evict.c); a later fault moves such
+ * replicas to VRAM once it is free (vg_lrc_promote).
  */
 #include "lrc_internal.h"
 
@@ -85,7 +88,7 @@ static int vg_lrc_privatise(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 	lockdep_assert_held(&lrc->lock);
 	if (src)
 		src->pinned = true;
-	err = vg_lrc_rep_alloc(lg, f, gp, ctx->owner, &p);
+	err = vg_lrc_rep_alloc(lg, f, gp, ctx->owner, true, &p);
 	if (err)
 		goto err_unpin_src;
 	p->base = kvmalloc(GPAGE, GFP_KERNEL);
@@ -212,7 +215,9 @@ static int vg_lrc_read_fault(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 			lrc->stats.shared_maps++;
 			continue;
 		}
-		err = vg_lrc_rep_alloc(lg, f, pgp, VG_LRC_OWNER_SHARED, &r);
+		/* Only the faulting page may go to host RAM (no VRAM). */
+		err = vg_lrc_rep_alloc(lg, f, pgp, VG_LRC_OWNER_SHARED, !j,
+				       &r);
 		if (err)
 			break;
 		fetch[nf++] = r;
@@ -306,6 +311,9 @@ int vg_lrc_fault_map(struct vg_lrc_map *m, u64 va, bool write)
 	lockdep_assert_held(&lrc->lock);
 	if (va < m->va || va - m->va >= m->len || (write && !m->rw))
 		return -EFAULT;
+	/* Replicas that had to go to host RAM move to VRAM once it is free. */
+	if (!list_empty(&lg->hlra))
+		vg_lrc_promote(lg, VG_LRC_PROMOTE_BATCH);
 	idx = (va - m->va) >> VG_LRC_GSHIFT;
 	pg = ((va - m->va) >> VG_LRC_PSHIFT) & (NPG - 1);
 	r = m->reps[idx];

@@ -47,8 +47,7 @@ static int vg_lrc_host_wb_one(struct vg_lrc_ino *f, u32 gp)
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_attr attr;
 	struct vg_lrc_gpage *g;
-	u64 off, end;
-	u32 i, j;
+	bool wrote = false;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -67,29 +66,9 @@ static int vg_lrc_host_wb_one(struct vg_lrc_ino *f, u32 gp)
 	if (err)
 		return err;
 	g = &f->gp[gp];
-	if (WARN_ON_ONCE(!g->sbase))
-		return -EIO;
-	for (i = 0; i < NPG; i = j) {
-		if (!(g->wb_dirty & BIT(i))) {
-			j = i + 1;
-			continue;
-		}
-		for (j = i; j < NPG && (g->wb_dirty & BIT(j)); j++)
-			;
-		off = (u64)gp * GPAGE + (u64)i * PAGE;
-		end = min((u64)gp * GPAGE + (u64)j * PAGE, f->size);
-		if (off >= end)
-			continue;
-		err = lrc->store->write(lrc->store_priv, f->fh, off,
-					g->host + i * PAGE, end - off);
-		if (err)
-			return err;
-		/* What the store holds now: for a partial failure. */
-		memcpy(g->sbase + i * PAGE, g->host + i * PAGE,
-		       (u64)(j - i) * PAGE);
-		lrc->stats.writeback_bytes += end - off;
-		lrc->stats.writeback_blocks += DIV_ROUND_UP(end - off, PAGE);
-	}
+	err = vg_lrc_gp_store_dirty(f, gp, &wrote);
+	if (err)
+		return err;
 	err = lrc->store->fsync(lrc->store_priv, f->fh);
 	if (err)
 		return err;

@@ -257,8 +257,8 @@ struct vg_lrc_stats {
 	u64 writeback_blocks;	/* 4 KiB blocks written to the store */
 	u64 base_copies;	/* pristine base copies made (write faults) */
 	u64 shared_maps;	/* maps of an existing shared RO replica */
-	u64 replicas_shared;	/* now: shared RO replicas in VRAM */
-	u64 replicas_private;	/* now: private replicas in VRAM */
+	u64 replicas_shared;	/* now: shared RO replicas (VRAM or host RAM) */
+	u64 replicas_private;	/* now: private replicas (VRAM or host RAM) */
 	u64 vram_used;		/* now: bytes of replicas, all GPUs */
 	u64 host_reads_peer;	/* host reads of pages newest on a GPU */
 	u64 host_changes;	/* 4 KiB pages changed behind the cache */
@@ -275,6 +275,9 @@ struct vg_lrc_stats {
 	u64 host_used;		/* now: bytes of host copies */
 	u64 host_evictions;	/* host copies dropped for the host budget */
 	u64 host_evict_writebacks;	/* of those, dirty ones written back first */
+	u64 replicas_host;	/* now: of the replicas, those in host RAM (no VRAM) */
+	u64 replicas_host_used;	/* now: bytes of those, all GPUs (not in vram_used) */
+	u64 promotions;		/* host replicas moved to VRAM once it was free */
 };
 void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st);
 

@@ -45,8 +45,15 @@
 #define VG_LRC_PSHIFT		12
 #define VG_LRC_GSHIFT		16
 #define VG_LRC_OWNER_SHARED	0	/* rep->owner of a shared RO replica */
-#define VG_LRC_CF_CAPACITY	(1u << 18)	/* GPU-homed pages tracked exactly */
+/*
+ * GPU pages (64 KiB) with GPU-homed pages the filter tracks exactly: 4 GiB
+ * of them in a 256 KiB table, small enough to stay in a core's L2 on the
+ * host read path; beyond it every lookup says "maybe" (slower, correct).
+ */
+#define VG_LRC_CF_CAPACITY	(1u << 16)
 #define VG_LRC_CMP_RUN		16		/* GPU pages per store read of a compare */
+/* Host replicas moved to VRAM per GPU fault once VRAM is free (evict.c). */
+#define VG_LRC_PROMOTE_BATCH	4
 
 struct vg_lrc_rep;
 struct vg_lrc_ino;
@@ -122,7 +129,14 @@ struct vg_lrc_rep {
 	u16 written;			/* private: 4 KiB pages written, unreleased */
 	u32 maps;			/* map->reps[] entries pointing here */
 	bool pinned;			/* in use by the running operation: not evictable */
-	struct vg_mem *vram;		/* NULL: evicted private replica, see saved */
+	/*
+	 * The replica's memory, mapped to the GPU: VRAM, or with in_host a
+	 * backend host mem (VG_LOC_HOST) the GPU reaches over PCIe, used
+	 * when no VRAM can be had (evict.c). NULL: evicted private replica,
+	 * see saved.
+	 */
+	struct vg_mem *vram;
+	bool in_host;			/* vram is host RAM: lg->hlra, lg->host_used */
 	/*
 	 * The VM a private replica's VRAM is counted to (vm->cache_private),
 	 * by its creation order (vm->order: never reused, so a VM gone and
@@ -133,7 +147,7 @@ struct vg_lrc_rep {
 	u8 *saved;			/* evicted private content (unreleased writes) */
 	u8 *base;			/* private: pristine base copy, 64 KiB */
 	u32 view[VG_LRC_PAGES_PER_GPAGE];
-	struct list_head lra;		/* lg->lra while vram != NULL */
+	struct list_head lra;		/* lg->lra (lg->hlra if in_host) while vram != NULL */
 };
 
 /*
@@ -177,6 +191,13 @@ struct vg_lrc_gpu {
 	u64 budget;			/* bytes of replicas allowed */
 	u64 used;			/* == gpu->cache_used (evict.c) */
 	struct list_head lra;		/* replicas in VRAM, oldest first */
+	/*
+	 * Host replicas: in host RAM because no VRAM could be had, mapped to
+	 * the GPU all the same. Not VRAM (not in used or gpu->cache_used);
+	 * bounded by budget on their own (evict.c).
+	 */
+	u64 host_used;
+	struct list_head hlra;		/* host replicas, oldest first */
 	struct list_head ctxs;		/* struct vg_lrc_ctx.node */
 	/*
 	 * Host staging (backend host mems, CPU-addressable): stage for
@@ -203,6 +224,11 @@ struct vg_lrc_map {
 	struct list_head file_node;	/* file->maps */
 	/* In the VM's VA index (gpu->lock), so BOs never overlap it. */
 	struct vg_va_node va_node;
+	/*
+	 * In ctx->map_va (lrc->lock) while live: vg_lrc_map_find's index.
+	 * Leaves it when the map dies, so a dead map is never found.
+	 */
+	struct vg_va_node ctx_va;
 	u64 va, len;
 	u32 first_gp, nr_gp;		/* file GPU pages covered */
 	bool rw;
@@ -225,6 +251,12 @@ struct vg_lrc_ctx {
 	struct list_head node;		/* lg->ctxs */
 	struct list_head maps;
 	u32 nr_maps;
+	/*
+	 * The live maps by VA (lrc->lock): O(log n) lookups for acquire,
+	 * release, sync and unmap without taking gpu->lock for the VM's own
+	 * index (vm->va), which also holds dead maps until they are buried.
+	 */
+	struct vg_va_tree map_va;
 	struct vg_lrc_share shares[VG_LRC_SHARES_MAX];
 	/*
 	 * An unmap could not merge and drop one of the context's private
@@ -314,13 +346,16 @@ int vg_lrc_copy_gpage(struct vg_lrc_gpu *lg, struct vg_mem *dst,
 
 /* evict.c */
 int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
-		     u16 owner, struct vg_lrc_rep **out);
+		     u16 owner, bool host_ok, struct vg_lrc_rep **out);
 void vg_lrc_rep_unmap_all(struct vg_lrc_rep *r);
 int vg_lrc_rep_restore(struct vg_lrc_rep *r);
 int vg_lrc_rep_drop(struct vg_lrc_rep *r);
 void vg_lrc_rep_discard(struct vg_lrc_rep *r);
 int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget);
+int vg_lrc_host_evict_to(struct vg_lrc_gpu *lg, u64 budget);
+void vg_lrc_promote(struct vg_lrc_gpu *lg, u32 max);
 u64 vg_lrc_reclaim(void *priv, u64 bytes);
+int vg_lrc_gp_store_dirty(struct vg_lrc_ino *f, u32 gp, bool *wrote);
 int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n);
 
 /* ctx.c */
