@@ -261,11 +261,40 @@ void vg_chan_userd_write(struct vg_chan *ch, u32 off, u32 val)
 	spin_unlock(&ch->map_lock);
 }
 
+/* The words of USERD the GPU writes, real page to shadow: map_lock held. */
+static void vg_shadow_take_gpu_words(struct vg_chan *ch)
+{
+	static const u32 offs[] = {
+		VGMEM_USERD_GP_GET,
+		VGMEM_USERD_ERROR,
+		VGMEM_USERD_ERROR_INFO,
+		VGMEM_USERD_ERROR_ADDR_LO,
+		VGMEM_USERD_ERROR_ADDR_HI,
+		VGMEM_USERD_ENTRIES_DONE,
+	};
+	unsigned int i;
+
+	lockdep_assert_held(&ch->map_lock);
+	for (i = 0; i < ARRAY_SIZE(offs); i++)
+		vg_userd_set(ch->shadow, offs[i],
+			     vg_userd_get(ch->real, offs[i]));
+}
+
 void *vg_chan_userd_page(struct vg_chan *ch)
 {
 	void *page;
 
 	spin_lock(&ch->map_lock);
+	/*
+	 * A fault on the shadow comes after the zap that ended the guest's
+	 * view of the real page, which the GPU kept writing since the
+	 * shadow was copied (the drain has not stopped it yet): show the
+	 * GPU's words as they are now, or the guest, having read newer
+	 * ones from the real page just before, would see GP_GET and
+	 * ENTRIES_DONE go back. They stay frozen until the drain's refresh.
+	 */
+	if (ch->cur == ch->shadow)
+		vg_shadow_take_gpu_words(ch);
 	page = ch->cur;
 	spin_unlock(&ch->map_lock);
 	return page;
@@ -334,20 +363,8 @@ void vg_vm_suspend(struct vg_vm *vm)
  */
 static void vg_chan_refresh_shadow(struct vg_chan *ch)
 {
-	static const u32 offs[] = {
-		VGMEM_USERD_GP_GET,
-		VGMEM_USERD_ERROR,
-		VGMEM_USERD_ERROR_INFO,
-		VGMEM_USERD_ERROR_ADDR_LO,
-		VGMEM_USERD_ERROR_ADDR_HI,
-		VGMEM_USERD_ENTRIES_DONE,
-	};
-	unsigned int i;
-
 	spin_lock(&ch->map_lock);
-	for (i = 0; i < ARRAY_SIZE(offs); i++)
-		vg_userd_set(ch->shadow, offs[i],
-			     vg_userd_get(ch->real, offs[i]));
+	vg_shadow_take_gpu_words(ch);
 	spin_unlock(&ch->map_lock);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The core's copy engine: copy_submit queues a batch and returns at once; a
- * worker thread copies the batches in submission order; fences are sequence
- * numbers, so fence f is done once fence_done >= f.
+ * The core's copy engine: copy_submit copies a batch or queues it for a
+ * worker thread (see below); batches complete in submission order; fences
+ * are sequence numbers, so fence f is done once fence_done >= f.
  *
  * Device time of a batch by the cost model: a copy between VRAM and host
  * memory crosses PCIe once (len / pcie_bw); VRAM to VRAM reads and writes
@@ -19,27 +19,36 @@
  * twice for one fence is the caller's bug). A collected fence above
  * drop_max returns 0 again.
  *
- * A small batch submitted to an idle engine (empty queue, nothing being
- * copied) is copied by the submitter itself before copy_submit returns:
- * handing it to the worker costs two thread wake-ups, which for a few
- * pages are most of a relocation's suspension (under emulation, hundreds
- * of microseconds each). copy_busy keeps batches in fence order: whoever
+ * A batch submitted to an idle engine (empty queue, nothing being copied)
+ * is copied by the submitter itself before copy_submit returns, whatever
+ * its size: every caller (relocation, the file cache, the models) waits
+ * for its fence right after submitting, so the worker could only add two
+ * thread wake-ups (the worker's, then the waiter's), and the waiter is
+ * usually a suspended VM. Under emulation on a loaded host those cost
+ * from hundreds of microseconds to several milliseconds each (a 2 ms copy
+ * of 4 MiB was measured waited for in 3-10 ms), more than the copy itself
+ * for a few pages. The worker copies the batches submitted while another
+ * one is being copied. copy_busy keeps batches in fence order: whoever
  * copies (worker or submitter) holds it, and the worker takes a queued
- * batch only when it is clear.
+ * batch only when it is clear. Long copies offer to reschedule every
+ * SIM_COPY_RESCHED pages, in either thread.
  */
 #include "sim_internal.h"
 
 #define SIM_DONE_MAX		1024
 #define SIM_COPY_POLL_MS	10
-/* Batches up to this many bytes may be copied by the submitter. */
-#define SIM_COPY_INLINE_MAX	(2u << 20)
+/* 1 MiB: a few milliseconds of memcpy at worst, even under emulation. */
+#define SIM_COPY_RESCHED	256u
 
-static void sim_copy_one(const struct vg_copy *c)
+/* Copy c page by page; the caller may sleep (no lock held). */
+static void sim_copy_one(const struct vg_copy *c, u32 *pages)
 {
 	u64 so = c->src_off, dso = c->dst_off, left = c->len, n;
 	u32 sp, dp, soff, doff;
 
 	while (left) {
+		if (!(++*pages % SIM_COPY_RESCHED))
+			cond_resched();
 		sp = (u32)(so >> SIM_PAGE_SHIFT);
 		dp = (u32)(dso >> SIM_PAGE_SHIFT);
 		soff = (u32)(so & (SIM_PAGE_SIZE - 1));
@@ -87,12 +96,13 @@ static void sim_batch_release(struct sim_batch *b)
 static void sim_batch_run(struct vg_sim *sim, struct sim_batch *b)
 {
 	unsigned int i;
+	u32 pages = 0;
 
 	if (b->fail) {
 		b->result = -EIO;
 	} else {
 		for (i = 0; i < b->n; i++)
-			sim_copy_one(&b->copies[i]);
+			sim_copy_one(&b->copies[i], &pages);
 		b->result = 0;
 	}
 	b->device_ns = b->fail ? 0 : sim_batch_cost(sim, b);
@@ -223,18 +233,15 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 		    unsigned int n, u64 *fence)
 {
 	struct sim_batch *b;
-	u64 bytes = 0;
 	unsigned int i;
 	bool inline_copy;
 	size_t sz;
 
 	if (!fence || (n && !copies))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (!sim_copy_valid(&copies[i]))
 			return -EINVAL;
-		bytes += min_t(u64, copies[i].len, SIM_COPY_INLINE_MAX + 1ull);
-	}
 	if (check_mul_overflow((size_t)n, sizeof(*copies), &sz) ||
 	    check_add_overflow(sz, sizeof(*b), &sz))
 		return -EINVAL;
@@ -253,8 +260,7 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 
 	spin_lock(&sim->copy_lock);
 	b->fence = sim->fence_next++;
-	inline_copy = bytes <= SIM_COPY_INLINE_MAX && !sim->copy_busy &&
-		      list_empty(&sim->copy_queue);
+	inline_copy = !sim->copy_busy && list_empty(&sim->copy_queue);
 	if (inline_copy)
 		sim->copy_busy = true;
 	else

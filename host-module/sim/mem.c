@@ -243,14 +243,19 @@ void sim_mem_get(struct vg_mem *mem)
 	atomic_inc(&mem->refs);
 }
 
-/* Drop a reference; the last one returns the frames or the host buffer. */
-void sim_mem_put(struct vg_mem *mem)
+/* n references at once: one atomic for all the PTEs of a map. */
+void sim_mem_get_many(struct vg_mem *mem, u32 n)
+{
+	if (n)
+		(void)atomic_add_return((int)n, &mem->refs);
+}
+
+/* The last reference went: return the frames or the host buffer. */
+static void sim_mem_release(struct vg_mem *mem)
 {
 	struct vg_sim *sim = mem->sim;
 	u32 i;
 
-	if (!atomic_dec_and_test(&mem->refs))
-		return;
 	mutex_lock(&sim->mem_lock);
 	if (mem->loc == VG_LOC_VRAM) {
 		for (i = 0; i < mem->nr_pages; i++)
@@ -267,6 +272,19 @@ void sim_mem_put(struct vg_mem *mem)
 		kvfree(mem->host);
 	}
 	kfree(mem);
+}
+
+void sim_mem_put(struct vg_mem *mem)
+{
+	if (atomic_dec_and_test(&mem->refs))
+		sim_mem_release(mem);
+}
+
+/* Drop n references at once (the PTEs a map replaced). */
+void sim_mem_put_many(struct vg_mem *mem, u32 n)
+{
+	if (n && !atomic_add_return(-(int)n, &mem->refs))
+		sim_mem_release(mem);
 }
 
 /* Subtracting what was read keeps the touches that race with the sample. */

@@ -202,9 +202,11 @@ int sim_as_map(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 int sim_as_map_prot(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 		    u64 mem_off, u32 prot)
 {
+	struct vg_mem *old, *run = NULL;
 	struct sim_pt2 *l2;
-	struct vg_mem *old;
+	struct sim_pte *pte;
 	u64 end, v, page;
+	u32 i, nrun = 0;
 
 	if (!mem || !size || !IS_ALIGNED(va, SIM_PAGE_SIZE) ||
 	    !IS_ALIGNED(size, SIM_PAGE_SIZE) ||
@@ -225,21 +227,37 @@ int sim_as_map_prot(struct vg_as *as, u64 va, u64 size, struct vg_mem *mem,
 		if (!sim_as_leaf(as, v, true))
 			goto err_prune;
 	}
+	/*
+	 * This runs while a relocated VM is suspended: one walk per leaf,
+	 * and the references of all PTEs in one atomic, taken before any
+	 * old one drops (some PTEs may map mem already), the replaced ones
+	 * dropped per run of PTEs that mapped the same mem.
+	 */
+	sim_mem_get_many(mem, (u32)(size >> SIM_PAGE_SHIFT));
 	page = mem_off >> SIM_PAGE_SHIFT;
-	for (v = va; v < end; v += SIM_PAGE_SIZE, page++) {
+	for (v = va; v < end;) {
 		l2 = sim_as_leaf(as, v, false);
-		old = l2->pte[sim_l2_idx(v)].mem;
-		sim_mem_get(mem);
-		l2->pte[sim_l2_idx(v)].mem = mem;
-		l2->pte[sim_l2_idx(v)].page = (u32)page;
-		/* A PTE write sets every bit, the protection included. */
-		l2->pte[sim_l2_idx(v)].flags =
-			prot == VG_PROT_RO ? SIM_PTE_RO : 0;
-		if (old)
-			sim_mem_put(old);
-		else
-			l2->nr_valid++;
+		for (i = sim_l2_idx(v); i < SIM_L2_SIZE && v < end;
+		     i++, v += SIM_PAGE_SIZE, page++) {
+			pte = &l2->pte[i];
+			old = pte->mem;
+			pte->mem = mem;
+			pte->page = (u32)page;
+			/* A PTE write sets every bit, the protection too. */
+			pte->flags = prot == VG_PROT_RO ? SIM_PTE_RO : 0;
+			if (!old) {
+				l2->nr_valid++;
+				continue;
+			}
+			if (old != run) {
+				sim_mem_put_many(run, nrun);
+				run = old;
+				nrun = 0;
+			}
+			nrun++;
+		}
 	}
+	sim_mem_put_many(run, nrun);
 	as->gen++;
 	sim_as_unlock(as);
 	return 0;

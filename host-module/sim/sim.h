@@ -13,7 +13,8 @@
  *    copy engine class (LAUNCH_DMA between GPU VAs and guest memory), the
  *    compute class (built-in kernels), semaphores.
  *  - One engine thread per GPU polls every channel's USERD GP_PUT (busily
- *    for spin_us after work, then every poll_us); a
+ *    for spin_us after work, longer where its sleeps cost more than that,
+ *    then every poll_us); a
  *    channel's bad VA, bad method or malformed entry puts that channel in an
  *    error state (VGMEM_USERD_ERROR), nothing else.
  *  - A cost model: bytes touched per location and simulated device time

@@ -86,6 +86,8 @@ int sim_mem_alloc(struct vg_sim *sim, enum vg_loc loc, u64 size,
 		  struct vg_mem **out);
 void sim_mem_get(struct vg_mem *mem);
 void sim_mem_put(struct vg_mem *mem);
+void sim_mem_get_many(struct vg_mem *mem, u32 n);
+void sim_mem_put_many(struct vg_mem *mem, u32 n);
 u64 sim_mem_sample(struct vg_mem *mem);
 
 /* ---- address spaces (mmu.c) --------------------------------------------- */

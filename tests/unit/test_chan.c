@@ -371,6 +371,40 @@ static void test_fault_cb_counts(void **state)
 
 /* ---- suspend, drain, resume --------------------------------------------- */
 
+/*
+ * The kernel's guest reads the real page until the zap; the GPU keeps
+ * writing it until the drain stops the channel. A fault that brings the
+ * shadow in after the zap shows the GPU's words as they are then, never
+ * older ones than the guest may have read (ENTRIES_DONE going back).
+ */
+static void test_shadow_fault_shows_gpu_progress(void **state)
+{
+	struct fx *f = *state;
+	struct vg_chan *ch = mkchan(f);
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 4);
+	set_real_word(ch, VGMEM_USERD_GP_GET, 1);
+	set_real_word(ch, VGMEM_USERD_ENTRIES_DONE, 1);
+	suspend(f);
+	/* The GPU ran two more entries after the shadow was copied. */
+	set_real_word(ch, VGMEM_USERD_GP_GET, 3);
+	set_real_word(ch, VGMEM_USERD_ENTRIES_DONE, 3);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ENTRIES_DONE), 1);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->shadow);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_ENTRIES_DONE), 3);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 3);
+	/* The guest's words are its own: GP_PUT is not taken from the GPU. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 6);
+	set_real_word(ch, VGMEM_USERD_GP_PUT, 4);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->shadow);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT), 6);
+	assert_int_equal(drain(f), 0);
+	resume(f);
+	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 6);
+	assert_int_equal(drain(f), 0);
+	assert_int_equal(vg_chan_userd_read(ch, VGMEM_USERD_GP_GET), 6);
+}
+
 static void test_suspend_shadow_semantics(void **state)
 {
 	struct fx *f = *state;
@@ -861,6 +895,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_userd_access_rules, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_cb_counts, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_suspend_shadow_semantics, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_shadow_fault_shows_gpu_progress, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_drain_refreshes_shadow, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_resume_never_moves_put_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_drain_timeout, fx_setup, fx_teardown),

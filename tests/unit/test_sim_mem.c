@@ -375,9 +375,9 @@ static void test_copy_keeps_mem_alive(void **state)
 }
 
 /*
- * Batches complete in submission order, whoever copies them: a small batch
- * (which an idle engine copies in the submitter) queued behind a large one
- * (which goes to the worker) reads what the large one wrote.
+ * Batches complete in submission order, whoever copies them (the submitter
+ * when the engine is idle, else the worker): a small batch submitted after
+ * a large one reads what the large one wrote.
  */
 static void test_copy_order_small_after_large(void **state)
 {
@@ -651,6 +651,47 @@ static void test_inject(void **state)
  * small buffer at distinct VAs over the whole 40 bits keeps the number of
  * tables bounded (it would otherwise pin a leaf per 2 MiB step).
  */
+/*
+ * A map over PTEs of several mems drops one reference per replaced PTE
+ * (it counts them in runs), and a remap of a mem over itself keeps it.
+ */
+static void test_remap_refs(void **state)
+{
+	struct vg_sim *sim = t_sim(VRAM, 0);
+	struct vg_mem *a, *b, *c;
+	struct vg_as *as;
+	u32 r = 1;
+
+	(void)state;
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	a = t_map_new(sim, as, VA0, 4 * 4096, VG_LOC_VRAM);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, 4 * 4096, &b), 0);
+	/* a a b b b b: two PTEs of a replaced, two beyond it new. */
+	assert_int_equal(ops->map(sim, as, VA0 + 2 * 4096, 4 * 4096, b, 0), 0);
+	assert_int_equal(ops->mem_alloc(sim, VG_LOC_HOST, 8 * 4096, &c), 0);
+	assert_int_equal(vg_sim_vram_free(sim), VRAM - 8 * 4096);
+	/* Over both runs and two empty PTEs. */
+	assert_int_equal(ops->map(sim, as, VA0, 8 * 4096, c, 0), 0);
+	ops->mem_free(sim, a);
+	ops->mem_free(sim, b);
+	/* No PTE holds a or b any more: their frames are free at once. */
+	assert_int_equal(vg_sim_vram_free(sim), VRAM);
+	/* c over itself, shifted by a page: still one reference per PTE. */
+	assert_int_equal(ops->map(sim, as, VA0, 7 * 4096, c, 4096), 0);
+	ops->mem_free(sim, c);
+	/* Mapped, so alive (under ASan a lost reference is a use after free). */
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 7 * 4096, &r, 4), 0);
+	assert_int_equal(r, 0);
+	ops->unmap(sim, as, VA0, 7 * 4096);
+	r = 1;
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + 7 * 4096, &r, 4), 0);
+	assert_int_equal(r, 0);
+	ops->unmap(sim, as, VA0 + 7 * 4096, 4096);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0, &r, 4), -EFAULT);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+}
+
 static void test_pt_tables_freed(void **state)
 {
 	const u64 step = 254ull << 20;	/* a new leaf and L1 slot each time */
@@ -769,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_cost_guest),
 		cmocka_unit_test(test_access_counters),
 		cmocka_unit_test(test_inject),
+		cmocka_unit_test(test_remap_refs),
 		cmocka_unit_test(test_pt_tables_freed),
 		cmocka_unit_test(test_copy_wait_dropped),
 		cmocka_unit_test(test_create_hostile),

@@ -14,7 +14,7 @@
 
 require_guest
 ROUNDS=${VMBENCH_ROUNDS:-11}
-COUNT=${VMBENCH_SUBMIT_COUNT:-1000}
+COUNT=${VMBENCH_SUBMIT_COUNT:-10000}
 GOAL=1.02
 
 # field NAME FILE: the value of NAME=... on the RESULT line of FILE.
@@ -62,6 +62,12 @@ for p in 50 90 99; do
 			p, n, a, b, r, g, p == 50 ? (r <= g ? "met" : "NOT met") : "(reported)"
 	}'
 done
+# The in-process p50 has a fast and a slow mode (its guest and engine
+# threads on two vCPUs or on one, docs/testing.md): against its best round.
+awk -v a="$(median $a50)" -v b="$(printf '%s\n' $b50 | sort -n | head -n 1)" -v n=$ROUNDS 'BEGIN {
+	printf "VMBENCH submit p50 mdev (median of %d rounds) %.2f us against the best in-process round %.2f us: RATIO %.3f (reported)\n",
+		n, a, b, a / b
+}'
 awk -v r="$(median $r50)" -v g=$GOAL -v n=$ROUNDS 'BEGIN {
 	printf "VMBENCH submit p50 per-round ratio mdev/in-process (median of %d rounds): RATIO %.3f (goal <= %.2f) %s\n",
 		n, r, g, r <= g ? "met" : "NOT met"
