@@ -9,7 +9,8 @@
  * when the test runs as root) with HOME and XDG_* in a temporary
  * directory, so its sockets, configuration and domains are all there and
  * the host's libvirt is never touched. Everyone reaches it through
- * qemu+unix:///session?socket=<tmp>/run/libvirt/libvirt-sock.
+ * qemu+unix:///session?socket=<tmp>/libvirtd/run/libvirt/libvirt-sock
+ * (tests/integration/libvirtd_fixture.c starts and stops it).
  *
  * Domains are defined through its qemu driver with virsh (they are never
  * started: they carry an mdev hostdev of a vGPU that does not exist here);
@@ -26,11 +27,6 @@
  * skipped with the reason; the deploy/ checks still run.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
-#include <poll.h>
-#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,11 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -51,6 +44,7 @@
 
 #include "mgmtd/mgmtd.h"
 #include "tests/unit/rest_client.h"
+#include "libvirtd_fixture.h"
 
 #define MiB		(1ull << 20)
 #define WAIT_MS		30000	/* generous: a slow CI host, not a timing test */
@@ -62,181 +56,31 @@
 static struct {
 	char root[4096];		/* the repository */
 	char bin[4096];			/* this variant's build/.../bin */
-	char libvirtd[256], virsh[256];
+	struct lvd_host host;
+	struct lvd lv;			/* the private libvirtd */
 	char skip[256];			/* why the libvirtd cases are skipped */
 	char tmp[64];
-	char uri[256];			/* the private libvirtd */
 	char sock[128];			/* mgmtd's REST socket */
-	char log_lv[128], log_mg[128];
-	pid_t lv_pid, mg_pid;
-	uid_t uid;
-	gid_t gid;
+	char log_mg[128];
+	pid_t mg_pid;
 } T;
 
 /* ---- processes -------------------------------------------------------- */
-
-static void kill_group(pid_t *pid, int sig_first)
-{
-	int i, st;
-
-	if (*pid <= 0)
-		return;
-	kill(-*pid, sig_first);
-	for (i = 0; i < 100; i++) {	/* up to 10 s to exit cleanly */
-		if (waitpid(*pid, &st, WNOHANG) == *pid)
-			break;
-		usleep(100000);
-	}
-	if (i == 100) {
-		kill(-*pid, SIGKILL);
-		waitpid(*pid, &st, 0);
-	}
-	kill(-*pid, SIGKILL);		/* helpers left in the group */
-	*pid = 0;
-}
 
 static void on_signal(int sig)
 {
 	/* async-signal-safe: kill() and _exit() only */
 	if (T.mg_pid > 0)
 		kill(-T.mg_pid, SIGKILL);
-	if (T.lv_pid > 0)
-		kill(-T.lv_pid, SIGKILL);
+	if (T.lv.pid > 0)
+		kill(-T.lv.pid, SIGKILL);
 	_exit(128 + sig);
-}
-
-/*
- * Child side of a daemon: own process group, output to log, unprivileged
- * if asked, killed with its parent. Returns only on failure.
- */
-static void child_exec(const char *log, bool drop, char *const argv[],
-		       char *const envp[], pid_t parent)
-{
-	int fd;
-
-	setpgid(0, 0);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0)
-		dup2(fd, 0);
-	if (drop && (setgroups(0, NULL) || setgid(T.gid) || setuid(T.uid)))
-		_exit(126);
-	/* after setuid(), which clears it */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(125);
-	if (envp)
-		execve(argv[0], argv, envp);
-	else
-		execv(argv[0], argv);
-	_exit(127);
-}
-
-static pid_t spawn(const char *log, bool drop, char *const argv[],
-		   char *const envp[])
-{
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid == 0)
-		child_exec(log, drop, argv, envp, parent);
-	if (pid > 0)
-		setpgid(pid, pid);	/* both sides: no race with kill(-pid) */
-	return pid;
-}
-
-/*
- * Runs argv (argv[0] a path) to completion with stdout and stderr in out;
- * returns its exit status, or -1 if it could not run or took over 60 s.
- */
-static int run(char *const argv[], char *out, size_t outlen)
-{
-	int p[2], st = 0;
-	bool timed_out = false;
-	size_t len = 0;
-	pid_t pid;
-	time_t end = time(NULL) + 60;
-
-	if (out && outlen)
-		out[0] = 0;
-	if (pipe2(p, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	if (pid < 0) {
-		close(p[0]);
-		return -1;
-	}
-	for (;;) {
-		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-		char buf[4096];
-		ssize_t n;
-
-		if (time(NULL) > end) {
-			kill(pid, SIGKILL);
-			timed_out = true;
-			break;
-		}
-		if (poll(&pfd, 1, 1000) <= 0)
-			continue;
-		n = read(p[0], buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		if (out && len + 1 < outlen) {
-			size_t k = (size_t)n < outlen - 1 - len ? (size_t)n :
-				   outlen - 1 - len;
-
-			memcpy(out + len, buf, k);
-			len += k;
-			out[len] = 0;
-		}
-	}
-	close(p[0]);
-	if (waitpid(pid, &st, 0) < 0 || timed_out)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void print_log_tail(const char *path)
-{
-	char buf[6000];
-	FILE *f = fopen(path, "re");
-	long sz;
-	size_t n;
-
-	if (!f)
-		return;
-	fseek(f, 0, SEEK_END);
-	sz = ftell(f);
-	fseek(f, sz > 5000 ? sz - 5000 : 0, SEEK_SET);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	print_message("---- tail of %s ----\n%s\n----\n", path, buf);
 }
 
 static void fail_with_logs(const char *what)
 {
-	print_log_tail(T.log_mg);
-	print_log_tail(T.log_lv);
+	fx_print_tail(T.log_mg);
+	fx_print_tail(T.lv.log);
 	fail_msg("%s", what);
 }
 
@@ -270,22 +114,6 @@ static bool exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-static bool find_exe(const char *name, char *out, size_t len)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/usr/bin", "/sbin",
-					    "/bin", "/usr/local/sbin",
-					    "/usr/local/bin" };
-	size_t i;
-
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(out, len, "%s/%s", dirs[i], name);
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = 0;
-	return false;
-}
-
 /* The repository and this variant's bin/ from our own path. */
 static void locate(void)
 {
@@ -309,16 +137,6 @@ static void locate(void)
 		snprintf(T.root, sizeof(T.root), ".");
 }
 
-static int rm_one(const char *p, const struct stat *sb, int type,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	remove(p);
-	return 0;
-}
-
 /* ---- REST and virsh --------------------------------------------------- */
 
 /* GET path as JSON (NULL unless 200). */
@@ -340,42 +158,26 @@ static json_t *get_json(const char *path, long *status)
 	return j;
 }
 
-/* Runs prog with its fixed leading arguments, then the NULL-ended rest. */
-static int run_tool(char *out, size_t outlen, char *const pre[], va_list ap)
-{
-	char *argv[32];
-	int n = 0;
-
-	while (pre[n])
-		argv[n] = pre[n], n++;
-	while (n < 31 && (argv[n] = va_arg(ap, char *)))
-		n++;
-	argv[n] = NULL;
-	return run(argv, out, outlen);
-}
-
 /* virsh on the private libvirtd; its exit status. */
 static int virsh(char *out, size_t outlen, ...)
 {
-	char *const pre[] = { T.virsh, "-q", "-c", T.uri, NULL };
 	va_list ap;
 	int ret;
 
 	va_start(ap, outlen);
-	ret = run_tool(out, outlen, pre, ap);
+	ret = lvd_virshv(&T.lv, out, outlen, ap);
 	va_end(ap);
 	return ret;
 }
 
 static void virsh_ok(const char *what, ...)
 {
-	char *const pre[] = { T.virsh, "-q", "-c", T.uri, NULL };
 	char out[4096];
 	va_list ap;
 	int ret;
 
 	va_start(ap, what);
-	ret = run_tool(out, sizeof(out), pre, ap);
+	ret = lvd_virshv(&T.lv, out, sizeof(out), ap);
 	va_end(ap);
 	if (ret != 0) {
 		print_message("virsh %s: %s\n", what, out);
@@ -392,13 +194,9 @@ static void set_meta(const char *dom, const char *xml)
 static void define_xml(const char *xml)
 {
 	char path[128];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/def.xml", T.tmp);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(xml, f);
-	fclose(f);
+	assert_int_equal(fx_write_file(path, xml, NULL), 0);
 	virsh_ok("define", "define", path, NULL);
 }
 
@@ -438,11 +236,11 @@ static long long vm_field(const char *vm, const char *obj, const char *field)
 static void wait_field(const char *vm, const char *obj, const char *field,
 		       long long want)
 {
-	int64_t end = now_ms() + WAIT_MS;
+	int64_t end = fx_now_ms() + WAIT_MS;
 	long long v;
 	char msg[256];
 
-	while ((v = vm_field(vm, obj, field)) != want && now_ms() < end)
+	while ((v = vm_field(vm, obj, field)) != want && fx_now_ms() < end)
 		usleep(50000);
 	if (v != want) {
 		snprintf(msg, sizeof(msg), "vm %s %s.%s: %lld, expected %lld",
@@ -453,13 +251,13 @@ static void wait_field(const char *vm, const char *obj, const char *field,
 
 static void wait_status(const char *path, long want)
 {
-	int64_t end = now_ms() + WAIT_MS;
+	int64_t end = fx_now_ms() + WAIT_MS;
 	long st = 0;
 	char msg[256];
 
 	for (;;) {
 		json_decref(get_json(path, &st));
-		if (st == want || now_ms() > end)
+		if (st == want || fx_now_ms() > end)
 			break;
 		usleep(50000);
 	}
@@ -521,7 +319,7 @@ static json_t *events_after(uint64_t id)
  */
 static json_t *wait_event(uint64_t after, const char *type, const char *vm)
 {
-	int64_t end = now_ms() + WAIT_MS;
+	int64_t end = fx_now_ms() + WAIT_MS;
 	char msg[200];
 
 	for (;;) {
@@ -534,7 +332,7 @@ static json_t *wait_event(uint64_t after, const char *type, const char *vm)
 				return a;
 		}
 		json_decref(a);
-		if (now_ms() > end)
+		if (fx_now_ms() > end)
 			break;
 		usleep(50000);
 	}
@@ -579,7 +377,7 @@ static int vgmemctl(char *out, size_t outlen, ...)
 
 	snprintf(path, sizeof(path), "%s/vgmemctl", T.bin);
 	va_start(ap, outlen);
-	ret = run_tool(out, outlen, pre, ap);
+	ret = fx_runv(out, outlen, pre, ap);
 	va_end(ap);
 	return ret;
 }
@@ -603,63 +401,12 @@ static char *sample_for_session(const char *xml)
 	return out;
 }
 
-static int start_libvirtd(void)
-{
-	char home[128], rt[128], cfg[128], cache[128], env[5][160], lsock[128];
-	char *envp[6], *argv[2];
-	static const char *const sub[] = { "run", "config", "cache", "home" };
-	int64_t end;
-	size_t i;
-	char out[512];
-
-	for (i = 0; i < 4; i++) {
-		char d[128];
-
-		snprintf(d, sizeof(d), "%s/%s", T.tmp, sub[i]);
-		if (mkdir(d, 0700) || chown(d, T.uid, T.gid))
-			return -errno;
-	}
-	snprintf(home, sizeof(home), "%s/home", T.tmp);
-	snprintf(rt, sizeof(rt), "%s/run", T.tmp);
-	snprintf(cfg, sizeof(cfg), "%s/config", T.tmp);
-	snprintf(cache, sizeof(cache), "%s/cache", T.tmp);
-	snprintf(env[0], sizeof(env[0]), "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-	snprintf(env[1], sizeof(env[1]), "HOME=%s", home);
-	snprintf(env[2], sizeof(env[2]), "XDG_RUNTIME_DIR=%s", rt);
-	snprintf(env[3], sizeof(env[3]), "XDG_CONFIG_HOME=%s", cfg);
-	snprintf(env[4], sizeof(env[4]), "XDG_CACHE_HOME=%s", cache);
-	for (i = 0; i < 5; i++)
-		envp[i] = env[i];
-	envp[5] = NULL;
-	argv[0] = T.libvirtd;
-	argv[1] = NULL;
-	snprintf(lsock, sizeof(lsock), "%s/run/libvirt/libvirt-sock", T.tmp);
-	snprintf(T.uri, sizeof(T.uri), "qemu+unix:///session?socket=%s",
-		 lsock);
-	T.lv_pid = spawn(T.log_lv, getuid() == 0, argv, envp);
-	if (T.lv_pid < 0)
-		return -errno;
-	end = now_ms() + 60000;
-	while (now_ms() < end) {
-		if (waitpid(T.lv_pid, NULL, WNOHANG) == T.lv_pid) {
-			T.lv_pid = 0;
-			print_log_tail(T.log_lv);
-			return -ECHILD;
-		}
-		if (exists(lsock) && virsh(out, sizeof(out), "uri", NULL) == 0)
-			return 0;
-		usleep(100000);
-	}
-	print_log_tail(T.log_lv);
-	return -ETIMEDOUT;
-}
-
 static int start_mgmtd(void)
 {
 	char mg[4200], db[128];
 	char *argv[] = { mg, "--backend", "embedded", "--embedded-vram", "2G",
 			 "--state-db", db, "--listen-unix", T.sock,
-			 "--libvirt-uri", T.uri, "--log-level", "debug", NULL };
+			 "--libvirt-uri", T.lv.uri, "--log-level", "debug", NULL };
 	int64_t end;
 
 	snprintf(mg, sizeof(mg), "%s/mgmtd", T.bin);
@@ -669,11 +416,11 @@ static int start_mgmtd(void)
 		print_message("%s missing: run make first\n", mg);
 		return -ENOENT;
 	}
-	T.mg_pid = spawn(T.log_mg, false, argv, NULL);
+	T.mg_pid = fx_spawn(T.log_mg, NULL, NULL, argv, NULL);
 	if (T.mg_pid < 0)
 		return -errno;
-	end = now_ms() + WAIT_MS;
-	while (now_ms() < end) {
+	end = fx_now_ms() + WAIT_MS;
+	while (fx_now_ms() < end) {
 		json_t *h = get_json("/healthz", NULL);
 		bool ok = h && json_is_true(json_object_get(h, "libvirt_connected"));
 
@@ -686,15 +433,13 @@ static int start_mgmtd(void)
 		}
 		usleep(50000);
 	}
-	print_log_tail(T.log_mg);
+	fx_print_tail(T.log_mg);
 	return -ETIMEDOUT;
 }
 
 static int group_setup(void **state)
 {
-	struct passwd *pw;
-	char qemu[256], *raw, *xml, path[128], out[4096];
-	FILE *f;
+	char *raw, *xml, path[128], out[4096];
 	int ret;
 
 	(void)state;
@@ -703,30 +448,13 @@ static int group_setup(void **state)
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_ALL);
-	if (!find_exe("libvirtd", T.libvirtd, sizeof(T.libvirtd)) ||
-	    !find_exe("virsh", T.virsh, sizeof(T.virsh)) ||
-	    !find_exe("qemu-system-x86_64", qemu, sizeof(qemu))) {
-		snprintf(T.skip, sizeof(T.skip),
-			 "libvirtd, virsh or qemu-system-x86_64 missing: install libvirt-daemon-system libvirt-clients qemu-system-x86 (scripts/install-deps.sh)");
+	if (!lvd_host_probe(&T.host, T.skip, sizeof(T.skip)))
 		return 0;
-	}
-	T.uid = getuid();
-	T.gid = getgid();
-	if (T.uid == 0) {
-		pw = getpwnam("nobody");
-		if (!pw) {
-			snprintf(T.skip, sizeof(T.skip), "no user 'nobody' to run libvirtd as");
-			return 0;
-		}
-		T.uid = pw->pw_uid;
-		T.gid = pw->pw_gid;
-	}
-	snprintf(T.tmp, sizeof(T.tmp), "/tmp/vgmem-lvd.XXXXXX");
-	if (!mkdtemp(T.tmp) || chmod(T.tmp, 0755))
+	if (fx_tmpdir(T.tmp, sizeof(T.tmp), "vgmem-lvd"))
 		return -1;
-	snprintf(T.log_lv, sizeof(T.log_lv), "%s/libvirtd.log", T.tmp);
 	snprintf(T.log_mg, sizeof(T.log_mg), "%s/mgmtd.log", T.tmp);
-	ret = start_libvirtd();
+	snprintf(path, sizeof(path), "%s/libvirtd", T.tmp);
+	ret = lvd_start(&T.lv, &T.host, path, NULL, NULL);
 	if (ret) {
 		print_message("cannot start a private libvirtd: %s\n", strerror(-ret));
 		return -1;
@@ -738,17 +466,13 @@ static int group_setup(void **state)
 	if (!xml)
 		return -1;
 	snprintf(path, sizeof(path), "%s/web1.xml", T.tmp);
-	f = fopen(path, "we");
-	if (!f) {
-		free(xml);
-		return -1;
-	}
-	fputs(xml, f);
-	fclose(f);
+	ret = fx_write_file(path, xml, NULL);
 	free(xml);
+	if (ret)
+		return -1;
 	if (virsh(out, sizeof(out), "define", path, NULL) != 0) {
 		print_message("virsh define of the sample domain failed: %s\n", out);
-		print_log_tail(T.log_lv);
+		fx_print_tail(T.lv.log);
 		return -1;
 	}
 	ret = start_mgmtd();
@@ -762,23 +486,14 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	kill_group(&T.mg_pid, SIGTERM);
-	kill_group(&T.lv_pid, SIGTERM);
-	if (T.tmp[0] && !getenv("VGMEM_KEEP_TMP"))
-		nftw(T.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	else if (T.tmp[0])
-		print_message("kept %s\n", T.tmp);
+	fx_kill_group(&T.mg_pid);
+	lvd_stop(&T.lv);
+	fx_tmpdir_remove(T.tmp);
 	curl_global_cleanup();
 	return 0;
 }
 
-#define NEED_LIBVIRTD()						\
-	do {							\
-		if (T.skip[0]) {				\
-			print_message("skipped: %s\n", T.skip);	\
-			skip();					\
-		}						\
-	} while (0)
+#define NEED_LIBVIRTD()	FX_SKIP_IF(T.skip)
 
 /* ---- deploy/ samples -------------------------------------------------- */
 
@@ -898,7 +613,7 @@ static void test_systemd_unit(void **state)
 	int rc;
 
 	(void)state;
-	if (!find_exe("systemd-analyze", sa, sizeof(sa))) {
+	if (!fx_find_exe("systemd-analyze", sa, sizeof(sa))) {
 		print_message("skipped: systemd-analyze not installed\n");
 		skip();
 	}
@@ -919,13 +634,13 @@ static void test_systemd_unit(void **state)
 		line + strlen("\nExecStart=/usr/local/sbin/mgmtd "));
 	fclose(f);
 	free(s);
-	rc = run(verify, out, sizeof(out));
+	rc = fx_run(verify, out, sizeof(out));
 	if (rc != 0 || out[0])
 		print_message("systemd-analyze verify (rc %d): %s\n", rc, out);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "");	/* no warnings either */
 	/* exposure at most 2.0 ("OK"); the unit scores 1.1 with systemd 252 */
-	rc = run(sec, out, sizeof(out));
+	rc = fx_run(sec, out, sizeof(out));
 	s = strstr(out, "Overall exposure level");
 	print_message("%s", s ? s : out);
 	assert_int_equal(rc, 0);
@@ -1179,7 +894,7 @@ static void test_mgmtd_sigterm(void **state)
 		fail_with_logs("mgmtd did not exit within 20 s of SIGTERM");
 	T.mg_pid = 0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		print_log_tail(T.log_mg);
+		fx_print_tail(T.log_mg);
 		fail_msg("mgmtd exit status %d", st);
 	}
 }

@@ -34,15 +34,9 @@
  * with the reason (scripts/install-deps.sh installs them).
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -51,11 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -65,44 +55,26 @@
 #include "mgmtd/metrics.h"
 #include "mgmtd/log.h"
 #include "host-module/user/host.h"
+#include "libvirtd_fixture.h"
 
 #define MiB		(1ull << 20)
 #define WAIT_MS		40000	/* a slow shared host, not a timing test */
 #define VMA		"00000000-0000-4000-8000-0000000000a1"
 #define VMM		"00000000-0000-4000-8000-0000000000f1"
 #define VMN		"00000000-0000-4000-8000-0000000000f2"
-
-struct lvd {
-	const char *name;		/* src | dst */
-	const char *host_uuid;
-	char dir[128];
-	char uri[256];
-	char log[160];
-	pid_t pid;
-};
+/* the one setting that lets two daemons on one host migrate */
+#define SRC_HOST_UUID	"6f1c2a3b-0000-4000-8000-00000000051c"
+#define DST_HOST_UUID	"6f1c2a3b-0000-4000-8000-00000000d571"
 
 static struct {
-	char libvirtd[256], virsh[256], qemu[256];
+	struct lvd_host host;
 	char skip[300];
 	char tmp[64];
 	char db[160];
-	uid_t uid;
-	gid_t gid;
 	struct lvd src, dst;
-} T = {
-	.src = { .name = "src", .host_uuid = "6f1c2a3b-0000-4000-8000-00000000051c" },
-	.dst = { .name = "dst", .host_uuid = "6f1c2a3b-0000-4000-8000-00000000d571" },
-};
+} T;
 
 /* ---- processes -------------------------------------------------------- */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void on_signal(int sig)
 {
@@ -114,121 +86,11 @@ static void on_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Runs argv to completion, output in out; exit status or -1 (60 s max). */
-static int run(char *const argv[], char *out, size_t outlen)
-{
-	int p[2], st = 0;
-	size_t len = 0;
-	bool late = false;
-	int64_t end = now_ms() + 60000;
-	pid_t pid;
-
-	out[0] = 0;
-	if (pipe2(p, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	if (pid < 0) {
-		close(p[0]);
-		return -1;
-	}
-	for (;;) {
-		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-		char buf[2048];
-		ssize_t n;
-
-		if (now_ms() > end) {
-			kill(pid, SIGKILL);
-			late = true;
-			break;
-		}
-		if (poll(&pfd, 1, 500) <= 0)
-			continue;
-		n = read(p[0], buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		if (len + (size_t)n < outlen) {
-			memcpy(out + len, buf, (size_t)n);
-			len += (size_t)n;
-			out[len] = 0;
-		}
-	}
-	close(p[0]);
-	if (waitpid(pid, &st, 0) < 0 || late)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* virsh -c URI args...; exit status, output in out. */
-static int virsh(const struct lvd *d, char *out, size_t outlen, ...)
-{
-	char *argv[16] = { T.virsh, "-q", "-c", (char *)d->uri };
-	int n = 4;
-	va_list ap;
-
-	va_start(ap, outlen);
-	while (n < 15 && (argv[n] = va_arg(ap, char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	return run(argv, out, outlen);
-}
-
-static void print_tail(const char *path)
-{
-	char buf[4001];
-	FILE *f = fopen(path, "re");
-	long sz;
-	size_t n;
-
-	if (!f)
-		return;
-	fseek(f, 0, SEEK_END);
-	sz = ftell(f);
-	fseek(f, sz > 4000 ? sz - 4000 : 0, SEEK_SET);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	print_message("---- tail of %s ----\n%s\n----\n", path, buf);
-}
-
 static void fail_with_logs(const char *what)
 {
-	print_tail(T.src.log);
-	print_tail(T.dst.log);
+	fx_print_tail(T.src.log);
+	fx_print_tail(T.dst.log);
 	fail_msg("%s", what);
-}
-
-static bool find_exe(const char *name, char *out, size_t len)
-{
-	static const char *const dirs[] = { "/usr/sbin", "/usr/bin", "/sbin",
-					    "/bin" };
-	size_t i;
-
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(out, len, "%s/%s", dirs[i], name);
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	fclose(f);
-	return chown(path, T.uid, T.gid) ? -errno : 0;
 }
 
 /*
@@ -261,143 +123,6 @@ static bool migration_host(char *out, size_t len)
 	       strncmp(host, "localhost", 9) != 0;
 }
 
-/* A session-mode libvirtd with its own directories and host UUID. */
-static int lvd_start(struct lvd *d, const char *mhost)
-{
-	static const char *const sub[] = { "", "/run", "/config",
-					   "/config/libvirt", "/cache", "/home" };
-	char env[5][200], *envp[6], *argv[2] = { T.libvirtd, NULL };
-	char path[200], conf[128], out[256];
-	pid_t parent = getpid();
-	int64_t end;
-	size_t i;
-	int ret;
-
-	snprintf(d->dir, sizeof(d->dir), "%s/%s", T.tmp, d->name);
-	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", d->dir, sub[i]);
-		if (mkdir(path, 0700) || chown(path, T.uid, T.gid))
-			return -errno;
-	}
-	/* the one setting that lets two daemons on one host migrate */
-	snprintf(path, sizeof(path), "%s/config/libvirt/libvirtd.conf", d->dir);
-	snprintf(conf, sizeof(conf), "host_uuid = \"%s\"\n", d->host_uuid);
-	ret = write_file(path, conf);
-	if (ret)
-		return ret;
-	if (mhost && *mhost) {
-		snprintf(path, sizeof(path), "%s/config/libvirt/qemu.conf", d->dir);
-		snprintf(conf, sizeof(conf), "migration_host = \"%s\"\n", mhost);
-		ret = write_file(path, conf);
-		if (ret)
-			return ret;
-	}
-	snprintf(env[0], sizeof(env[0]), "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-	snprintf(env[1], sizeof(env[1]), "HOME=%s/home", d->dir);
-	snprintf(env[2], sizeof(env[2]), "XDG_RUNTIME_DIR=%s/run", d->dir);
-	snprintf(env[3], sizeof(env[3]), "XDG_CONFIG_HOME=%s/config", d->dir);
-	snprintf(env[4], sizeof(env[4]), "XDG_CACHE_HOME=%s/cache", d->dir);
-	for (i = 0; i < 5; i++)
-		envp[i] = env[i];
-	envp[5] = NULL;
-	snprintf(d->log, sizeof(d->log), "%s/%s.log", T.tmp, d->name);
-	snprintf(d->uri, sizeof(d->uri),
-		 "qemu+unix:///session?socket=%s/run/libvirt/libvirt-sock",
-		 d->dir);
-	d->pid = fork();
-	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
-
-		setpgid(0, 0);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (getuid() == 0 &&
-		    (setgroups(0, NULL) || setgid(T.gid) || setuid(T.uid)))
-			_exit(126);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(125);
-		if (chdir(d->dir))
-			_exit(124);
-		execve(argv[0], argv, envp);
-		_exit(127);
-	}
-	if (d->pid < 0)
-		return -errno;
-	setpgid(d->pid, d->pid);
-	end = now_ms() + 30000;
-	while (now_ms() < end) {
-		if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
-			d->pid = 0;
-			print_tail(d->log);
-			return -ECHILD;
-		}
-		if (virsh(d, out, sizeof(out), "uri", NULL) == 0)
-			return 0;
-		usleep(100000);
-	}
-	print_tail(d->log);
-	return -ETIMEDOUT;
-}
-
-/*
- * Guests first (libvirt runs qemu outside the daemon's process group),
- * then the daemon; a guest left by a daemon that died is killed by the
- * pid file its daemon wrote.
- */
-static void lvd_stop(struct lvd *d)
-{
-	char out[4096], path[256];
-	int i, st;
-
-	if (d->pid <= 0)
-		return;
-	if (virsh(d, out, sizeof(out), "list", "--name", NULL) == 0) {
-		char *save = NULL, *name;
-
-		for (name = strtok_r(out, "\n", &save); name;
-		     name = strtok_r(NULL, "\n", &save)) {
-			char o[512];
-
-			if (*name)
-				virsh(d, o, sizeof(o), "destroy", name, NULL);
-		}
-	}
-	for (i = 1; i <= 2; i++) {
-		FILE *f;
-		int pid;
-
-		snprintf(path, sizeof(path), "%s/run/libvirt/qemu/run/mig%d.pid",
-			 d->dir, i);
-		f = fopen(path, "re");
-		if (f && fscanf(f, "%d", &pid) == 1 && pid > 1)
-			kill(pid, SIGKILL);
-		if (f)
-			fclose(f);
-	}
-	kill(-d->pid, SIGTERM);
-	for (i = 0; i < 100 && waitpid(d->pid, &st, WNOHANG) != d->pid; i++)
-		usleep(100000);
-	if (i == 100) {
-		kill(-d->pid, SIGKILL);
-		waitpid(d->pid, &st, 0);
-	}
-	d->pid = 0;
-}
-
-static int rm_one(const char *p, const struct stat *sb, int type,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	remove(p);
-	return 0;
-}
-
 /* A persistent, running 32 MiB TCG guest without disk, net or mdev. */
 static void define_and_start(const char *name, const char *uuid)
 {
@@ -409,11 +134,11 @@ static void define_and_start(const char *name, const char *uuid)
 		 "<os><type arch='x86_64' machine='pc'>hvm</type></os>"
 		 "<devices><emulator>%s</emulator><video><model type='none'/></video>"
 		 "<memballoon model='none'/></devices></domain>",
-		 name, uuid, T.qemu);
+		 name, uuid, T.host.qemu);
 	snprintf(path, sizeof(path), "%s/%s.xml", T.tmp, name);
-	assert_int_equal(write_file(path, xml), 0);
-	if (virsh(&T.src, out, sizeof(out), "define", path, NULL) ||
-	    virsh(&T.src, out, sizeof(out), "start", name, NULL)) {
+	assert_int_equal(fx_write_file(path, xml, &T.host.user), 0);
+	if (lvd_virsh(&T.src, out, sizeof(out), "define", path, NULL) ||
+	    lvd_virsh(&T.src, out, sizeof(out), "start", name, NULL)) {
 		print_message("virsh: %s\n", out);
 		fail_with_logs("cannot define and start a guest on the source libvirtd");
 	}
@@ -425,7 +150,7 @@ static void domstate(const struct lvd *d, const char *name, char *out,
 {
 	char *nl;
 
-	if (virsh(d, out, len, "domstate", name, NULL) != 0) {
+	if (lvd_virsh(d, out, len, "domstate", name, NULL) != 0) {
 		out[0] = 0;
 		return;
 	}
@@ -438,17 +163,20 @@ static bool persistent(const struct lvd *d, const char *name)
 {
 	char out[2048];
 
-	return virsh(d, out, sizeof(out), "dominfo", name, NULL) == 0 &&
+	return lvd_virsh(d, out, sizeof(out), "dominfo", name, NULL) == 0 &&
 	       strstr(out, "Persistent:") &&
 	       strstr(strstr(out, "Persistent:"), "yes");
 }
 
 /* ---- fixture ---------------------------------------------------------- */
 
+/*
+ * Both daemons in session mode, each in a directory of its own with a
+ * host UUID of its own; the destination's qemu listens on migration_host.
+ */
 static int group_setup(void **state)
 {
-	struct passwd *pw;
-	char mhost[64];
+	char mhost[64], dir[128];
 	int ret;
 
 	(void)state;
@@ -456,26 +184,9 @@ static int group_setup(void **state)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	if (!find_exe("libvirtd", T.libvirtd, sizeof(T.libvirtd)) ||
-	    !find_exe("virsh", T.virsh, sizeof(T.virsh)) ||
-	    !find_exe("qemu-system-x86_64", T.qemu, sizeof(T.qemu))) {
-		snprintf(T.skip, sizeof(T.skip),
-			 "libvirtd, virsh or qemu-system-x86_64 missing: install libvirt-daemon-system libvirt-clients qemu-system-x86 (scripts/install-deps.sh)");
+	if (!lvd_host_probe(&T.host, T.skip, sizeof(T.skip)))
 		return 0;
-	}
-	T.uid = getuid();
-	T.gid = getgid();
-	if (T.uid == 0) {
-		pw = getpwnam("nobody");
-		if (!pw) {
-			snprintf(T.skip, sizeof(T.skip), "no user 'nobody' to run libvirtd as");
-			return 0;
-		}
-		T.uid = pw->pw_uid;
-		T.gid = pw->pw_gid;
-	}
-	snprintf(T.tmp, sizeof(T.tmp), "/tmp/vgmem-mig.XXXXXX");
-	if (!mkdtemp(T.tmp) || chmod(T.tmp, 0755))
+	if (fx_tmpdir(T.tmp, sizeof(T.tmp), "vgmem-mig"))
 		return -1;
 	snprintf(T.db, sizeof(T.db), "%s/mgmtd.db", T.tmp);
 	if (!migration_host(mhost, sizeof(mhost))) {
@@ -483,9 +194,12 @@ static int group_setup(void **state)
 			 "no non-loopback IPv4 address and a hostname of localhost: libvirt has no migration_host to use");
 		return 0;
 	}
-	ret = lvd_start(&T.src, NULL);
-	if (!ret)
-		ret = lvd_start(&T.dst, mhost);
+	snprintf(dir, sizeof(dir), "%s/src", T.tmp);
+	ret = lvd_start(&T.src, &T.host, dir, SRC_HOST_UUID, NULL);
+	if (!ret) {
+		snprintf(dir, sizeof(dir), "%s/dst", T.tmp);
+		ret = lvd_start(&T.dst, &T.host, dir, DST_HOST_UUID, mhost);
+	}
 	if (ret) {
 		print_message("cannot start the private libvirtds: %s\n",
 			      strerror(-ret));
@@ -499,20 +213,11 @@ static int group_teardown(void **state)
 	(void)state;
 	lvd_stop(&T.src);
 	lvd_stop(&T.dst);
-	if (T.tmp[0] && !getenv("VGMEM_KEEP_TMP"))
-		nftw(T.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	else if (T.tmp[0])
-		print_message("kept %s\n", T.tmp);
+	fx_tmpdir_remove(T.tmp);
 	return 0;
 }
 
-#define NEED_LIBVIRTD()						\
-	do {							\
-		if (T.skip[0]) {				\
-			print_message("skipped: %s\n", T.skip);	\
-			skip();					\
-		}						\
-	} while (0)
+#define NEED_LIBVIRTD()	FX_SKIP_IF(T.skip)
 
 /* ---- the model -------------------------------------------------------- */
 
@@ -614,7 +319,7 @@ static uint64_t thrash(struct mg *mg, const char *vm)
 static json_t *await_event(struct mg *mg, uint64_t after, const char *type,
 			  const char *vm, const char *key, const char *val)
 {
-	int64_t end = now_ms() + WAIT_MS;
+	int64_t end = fx_now_ms() + WAIT_MS;
 
 	for (;;) {
 		struct mg_event *ev;
@@ -637,7 +342,7 @@ static json_t *await_event(struct mg *mg, uint64_t after, const char *type,
 			json_decref(d);
 		}
 		free(ev);
-		if (now_ms() > end)
+		if (fx_now_ms() > end)
 			return NULL;
 		usleep(100000);
 	}
@@ -822,7 +527,7 @@ static void test_bad_uri_fails_cleanly(void **state)
 	domstate(&T.dst, "mig2", s, sizeof(s));
 	assert_string_equal(s, "");
 	/* and the destination still has only what the first case sent */
-	assert_int_equal(virsh(&T.dst, out, sizeof(out), "list", "--all", "--name", NULL), 0);
+	assert_int_equal(lvd_virsh(&T.dst, out, sizeof(out), "list", "--all", "--name", NULL), 0);
 	assert_null(strstr(out, "mig2"));
 	model_stop(mg, lv, &cfg);
 }
