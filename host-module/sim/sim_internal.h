@@ -113,9 +113,27 @@ struct sim_pt2 {
 	u32 nr_valid;		/* PTEs with a mem */
 };
 
+/*
+ * A big page: an L1 entry (PDE) that maps 2 MiB itself, as a real GPU's
+ * 2 MiB PDE does, instead of pointing at a leaf. It is never used together
+ * with a leaf.
+ */
+#define SIM_BIG_SHIFT		(SIM_PAGE_SHIFT + SIM_L2_BITS)
+#define SIM_BIG_SIZE		(1ull << SIM_BIG_SHIFT)
+
+/*
+ * One L1 entry: a leaf table, or a big page mapping pages big.page ..
+ * big.page + 511 of big.mem with big.flags (one mem reference, like one
+ * PTE's), or neither.
+ */
+struct sim_pde {
+	struct sim_pt2 *l2;
+	struct sim_pte big;	/* big.mem NULL: no big page */
+};
+
 struct sim_pt1 {
-	struct sim_pt2 *l2[SIM_L1_SIZE];
-	u32 nr_l2;		/* leaves allocated */
+	struct sim_pde pde[SIM_L1_SIZE];
+	u32 nr_used;		/* entries with a leaf or a big page */
 };
 
 /* The cost counters of one address space (as->lock). */
@@ -164,8 +182,11 @@ void sim_as_tlb_flush(struct vg_as *as);
 /* as->lock for everyone but the engine: announced, so the engine yields. */
 void sim_as_lock(struct vg_as *as);
 void sim_as_unlock(struct vg_as *as);
-/* Page table walk, as->lock held: the PTE of va or NULL if unmapped. */
-const struct sim_pte *sim_as_walk(struct vg_as *as, u64 va);
+/*
+ * Page table walk, as->lock held: false if va is unmapped, else the 4 KiB
+ * translation of va in *pte (from a PTE or a big page).
+ */
+bool sim_as_walk(struct vg_as *as, u64 va, struct sim_pte *pte);
 int sim_as_protect(struct vg_as *as, u64 va, u64 size, u32 prot);
 
 /* ---- replayable faults (fault.c) ---------------------------------------- */

@@ -282,6 +282,67 @@ static void test_ro_write_faults_read_does_not(void **state)
 	t_chan_free(t);
 }
 
+/*
+ * Fault ranges over 2 MiB big pages (the backing is mapped whole): a
+ * read-only big page is made writable page by page by the handler (the
+ * first protect splits it), a page unmapped out of a big page is mapped
+ * back, and every other page keeps its translation and protection.
+ */
+static void test_big_pages_in_fault_range(void **state)
+{
+	struct fx *f = *state;
+	struct tchan *t = t_chan(f->sim, f->as[0], f->g, 8);
+	u64 tables;
+	u8 buf[16];
+	u32 v;
+
+	assert_int_equal(f->ops->map(f->sim, f->as[0], VA0, MSZ, f->back[0],
+				     0), 0);
+	tables = vg_sim_pt_tables(f->sim);
+	/* Whole big pages: protected without a split. */
+	assert_int_equal(f->ops->protect(f->sim, f->as[0], VA0, MSZ,
+					 VG_PROT_RO), 0);
+	assert_int_equal(vg_sim_pt_tables(f->sim), tables);
+	t_range(f, 0, VA0, MSZ, true);
+	t_bind(t);
+	f->h.mode = TH_AUTO;
+	/* Across pages 0 and 1: a present write fault on each. */
+	k_memset(t, VA0 + 4096 - 8, 16, 0x5a5a5a5a);
+	t_run_faulting(t);
+	assert_int_equal(th_calls(f), 2);
+	assert_int_equal(f->h.presents, 2);
+	assert_int_equal(vg_sim_pt_tables(f->sim), tables + 1);
+	assert_int_equal(vg_sim_read_va(f->sim, f->as[0], VA0 + 4096 - 8, buf,
+					16), 0);
+	memcpy(&v, buf + 12, 4);
+	assert_int_equal(v, 0x5a5a5a5a);
+	/* Page 2 is still read-only. */
+	k_memset(t, VA0 + 2 * 4096, 4, 1);
+	t_run_faulting(t);
+	assert_int_equal(th_calls(f), 3);
+	assert_int_equal(f->h.presents, 3);
+
+	/* A page out of the second big page: mapped back on the miss. */
+	f->ops->unmap(f->sim, f->as[0], VA0 + MSZ / 2 + 4096, 4096);
+	assert_int_equal(vg_sim_pt_tables(f->sim), tables + 2);
+	assert_int_equal(vg_sim_read_va(f->sim, f->as[0], VA0 + MSZ / 2 + 4096,
+					&v, 4), -EFAULT);
+	/* Reads of the RO pages around it do not fault; the result does. */
+	k_checksum(t, VA0 + MSZ / 2, 3 * 4096, VA0 + 8 * 4096);
+	t_run_faulting(t);
+	assert_int_equal(th_calls(f), 5);
+	assert_int_equal(f->h.presents, 4);
+	assert_int_equal(vg_sim_read_va(f->sim, f->as[0], VA0 + MSZ / 2 + 4096,
+					&v, 4), 0);
+	/* Its neighbours kept their protection: a write still faults. */
+	k_memset(t, VA0 + MSZ / 2 + 2 * 4096, 4, 2);
+	t_run_faulting(t);
+	assert_int_equal(th_calls(f), 6);
+	assert_int_equal(f->h.presents, 5);
+	t_range(f, 0, VA0, MSZ, false);
+	t_chan_free(t);
+}
+
 /* map_prot(RO): the PTE is read-only from its first moment. */
 static void test_map_prot_ro(void **state)
 {
@@ -1248,6 +1309,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 		T(test_ro_write_faults_read_does_not),
 	T(test_map_prot_ro),
+		T(test_big_pages_in_fault_range),
 		T(test_ro_write_in_range_unprotects),
 		T(test_miss_handler_maps_kernel_completes),
 		T(test_every_access_kind_replays),
