@@ -15,6 +15,7 @@
  *           is_power_of_2 ilog2 roundup_pow_of_two BIT BIT_ULL DIV_ROUND_UP
  *           container_of likely unlikely prefetch READ_ONCE WRITE_ONCE
  *           check_add_overflow check_mul_overflow div64_u64 fls64
+ *           GENMASK hweight16
  *           memcpy memset memcmp strscpy snprintf
  *           WARN_ON WARN_ON_ONCE BUG_ON (user: WARN prints and counts,
  *           os_warn_count() reads the count so tests can fail on it)

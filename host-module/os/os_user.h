@@ -233,6 +233,11 @@ static inline int fls(unsigned int x)
 	return x ? 32 - __builtin_clz(x) : 0;
 }
 
+static inline unsigned int hweight16(unsigned int w)
+{
+	return (unsigned int)__builtin_popcount(w & 0xffff);
+}
+
 static inline int fls64(u64 x)
 {
 	return x ? 64 - __builtin_clzll(x) : 0;

@@ -703,38 +703,34 @@ void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask)
 }
 
 /*
- * Does the host copy hold the newest version of every page of gp? The
- * filter's "certainly not GPU-homed" answers most host reads with one
- * lookup per 64 KiB; false means "check each page" (vg_lrc_host_current),
- * not "stale".
+ * Which pages of range (a mask of gp's 4 KiB pages) have a host copy that
+ * is not the newest version? The filter's "certainly not GPU-homed"
+ * answers most host reads with one lookup per 64 KiB, without reading a
+ * version vector. On "maybe", only the pages the GPU page's entry records
+ * as homed (cf_in/cf_over, which the filter's key stands for) are checked,
+ * each in O(1) (vg_vv_is_newest): the vectors of the others stay unread.
  */
-bool vg_lrc_host_gp_current(struct vg_lrc_ino *f, u32 gp)
+u16 vg_lrc_host_stale(struct vg_lrc_ino *f, u32 gp, u16 range)
 {
 	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g = &f->gp[gp];
+	u16 cand;
+	u32 i;
 
 	lockdep_assert_held(&lrc->lock);
-	if (!f->gp[gp].host)
-		return false;
+	if (!g->host)
+		return range;
 	if (!lrc->cf_over && !vg_cuckoo_maybe(&lrc->cf, vg_lrc_cf_key(f, gp))) {
 		lrc->stats.cuckoo_misses++;
-		return true;
+		return 0;
 	}
 	lrc->stats.cuckoo_hits++;
-	return false;
-}
-
-/*
- * Does the host copy hold the newest version of page i of gp? O(1): one
- * vv lookup (vg_vv_is_newest), for GPU pages the filter did not clear.
- */
-bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i)
-{
-	struct vg_lrc_gpage *g = &f->gp[gp];
-
-	lockdep_assert_held(&f->lrc->lock);
-	if (!g->host)
-		return false;
-	return vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU);
+	cand = (g->cf_in | g->cf_over) & range;
+	for (i = 0; cand >> i; i++)
+		if ((cand & BIT(i)) &&
+		    vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU))
+			cand &= ~BIT(i);
+	return cand;
 }
 
 /* ---- statistics ----------------------------------------------------------- */

@@ -294,7 +294,7 @@ static int vg_lrc_host_prepare(struct vg_lrc_ino *f, u64 off, u64 end)
 {
 	struct vg_lrc *lrc = f->lrc;
 	u32 first = off >> VG_LRC_GSHIFT, last = (end - 1) >> VG_LRC_GSHIFT;
-	u32 gp, i, i0, i1, peer;
+	u32 gp, i0, i1, peer;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -305,12 +305,8 @@ static int vg_lrc_host_prepare(struct vg_lrc_ino *f, u64 off, u64 end)
 		i0 = gp == first ? (off >> VG_LRC_PSHIFT) & (NPG - 1) : 0;
 		i1 = gp == last ? ((end - 1) >> VG_LRC_PSHIFT) & (NPG - 1) :
 		     NPG - 1;
-		if (vg_lrc_host_gp_current(f, gp))
-			continue;
-		peer = 0;
-		for (i = i0; i <= i1; i++)
-			if (!vg_lrc_host_current(f, gp, i))
-				peer++;
+		peer = hweight16(vg_lrc_host_stale(f, gp,
+						   GENMASK(i1, i0)));
 		if (!peer)
 			continue;
 		err = vg_lrc_gp_merge(f, gp);

@@ -335,8 +335,7 @@ int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask);
 int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp);
 void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i);
 void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask);
-bool vg_lrc_host_gp_current(struct vg_lrc_ino *f, u32 gp);
-bool vg_lrc_host_current(struct vg_lrc_ino *f, u32 gp, u32 i);
+u16 vg_lrc_host_stale(struct vg_lrc_ino *f, u32 gp, u16 range);
 struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp,
 				      u16 owner);
 int vg_lrc_rep_read(struct vg_lrc_rep *r, u8 **data);
