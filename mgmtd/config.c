@@ -73,7 +73,7 @@ static const struct key keys[] = {
 	  "largest request body (65536)" },
 	{ "request_timeout_s", K_U32, OFF(request_timeout_s), 1, 3600,
 	  "REST connection timeout (10)" },
-	{ "rest_threads", K_U32, OFF(rest_threads), 1, 256,
+	{ "rest_threads", K_U32, OFF(rest_threads), 1, 64,
 	  "REST worker threads (4)" },
 };
 

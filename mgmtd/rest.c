@@ -544,9 +544,8 @@ int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
 	if (r->max_body > REST_MAX_BODY_LIMIT)
 		r->max_body = REST_MAX_BODY_LIMIT;
 	r->timeout_s = cfg->request_timeout_s ? cfg->request_timeout_s : 10;
+	/* config.c refuses anything outside 1..64; 0 is a zeroed config. */
 	r->threads = cfg->rest_threads ? cfg->rest_threads : 4;
-	if (r->threads > 64)
-		r->threads = 64;
 
 	ret = sse_hub_create(mg, SSE_HEARTBEAT_MS, &r->sse);
 	if (ret)
