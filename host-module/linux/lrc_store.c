@@ -398,8 +398,9 @@ static struct vg_lrc *vgmem_lrc;
  * only free VRAM, is counted apart from the BOs (the GPU's cache_used;
  * vram_size, equal shares and entitlements never move with it) and gives
  * its VRAM back before any VM's chunks are relocated (the core's reclaim
- * hook, core/lrc/evict.c), so it costs no VM its BO memory. Each cached
- * GPU holds a staging buffer of the readahead size in host RAM. 0 keeps
+ * hook, core/lrc/evict.c), so it costs no VM its BO memory. A GPU takes
+ * a staging buffer of the readahead size (16 MiB) in host RAM once one of
+ * its VMs maps a file, until the GPU goes. 0 keeps
  * it off on GPUs registered meanwhile (their VMs' file maps fail with
  * -ENOENT); N gives each GPU registered from then on N MiB.
  */

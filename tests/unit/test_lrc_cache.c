@@ -609,6 +609,35 @@ static void test_hostile(void **state)
 }
 
 /* Replicas take VRAM only while they exist, and never VRAM the BOs use. */
+/*
+ * A GPU's staging buffers are made with its first context, not when it
+ * joins the cache (on by default, most GPUs never see a file map): with
+ * host allocations failing, adding the GPU still works, the first context
+ * fails with -ENOMEM and leaves nothing behind, the next one works.
+ */
+static void test_stage_with_first_ctx(void **state)
+{
+	struct lfx x;
+	struct vg_vm_config vc = { 0 };
+	struct vg_lrc_ctx *ctx;
+	struct vg_vm *vm;
+
+	(void)state;
+	/* The GPU joined the cache in lfx_init with no host allocation. */
+	lfx_init(&x, 1, 8 << 20, 0);
+	assert_int_equal(vg_vm_create(x.gpu[0].gpu, &vc, &vm), 0);
+	/* The readahead stage, then the one-page stage, fail. */
+	vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_HOST_ALLOC, 1);
+	assert_int_equal(vg_lrc_ctx_create(x.lrc, vm, &ctx), -ENOMEM);
+	vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_HOST_ALLOC, 2);
+	assert_int_equal(vg_lrc_ctx_create(x.lrc, vm, &ctx), -ENOMEM);
+	/* Neither left a context on the VM (that would be -EEXIST). */
+	vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_HOST_ALLOC, 0);
+	assert_int_equal(vg_lrc_ctx_create(x.lrc, vm, &ctx), 0);
+	vg_vm_destroy(vm);
+	lfx_fini(&x);
+}
+
 static void test_vram_shared_with_bos(void **state)
 {
 	struct lfx x;
@@ -882,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_fsync_dirty_blocks),
 		cmocka_unit_test(test_vm_destroy_writes_back),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_stage_with_first_ctx),
 		cmocka_unit_test(test_vram_shared_with_bos),
 		cmocka_unit_test(test_injected_failures),
 		cmocka_unit_test(test_concurrent),

@@ -126,25 +126,6 @@ int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 		err = -EEXIST;
 		goto err_unlock;
 	}
-	mutex_lock(&gpu->lock);
-	err = ops->mem_alloc(lg->b, VG_LOC_HOST, lrc->ra_max, &lg->stage);
-	if (!err) {
-		err = ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &lg->mstage);
-		if (err)
-			ops->mem_free(lg->b, lg->stage);
-	}
-	if (!err) {
-		lg->stage_va = ops->mem_host_addr(lg->b, lg->stage);
-		lg->mstage_va = ops->mem_host_addr(lg->b, lg->mstage);
-		if (!lg->stage_va || !lg->mstage_va) {
-			ops->mem_free(lg->b, lg->mstage);
-			ops->mem_free(lg->b, lg->stage);
-			err = -ENODEV;
-		}
-	}
-	mutex_unlock(&gpu->lock);
-	if (err)
-		goto err_unlock;
 	list_add_tail(&lg->node, &lrc->gpus);
 	mutex_unlock(&lrc->lock);
 	/*
@@ -162,6 +143,46 @@ int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 err_unlock:
 	mutex_unlock(&lrc->lock);
 	kfree(lg);
+	return err;
+}
+
+/*
+ * The GPU's staging buffers (the readahead window and one GPU page in host
+ * RAM), made when its first context is: a GPU whose VMs never map a file
+ * costs no host RAM for them (the cache is on by default). Every user of
+ * them runs for a map or a replica, so after a context existed; they stay
+ * until the GPU leaves the cache.
+ */
+int vg_lrc_gpu_stage(struct vg_lrc_gpu *lg)
+{
+	const struct vg_backend_ops *ops = lg->ops;
+	struct vg_gpu *gpu = lg->gpu;
+	int err;
+
+	lockdep_assert_held(&lg->lrc->lock);
+	if (lg->stage)
+		return 0;
+	mutex_lock(&gpu->lock);
+	err = ops->mem_alloc(lg->b, VG_LOC_HOST, lg->lrc->ra_max, &lg->stage);
+	if (err)
+		goto out_unlock;
+	err = ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &lg->mstage);
+	if (err)
+		goto err_free_stage;
+	lg->stage_va = ops->mem_host_addr(lg->b, lg->stage);
+	lg->mstage_va = ops->mem_host_addr(lg->b, lg->mstage);
+	if (lg->stage_va && lg->mstage_va)
+		goto out_unlock;
+	err = -ENODEV;
+	ops->mem_free(lg->b, lg->mstage);
+err_free_stage:
+	ops->mem_free(lg->b, lg->stage);
+	lg->stage = NULL;
+	lg->mstage = NULL;
+	lg->stage_va = NULL;
+	lg->mstage_va = NULL;
+out_unlock:
+	mutex_unlock(&gpu->lock);
 	return err;
 }
 
@@ -187,10 +208,12 @@ void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
 	if (vg_lrc_evict_to(lg, 0) || vg_lrc_host_evict_to(lg, 0))
 		pr_warn("vgmem: lrc: %s: replicas left at removal\n", gpu->name);
 	list_del(&lg->node);
-	mutex_lock(&gpu->lock);
-	lg->ops->mem_free(lg->b, lg->mstage);
-	lg->ops->mem_free(lg->b, lg->stage);
-	mutex_unlock(&gpu->lock);
+	if (lg->stage) {
+		mutex_lock(&gpu->lock);
+		lg->ops->mem_free(lg->b, lg->mstage);
+		lg->ops->mem_free(lg->b, lg->stage);
+		mutex_unlock(&gpu->lock);
+	}
 	mutex_unlock(&lrc->lock);
 	kfree(lg);
 }

@@ -31,6 +31,9 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 		err = -ENODEV;
 		goto err_unlock;
 	}
+	err = vg_lrc_gpu_stage(lg);
+	if (err)
+		goto err_unlock;
 	for (id = VG_LRC_OWNER_GPU0; id < VG_LRC_OWNERS_MAX; id++)
 		if (!lrc->owners[id])
 			break;

@@ -202,7 +202,8 @@ struct vg_lrc_gpu {
 	/*
 	 * Host staging (backend host mems, CPU-addressable): stage for
 	 * readahead windows (readahead_max bytes), mstage for one GPU page
-	 * read back by a merge, an eviction or a write-back.
+	 * read back by a merge, an eviction or a write-back. NULL until the
+	 * GPU's first context (vg_lrc_gpu_stage), then kept until removal.
 	 */
 	struct vg_mem *stage;
 	u8 *stage_va;
@@ -354,6 +355,7 @@ int vg_lrc_evict_to(struct vg_lrc_gpu *lg, u64 budget);
 int vg_lrc_host_evict_to(struct vg_lrc_gpu *lg, u64 budget);
 void vg_lrc_promote(struct vg_lrc_gpu *lg, u32 max);
 u64 vg_lrc_reclaim(void *priv, u64 bytes);
+int vg_lrc_gpu_stage(struct vg_lrc_gpu *lg);
 int vg_lrc_gp_store_dirty(struct vg_lrc_ino *f, u32 gp, bool *wrote);
 int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n);
 
