@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "../../host-module/core/lrc/lrc_merge.h"
+#include "../../host-module/core/vg_rand.h"
 #include "benchlib.h"
 
 #ifndef NP
@@ -55,27 +56,10 @@
 
 static u8 *base, *src, *dst;
 static double tm[RUNS], ts[RUNS], tb[RUNS], tk[RUNS];
-static u64 rs = 7;
+static struct vg_rand rs;
 static volatile u32 sink;
 
-static u32 rnd(u32 bound)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (u32)(rs % bound);
-}
 
-static void *page_alloc(size_t n)
-{
-	void *p = aligned_alloc(64, n);
-
-	if (!p) {
-		fprintf(stderr, "bench_lrc_merge: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
 
 /* src = base with per-mille of its bytes changed (-1: one word). */
 static void setup(int permille)
@@ -83,22 +67,22 @@ static void setup(int permille)
 	u32 p, i;
 
 	for (i = 0; i < NP * PS; i++)
-		base[i] = (u8)rnd(256);
+		base[i] = (u8)vg_rand_below(&rs, 256);
 	memcpy(src, base, (size_t)NP * PS);
 	memcpy(dst, base, (size_t)NP * PS);
 	for (p = 0; p < NP; p++) {
 		u8 *s = src + (size_t)p * PS;
 
 		if (permille < 0) {
-			u32 w = rnd(PS / 8) * 8;
+			u32 w = vg_rand_below(&rs, PS / 8) * 8;
 
 			for (i = 0; i < 8; i++)
 				s[w + i] ^= 0x5a;
 			continue;
 		}
 		for (i = 0; i < PS; i++)
-			if (permille == 1000 || rnd(1000) < (u32)permille)
-				s[i] ^= (u8)(1 + rnd(255));
+			if (permille == 1000 || vg_rand_below(&rs, 1000) < (u32)permille)
+				s[i] ^= (u8)(1 + vg_rand_below(&rs, 255));
 	}
 }
 
@@ -156,9 +140,10 @@ int main(void)
 	double worst = 0, worst_sw = 0, worst_k = 0;
 	u32 f, r;
 
-	base = page_alloc((size_t)NP * PS);
-	src = page_alloc((size_t)NP * PS);
-	dst = page_alloc((size_t)NP * PS);
+	vg_rand_seed(&rs, 7);
+	base = bench_alloc((size_t)NP * PS);
+	src = bench_alloc((size_t)NP * PS);
+	dst = bench_alloc((size_t)NP * PS);
 	printf("bench_lrc_merge: 3-way merge of a 4 KiB page vs memcmp+memcpy, "
 	       "%u pages per run, median of %u runs\n", NP, RUNS);
 	printf("  merge = vector loop (merge_vec.c, what the kernel runs), "

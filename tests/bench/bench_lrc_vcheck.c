@@ -43,6 +43,7 @@
 
 #include "../../host-module/core/lrc/lrc_vv.h"
 #include "../../host-module/core/lrc/lrc_cuckoo.h"
+#include "../../host-module/core/vg_rand.h"
 #include "benchlib.h"
 
 #define NPAGES	4096
@@ -76,33 +77,11 @@ enum mode { PLAIN, VV, FILTERED, NR_MODES };
 static const char *const mode_name[NR_MODES] = { "plain", "vv", "filter+vv" };
 
 static double t[NR_MODES][RUNS], tr[NR_MODES][RUNS];
-static u64 rs = 3;
+static struct vg_rand rs;
 static volatile u32 sink;
 
-static u32 rnd(u32 bound)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (u32)(rs % bound);
-}
 
-static void *xalloc(size_t n)
-{
-	void *p = aligned_alloc(64, n);
 
-	if (!p) {
-		fprintf(stderr, "bench_lrc_vcheck: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-static void die_oom(void)
-{
-	fprintf(stderr, "bench_lrc_vcheck: out of memory\n");
-	exit(1);
-}
 
 /*
  * Every page: the CPU and storage at the page's newest version (the host
@@ -116,26 +95,27 @@ static void setup(u32 nowner)
 
 	vg_cuckoo_fini(&cf);
 	if (vg_cuckoo_init(&cf, CF_CAP, 1))
-		die_oom();
+		bench_oom();
 	for (p = 0; p < NWIN; p++)
 		gps[p].cf_in = 0;
 	for (p = 0; p < NPAGES; p++) {
 		struct vg_vv *vv = &gps[p / WIN].vv[p % WIN];
-		u32 top = 100 + rnd(1000);
+		u32 top = 100 + vg_rand_below(&rs, 1000);
 
 		vg_vv_fini(vv);
 		for (o = VG_LRC_OWNER_GPU0; o < nowner; o++)
-			if (vg_vv_set(vv, (u16)o, 1 + rnd(top - 1)))
-				die_oom();
+			if (vg_vv_set(vv, (u16)o, 1 + vg_rand_below(&rs, top - 1)))
+				bench_oom();
 		if (vg_vv_set(vv, VG_LRC_OWNER_CPU, top) ||
 		    vg_vv_set(vv, VG_LRC_OWNER_STORAGE, top))
-			die_oom();
+			bench_oom();
 		if (p % 64)
 			continue;
 		/* One key per GPU page and the homed mask, as vg_lrc_cf_homed(). */
-		if (vg_vv_set(vv, (u16)(VG_LRC_OWNER_GPU0 + rnd(nowner - 2)),
+		if (vg_vv_set(vv, (u16)(VG_LRC_OWNER_GPU0 +
+					vg_rand_below(&rs, nowner - 2)),
 			      top + 1) || vg_cuckoo_insert(&cf, KEY(p / WIN)))
-			die_oom();
+			bench_oom();
 		gps[p / WIN].cf_in |= (u16)(1u << (p % WIN));
 	}
 }
@@ -178,7 +158,7 @@ static double run(enum mode m)
 			memcpy(out + (size_t)(n++ % OUTP) * PS,
 			       host + (size_t)k * PS, PS);
 	}
-	sink = stale + out[rnd(OUTP * PS)];
+	sink = stale + out[vg_rand_below(&rs, OUTP * PS)];
 	return (double)(bench_now_ns() - t0) / NPAGES;
 }
 
@@ -194,11 +174,12 @@ int main(void)
 	double pct[NR_MODES] = { 0 };
 	u32 i, r;
 
-	cache = xalloc((size_t)NPAGES * PS);
-	out = xalloc((size_t)OUTP * PS);
+	vg_rand_seed(&rs, 3);
+	cache = bench_alloc((size_t)NPAGES * PS);
+	out = bench_alloc((size_t)OUTP * PS);
 	gps = calloc(NWIN, sizeof(*gps));
 	if (!gps)
-		die_oom();
+		bench_oom();
 	for (i = 0; i < NPAGES * PS; i++)
 		cache[i] = (u8)i;
 	for (i = 0; i < NWIN; i++)
@@ -206,7 +187,7 @@ int main(void)
 	for (i = 0; i < NWIN; i++)
 		order[i] = i;
 	for (i = NWIN - 1; i > 0; i--) {
-		u32 j = rnd(i + 1), tmp = order[i];
+		u32 j = vg_rand_below(&rs, i + 1), tmp = order[i];
 
 		order[i] = order[j];
 		order[j] = tmp;

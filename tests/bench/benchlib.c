@@ -2,6 +2,7 @@
 /* Benchmark helpers (see benchlib.h). */
 #include "benchlib.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -35,4 +36,20 @@ void bench_ratio(const char *what, double ratio, double goal, int less_is_better
 
 	printf("%s: RATIO %.3f (goal %s %.2f) %s\n", what, ratio,
 	       less_is_better ? "<=" : ">=", goal, met ? "met" : "NOT met");
+}
+
+void bench_oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+	exit(1);
+}
+
+void *bench_alloc(size_t n)
+{
+	/* aligned_alloc wants a multiple of the alignment */
+	void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+
+	if (!p)
+		bench_oom();
+	return p;
 }

@@ -20,4 +20,12 @@ double bench_median(double *v, size_t n);
  */
 void bench_ratio(const char *what, double ratio, double goal, int less_is_better);
 
+/*
+ * n bytes aligned to a cache line, or the program ends with "out of
+ * memory" (benchmarks have nothing to fall back on); bench_oom() is that
+ * ending for any other allocation.
+ */
+void *bench_alloc(size_t n);
+void bench_oom(void) __attribute__((noreturn));
+
 #endif /* VGMEM_BENCHLIB_H */

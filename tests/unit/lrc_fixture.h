@@ -293,6 +293,25 @@ static inline struct lfx_vm *lfx_vm(struct lfx *x, u32 gi)
 	return v;
 }
 
+/* Map [off, off + len) of share 1's file name into v; its GPU VA. */
+static inline u64 lfx_map(struct lfx_vm *v, const char *name, u64 off,
+			  u64 len, u32 flags)
+{
+	u64 va = 0;
+
+	assert_int_equal(vg_lrc_map(v->ctx, 1, name, off, len, flags, &va), 0);
+	return va;
+}
+
+/* The core's statistics of GPU gi. */
+static inline struct vg_gpu_stats lfx_gpu_stats(struct lfx *x, u32 gi)
+{
+	struct vg_gpu_stats gs;
+
+	vg_gpu_get_stats(x->gpu[gi].gpu, &gs);
+	return gs;
+}
+
 /* Destroy a VM early (its slot stays, marked gone). */
 static inline void lfx_vm_destroy(struct lfx_vm *v)
 {

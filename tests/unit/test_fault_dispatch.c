@@ -54,22 +54,6 @@ struct fx {
 	int warns;
 };
 
-static u64 t_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
-}
-
-#define T_WAIT(cond) do {						\
-	u64 end_ = t_now() + T_TIMEOUT;					\
-	while (!(cond)) {						\
-		assert_true(t_now() < end_);				\
-		usleep(100);						\
-	}								\
-} while (0)
-
 static int rg_handler(void *priv, const struct vg_gpu_fault *fl)
 {
 	struct rg *r = priv;

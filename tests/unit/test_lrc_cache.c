@@ -11,16 +11,6 @@
 #define MiB	(1024ull * KiB)
 #define GP	(64 * KiB)
 
-static u64 map_file(struct lfx_vm *v, const char *name, u64 off, u64 len,
-		    u32 flags)
-{
-	u64 va = 0;
-
-	assert_int_equal(vg_lrc_map(v->ctx, 1, name, off, len, flags, &va), 0);
-	assert_true(va && IS_ALIGNED(va, GP));
-	return va;
-}
-
 /* First access of a page is major, a second VM's read of it minor. */
 static void test_minor_major(void **state)
 {
@@ -37,8 +27,8 @@ static void test_minor_major(void **state)
 	lfx_pattern(f->data, f->size, 1);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = map_file(a, "data.bin", 0, 1 * MiB, VGMEM_FILE_RO);
-	vb = map_file(b, "data.bin", 0, 1 * MiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "data.bin", 0, 1 * MiB, VGMEM_FILE_RO);
+	vb = lfx_map(b, "data.bin", 0, 1 * MiB, VGMEM_FILE_RO);
 
 	lfx_gpu_read(&x, a, va + 100, buf, sizeof(buf));
 	assert_memory_equal(buf, f->data + 100, sizeof(buf));
@@ -90,7 +80,7 @@ static void test_readahead(void **state)
 	f = ms_add(&x.ms, "/srv/share0", "seq.bin", 4 * MiB);
 	lfx_pattern(f->data, f->size, 3);
 	a = lfx_vm(&x, 0);
-	va = map_file(a, "seq.bin", 0, 4 * MiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "seq.bin", 0, 4 * MiB, VGMEM_FILE_RO);
 	for (off = 0; off < 4 * MiB; off += GP) {
 		lfx_gpu_read(&x, a, va + off, buf, GP);
 		assert_memory_equal(buf, f->data + off, GP);
@@ -123,7 +113,7 @@ static void test_release_bumps_modified(void **state)
 	lfx_init(&x, 1, 64 * MiB, 8 * MiB);
 	ms_add(&x.ms, "/srv/share0", "w.bin", 256 * KiB);
 	a = lfx_vm(&x, 0);
-	va = map_file(a, "w.bin", 0, 256 * KiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "w.bin", 0, 256 * KiB, VGMEM_FILE_RW);
 	own = vg_lrc_ctx_owner(a->ctx);
 	lfx_gpu_write(&x, a, va + 5, &v, 1);			/* page 0 */
 	lfx_gpu_write(&x, a, va + 5 * 4096 + 7, &v, 1);	/* page 5 */
@@ -177,8 +167,8 @@ static void test_acquire_invalidates(void **state)
 	lfx_pattern(f->data, f->size, 9);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = map_file(a, "d.bin", 0, 128 * KiB, VGMEM_FILE_RO);
-	vb = map_file(b, "d.bin", 0, 128 * KiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "d.bin", 0, 128 * KiB, VGMEM_FILE_RO);
+	vb = lfx_map(b, "d.bin", 0, 128 * KiB, VGMEM_FILE_RW);
 	lfx_gpu_read(&x, a, va + 1000, buf, 64);
 	assert_memory_equal(buf, f->data + 1000, 64);
 
@@ -215,8 +205,8 @@ static void test_merge_disjoint(void **state)
 	memcpy(want, f->data, 4096);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 1);
-	va = map_file(a, "img.bin", 0, GP, VGMEM_FILE_RW);
-	vb = map_file(b, "img.bin", 0, GP, VGMEM_FILE_RW);
+	va = lfx_map(a, "img.bin", 0, GP, VGMEM_FILE_RW);
+	vb = lfx_map(b, "img.bin", 0, GP, VGMEM_FILE_RW);
 	memset(pa, 0xa1, sizeof(pa));
 	memset(pb, 0xb2, sizeof(pb));
 	/* Interleaved halves of rows: false sharing at byte granularity. */
@@ -266,8 +256,8 @@ static void test_conflict_highest_owner(void **state)
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
 	assert_true(vg_lrc_ctx_owner(b->ctx) > vg_lrc_ctx_owner(a->ctx));
-	va = map_file(a, "c.bin", 0, GP, VGMEM_FILE_RW);
-	vb = map_file(b, "c.bin", 0, GP, VGMEM_FILE_RW);
+	va = lfx_map(a, "c.bin", 0, GP, VGMEM_FILE_RW);
+	vb = lfx_map(b, "c.bin", 0, GP, VGMEM_FILE_RW);
 	/* b writes and releases first, a last: still b's byte (higher id). */
 	lfx_gpu_write(&x, b, vb + 9, &vb1, 1);
 	lfx_gpu_write(&x, a, va + 9, &va1, 1);
@@ -296,7 +286,7 @@ static void test_host_write_detected(void **state)
 	f = ms_add(&x.ms, "/srv/share0", "h.bin", 128 * KiB);
 	lfx_pattern(f->data, f->size, 5);
 	a = lfx_vm(&x, 0);
-	va = map_file(a, "h.bin", 0, 128 * KiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "h.bin", 0, 128 * KiB, VGMEM_FILE_RO);
 	lfx_gpu_read(&x, a, va + 4096, buf, 32);
 	assert_memory_equal(buf, f->data + 4096, 32);
 	lfx_gpu_read(&x, a, va + GP + 10, buf, 32);
@@ -347,7 +337,7 @@ static void test_ro_sharing(void **state)
 	lfx_pattern(f->data, f->size, 6);
 	for (i = 0; i < 10; i++) {
 		v[i] = lfx_vm(&x, 0);
-		va[i] = map_file(v[i], "shared.bin", 0, 128 * KiB,
+		va[i] = lfx_map(v[i], "shared.bin", 0, 128 * KiB,
 				 VGMEM_FILE_RW);
 		lfx_gpu_read(&x, v[i], va[i] + 64, buf, 16);
 		assert_memory_equal(buf, f->data + 64, 16);
@@ -403,8 +393,8 @@ static void test_eviction_tiny_budget(void **state)
 	memcpy(want, f->data, MiB);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = map_file(a, "big.bin", 0, MiB, VGMEM_FILE_RW);
-	vb = map_file(b, "big.bin", 0, MiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "big.bin", 0, MiB, VGMEM_FILE_RW);
+	vb = lfx_map(b, "big.bin", 0, MiB, VGMEM_FILE_RW);
 	/* a writes every GPU page (unreleased writes get evicted)... */
 	for (off = 0, k = 0; off < MiB; off += GP, k++) {
 		u8 val[100];
@@ -456,7 +446,7 @@ static void test_fsync_dirty_blocks(void **state)
 	lfx_init(&x, 1, 64 * MiB, 8 * MiB);
 	f = ms_add(&x.ms, "/srv/share0", "s.bin", 256 * KiB);
 	a = lfx_vm(&x, 0);
-	va = map_file(a, "s.bin", 0, 256 * KiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "s.bin", 0, 256 * KiB, VGMEM_FILE_RW);
 	lfx_gpu_write(&x, a, va + 1, &v, 1);
 	lfx_gpu_write(&x, a, va + 9 * 4096 + 100, &v, 1);
 	lfx_gpu_write(&x, a, va + 3 * GP + 4095, &v, 1);
@@ -489,8 +479,8 @@ static void test_vm_destroy_writes_back(void **state)
 	f = ms_add(&x.ms, "/srv/share0", "k.bin", 128 * KiB);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = map_file(a, "k.bin", 0, 128 * KiB, VGMEM_FILE_RW);
-	vb = map_file(b, "k.bin", 0, 128 * KiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "k.bin", 0, 128 * KiB, VGMEM_FILE_RW);
+	vb = lfx_map(b, "k.bin", 0, 128 * KiB, VGMEM_FILE_RO);
 	lfx_gpu_write(&x, a, va + GP + 8, v, 8);
 	lfx_vm_destroy(a);
 	/* b still maps the file: the data went to the store all the same. */
@@ -572,7 +562,7 @@ static void test_hostile(void **state)
 	assert_int_equal(lfx_stats(&x).files, 0);
 
 	/* The last GPU page may reach past EOF (rounded up). */
-	fva = map_file(a, "ok.bin", GP, 3 * GP, VGMEM_FILE_RW);
+	fva = lfx_map(a, "ok.bin", GP, 3 * GP, VGMEM_FILE_RW);
 	assert_int_equal(vg_lrc_acquire(a->ctx, fva + GP / 2, 0), -EINVAL);
 	assert_int_equal(vg_lrc_acquire(a->ctx, fva, 4 * GP), -EINVAL);
 	assert_int_equal(vg_lrc_release(a->ctx, fva + 8 * GP, 0), -EBADF);
@@ -588,7 +578,7 @@ static void test_hostile(void **state)
 	assert_int_equal(vg_gpu_check(a->vm->gpu), 0);
 	/* A write to a RO map is a channel error, not a write. */
 	assert_int_equal(vg_lrc_unmap(a->ctx, fva), 0);
-	fva = map_file(a, "ok.bin", 0, GP, VGMEM_FILE_RO);
+	fva = lfx_map(a, "ok.bin", 0, GP, VGMEM_FILE_RO);
 	assert_int_equal(vg_lrc_fault(a->ctx, fva, true), -EFAULT);
 	assert_int_equal(vg_lrc_fault(a->ctx, fva + GP, false), -EFAULT);
 	assert_int_equal(vg_lrc_fault(a->ctx, fva + 4096, false), 0);
@@ -657,7 +647,7 @@ static void test_vram_shared_with_bos(void **state)
 	vg_gpu_get_stats(x.gpu[0].gpu, &gs);
 	assert_int_equal(gs.vram_size, 8 * MiB);
 	assert_int_equal(gs.cache_used, 0);
-	va1 = map_file(a, "one.bin", 0, MiB, VGMEM_FILE_RO);
+	va1 = lfx_map(a, "one.bin", 0, MiB, VGMEM_FILE_RO);
 	lfx_gpu_read(&x, a, va1, buf, 512 * KiB);
 	lfx_gpu_read(&x, a, va1 + 512 * KiB, buf, 512 * KiB);
 	vg_gpu_get_stats(x.gpu[0].gpu, &gs);
@@ -680,7 +670,7 @@ static void test_vram_shared_with_bos(void **state)
 			 0);
 	assert_int_equal(vg_bo_alloc(a->vm, 6 * MiB, 0, &bo), 0);
 	/* 1 MiB left: two.bin's 2 MiB stream through it, recycled. */
-	va2 = map_file(a, "two.bin", 0, 2 * MiB, VGMEM_FILE_RO);
+	va2 = lfx_map(a, "two.bin", 0, 2 * MiB, VGMEM_FILE_RO);
 	for (off = 0; off < 2 * MiB; off += 256 * KiB) {
 		lfx_gpu_read(&x, a, va2 + off, buf, 256 * KiB);
 		assert_memory_equal(buf, f2->data + off, 256 * KiB);
@@ -718,9 +708,9 @@ static void test_injected_failures(void **state)
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
 	c = lfx_vm(&x, 0);
-	va = map_file(a, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
-	vb = map_file(b, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
-	vc = map_file(c, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
+	vb = lfx_map(b, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
+	vc = lfx_map(c, "inj.bin", 0, 256 * KiB, VGMEM_FILE_RW);
 
 	/* The fetch's copy fails: a's read errors its channel. */
 	vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_COPY, 1);
@@ -874,7 +864,7 @@ static void test_concurrent(void **state)
 					  &c[0].hf), 0);
 	for (i = 1; i < 3; i++) {
 		c[i].v = lfx_vm(&x, i - 1);
-		c[i].va = map_file(c[i].v, "cc.bin", 0, CT_SIZE,
+		c[i].va = lfx_map(c[i].v, "cc.bin", 0, CT_SIZE,
 				   VGMEM_FILE_RW);
 	}
 	assert_int_equal(pthread_create(&th[0], NULL, ct_host, &c[0]), 0);

@@ -17,22 +17,6 @@
 #define GP	(64 * KiB)
 #define VRAM	(8 * MiB)
 
-static u64 map_file(struct lfx_vm *v, const char *name, u64 len, u32 flags)
-{
-	u64 va = 0;
-
-	assert_int_equal(vg_lrc_map(v->ctx, 1, name, 0, len, flags, &va), 0);
-	return va;
-}
-
-static struct vg_gpu_stats gstats(struct lfx *x)
-{
-	struct vg_gpu_stats gs;
-
-	vg_gpu_get_stats(x->gpu[0].gpu, &gs);
-	return gs;
-}
-
 /* A VM whose BO takes all of GPU 0's VRAM; returns the BO's VA. */
 static u64 fill_vram(struct lfx *x, struct lfx_vm **hog)
 {
@@ -40,7 +24,7 @@ static u64 fill_vram(struct lfx *x, struct lfx_vm **hog)
 
 	*hog = lfx_vm(x, 0);
 	assert_int_equal(vg_bo_alloc((*hog)->vm, VRAM, 0, &bo), 0);
-	assert_int_equal(gstats(x).vram_used, VRAM);
+	assert_int_equal(lfx_gpu_stats(x, 0).vram_used, VRAM);
 	return bo;
 }
 
@@ -80,8 +64,8 @@ static void assert_all_host(struct lfx *x)
 		    st.replicas_shared + st.replicas_private);
 	assert_int_equal(st.replicas_host_used, st.replicas_host * GP);
 	assert_int_equal(st.vram_used, 0);
-	assert_int_equal(gstats(x).cache_used, 0);
-	assert_int_equal(gstats(x).vram_used, VRAM);
+	assert_int_equal(lfx_gpu_stats(x, 0).cache_used, 0);
+	assert_int_equal(lfx_gpu_stats(x, 0).vram_used, VRAM);
 	assert_int_equal(vg_gpu_check(x->gpu[0].gpu), 0);
 }
 
@@ -112,8 +96,8 @@ static void test_full_vram_ro_rw(void **state)
 	fill_vram(&x, &hog);
 	r = lfx_vm(&x, 0);
 	w = lfx_vm(&x, 0);
-	vr = map_file(r, "h.bin", MiB, VGMEM_FILE_RO);
-	vw = map_file(w, "h.bin", MiB, VGMEM_FILE_RW);
+	vr = lfx_map(r, "h.bin", 0, MiB, VGMEM_FILE_RO);
+	vw = lfx_map(w, "h.bin", 0, MiB, VGMEM_FILE_RW);
 
 	gpu_read_all(&x, r, vr, buf, MiB);
 	assert_memory_equal(buf, orig, MiB);
@@ -145,7 +129,7 @@ static void test_full_vram_ro_rw(void **state)
 	assert_int_equal(vg_lrc_sync(w->ctx, vw, 0), 0);
 	assert_memory_equal(f->data, want, MiB);
 	assert_all_host(&x);
-	assert_int_equal(gstats(&x).relocations, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).relocations, 0);
 
 	/* A second round of writes after release: write tracking still works. */
 	lfx_pattern(want, 64 * KiB, 33);
@@ -157,7 +141,7 @@ static void test_full_vram_ro_rw(void **state)
 	assert_int_equal(vg_lrc_unmap(w->ctx, vw), 0);
 	assert_memory_equal(f->data, want, MiB);
 	assert_int_equal(lfx_stats(&x).replicas_private, 0);
-	assert_int_equal(gstats(&x).cache_used, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, 0);
 	lfx_fini(&x);
 	free(orig);
 	free(want);
@@ -182,7 +166,7 @@ static void test_full_vram_vm_destroy(void **state)
 	lfx_pattern(want + 4000, 300 * KiB, 17);
 	fill_vram(&x, &hog);
 	w = lfx_vm(&x, 0);
-	vw = map_file(w, "d.bin", 512 * KiB, VGMEM_FILE_RW);
+	vw = lfx_map(w, "d.bin", 0, 512 * KiB, VGMEM_FILE_RW);
 	gpu_write_all(&x, w, vw + 4000, want + 4000, 300 * KiB);
 	assert_all_host(&x);
 	lfx_vm_destroy(w);
@@ -221,8 +205,8 @@ static void test_host_replica_eviction(void **state)
 	fill_vram(&x, &hog);
 	w = lfx_vm(&x, 0);
 	r = lfx_vm(&x, 0);
-	vw = map_file(w, "e.bin", MiB, VGMEM_FILE_RW);
-	vr = map_file(r, "e.bin", MiB, VGMEM_FILE_RO);
+	vw = lfx_map(w, "e.bin", 0, MiB, VGMEM_FILE_RW);
+	vr = lfx_map(r, "e.bin", 0, MiB, VGMEM_FILE_RO);
 
 	/* 16 private GPU pages through 4 pages of host replicas. */
 	gpu_write_all(&x, w, vw, want, MiB);
@@ -294,8 +278,8 @@ static void test_promotion(void **state)
 	bo = fill_vram(&x, &hog);
 	r = lfx_vm(&x, 0);
 	w = lfx_vm(&x, 0);
-	vr = map_file(r, "p.bin", 2 * MiB, VGMEM_FILE_RO);
-	vw = map_file(w, "p.bin", 2 * MiB, VGMEM_FILE_RW);
+	vr = lfx_map(r, "p.bin", 0, 2 * MiB, VGMEM_FILE_RO);
+	vw = lfx_map(w, "p.bin", 0, 2 * MiB, VGMEM_FILE_RW);
 	gpu_read_all(&x, r, vr, buf, MiB);
 	gpu_write_all(&x, w, vw, want, 256 * KiB);	/* not released */
 	assert_all_host(&x);
@@ -315,7 +299,7 @@ static void test_promotion(void **state)
 	assert_int_equal(st.replicas_host_used, 0);
 	assert_int_equal(st.promotions, host);
 	assert_int_equal(st.vram_used, (host + 16) * GP);
-	assert_int_equal(gstats(&x).cache_used, st.vram_used);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, st.vram_used);
 	assert_int_equal(vg_vm_cache_private(w->vm), 4 * GP);
 	assert_int_equal(vg_gpu_check(x.gpu[0].gpu), 0);
 

@@ -14,22 +14,6 @@
 #define MiB	(1024ull * KiB)
 #define GP	(64 * KiB)
 
-static u64 map_file(struct lfx_vm *v, const char *name, u64 len, u32 flags)
-{
-	u64 va = 0;
-
-	assert_int_equal(vg_lrc_map(v->ctx, 1, name, 0, len, flags, &va), 0);
-	return va;
-}
-
-static struct vg_gpu_stats gstats(struct lfx *x)
-{
-	struct vg_gpu_stats gs;
-
-	vg_gpu_get_stats(x->gpu[0].gpu, &gs);
-	return gs;
-}
-
 static u64 entitlement(struct lfx_vm *v)
 {
 	struct vgmem_vm_stats st;
@@ -95,13 +79,13 @@ static void test_bo_alloc_evicts_cache(void **state)
 	 * a writes the first MiB (private replicas), releases only its first
 	 * half, and reads the second MiB (shared replicas).
 	 */
-	va = map_file(a, "y.bin", 2 * MiB, VGMEM_FILE_RW);
+	va = lfx_map(a, "y.bin", 0, 2 * MiB, VGMEM_FILE_RW);
 	for (u64 off = 0; off < MiB; off += 256 * KiB)
 		lfx_gpu_write(&x, a, va + off, want + off, 256 * KiB);
 	assert_int_equal(vg_lrc_release(a->ctx, va, 512 * KiB), 0);
 	gpu_read_all(&x, a, va + MiB, buf, MiB);
 	assert_memory_equal(buf, orig + MiB, MiB);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.vram_size, 8 * MiB);
 	assert_int_equal(gs.vram_used, 4 * MiB);
 	assert_true(gs.cache_used >= 2 * MiB);
@@ -112,7 +96,7 @@ static void test_bo_alloc_evicts_cache(void **state)
 	/* 4 MiB for b: free VRAM is below that only because of the cache. */
 	assert_true(8 * MiB - gs.vram_used - gs.cache_used < 4 * MiB);
 	assert_int_equal(vg_bo_alloc(b->vm, 4 * MiB, 0, &bo_big), 0);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.relocations, 0);
 	assert_int_equal(gs.reloc_out_chunks, 0);
 	assert_int_equal(gs.reloc_failures, 0);
@@ -145,7 +129,7 @@ static void test_bo_alloc_evicts_cache(void **state)
 	assert_memory_equal(f->data, want, 2 * MiB);
 	assert_int_equal(vg_lrc_unmap(a->ctx, va), 0);
 	assert_memory_equal(f->data, want, 2 * MiB);
-	assert_int_equal(gstats(&x).relocations, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).relocations, 0);
 	assert_int_equal(vg_gpu_check(x.gpu[0].gpu), 0);
 	lfx_fini(&x);
 	free(orig);
@@ -170,11 +154,11 @@ static void test_entitlement_ignores_cache(void **state)
 	b = lfx_vm(&x, 0);
 	assert_int_equal(entitlement(a), 4 * MiB);
 	assert_int_equal(entitlement(b), 4 * MiB);
-	va = map_file(a, "e.bin", 2 * MiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "e.bin", 0, 2 * MiB, VGMEM_FILE_RO);
 	gpu_read_all(&x, a, va, buf, 2 * MiB);
 	assert_memory_equal(buf, f->data, 2 * MiB);
-	assert_int_equal(gstats(&x).cache_used, 2 * MiB);
-	assert_int_equal(gstats(&x).vram_size, 8 * MiB);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, 2 * MiB);
+	assert_int_equal(lfx_gpu_stats(&x, 0).vram_size, 8 * MiB);
 	/* Read-only: shared replicas, nobody's private ones. */
 	assert_int_equal(vg_vm_cache_private(a->vm), 0);
 	assert_int_equal(entitlement(a), 4 * MiB);
@@ -214,24 +198,24 @@ static void test_return_evicts_cache(void **state)
 	assert_int_equal(vg_bo_alloc(b->vm, 4 * MiB, 0, &bo_b1), 0);
 	/* VRAM is full: one of a's chunks (a is above its share) goes out. */
 	assert_int_equal(vg_bo_alloc(b->vm, 2 * MiB, 0, &bo_b2), 0);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.host_used, 2 * MiB);
 	assert_int_equal(gs.reloc_out_chunks, 1);
 	assert_bo_in_vram(b, bo_b1);
 	assert_bo_in_vram(b, bo_b2);
 	/* b frees 2 MiB and the cache takes them. */
 	assert_int_equal(vg_bo_free(b->vm, bo_b2), 0);
-	va = map_file(b, "r.bin", 2 * MiB, VGMEM_FILE_RO);
+	va = lfx_map(b, "r.bin", 0, 2 * MiB, VGMEM_FILE_RO);
 	gpu_read_all(&x, b, va, buf, 2 * MiB);
 	assert_memory_equal(buf, f->data, 2 * MiB);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.cache_used, 2 * MiB);
 	assert_int_equal(gs.vram_used + gs.cache_used, 8 * MiB);
 
 	/* a is at its entitlement: its chunk stays out, the cache stays. */
 	moved = vg_gpu_return_once(x.gpu[0].gpu);
 	assert_int_equal(moved, 0);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.cache_used, 2 * MiB);
 	assert_int_equal(gs.host_used, 2 * MiB);
 
@@ -240,7 +224,7 @@ static void test_return_evicts_cache(void **state)
 	assert_int_equal(vg_vm_set_entitlement(a->vm, 4 * MiB), 0);
 	moved = vg_gpu_return_once(x.gpu[0].gpu);
 	assert_int_equal(moved, 2 * MiB);
-	gs = gstats(&x);
+	gs = lfx_gpu_stats(&x, 0);
 	assert_int_equal(gs.cache_used, 0);
 	assert_int_equal(gs.host_used, 0);
 	assert_int_equal(gs.reloc_in_chunks, 1);
@@ -398,8 +382,8 @@ static void test_unhook_waits_for_call(void **state)
 	k.priv_alive = NULL;
 	assert_int_equal(pthread_join(ta, NULL), 0);
 	assert_int_equal(aa.ret, 0);
-	assert_int_equal(gstats(&x).relocations, 0);
-	assert_int_equal(gstats(&x).cache_used, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).relocations, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, 0);
 	assert_int_equal(vg_gpu_check(gpu), 0);
 	/* The LRC's own hook went with it; lfx_fini removes the GPU. */
 	pthread_mutex_destroy(&k.m);
@@ -453,7 +437,7 @@ static void test_gpu_remove_during_alloc(void **state)
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
 	assert_int_equal(vg_bo_alloc(b->vm, 4 * MiB, 0, &bo), 0);
-	va = map_file(a, "g.bin", 2 * MiB, VGMEM_FILE_RO);
+	va = lfx_map(a, "g.bin", 0, 2 * MiB, VGMEM_FILE_RO);
 	gpu_read_all(&x, a, va, buf, 2 * MiB);
 	/*
 	 * Shared replicas nobody maps stay cached while the file is (a host
@@ -466,7 +450,7 @@ static void test_gpu_remove_during_alloc(void **state)
 	a->ctx = NULL;
 	vg_lrc_ctx_destroy(b->ctx);
 	b->ctx = NULL;
-	assert_int_equal(gstats(&x).cache_used, 2 * MiB);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, 2 * MiB);
 	/*
 	 * 4 MiB (b) + 2 MiB (cache) + 4 MiB: the first rounds need the
 	 * cache's VRAM. One that runs between the unhook and the removal's
@@ -480,7 +464,7 @@ static void test_gpu_remove_during_alloc(void **state)
 	vg_lrc_gpu_remove(x.lrc, x.gpu[0].gpu);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(l.fails, 0);
-	assert_int_equal(gstats(&x).cache_used, 0);
+	assert_int_equal(lfx_gpu_stats(&x, 0).cache_used, 0);
 	assert_int_equal(vg_gpu_check(x.gpu[0].gpu), 0);
 	assert_int_equal(vg_lrc_host_read(h, 0, buf, 2 * MiB), (s64)(2 * MiB));
 	assert_memory_equal(buf, f->data, 2 * MiB);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -22,6 +23,23 @@
 #define TG_BASE		0x100000ull	/* guest-physical base of the region */
 #define TG_SIZE		(8ull << 20)
 #define T_TIMEOUT	(10ull * NSEC_PER_SEC)
+
+static inline u64 t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + (u64)ts.tv_nsec;
+}
+
+/* Wait (bounded by T_TIMEOUT) until cond, polling. */
+#define T_WAIT(cond) do {						\
+	u64 end_ = t_now() + T_TIMEOUT;					\
+	while (!(cond)) {						\
+		assert_true(t_now() < end_);				\
+		usleep(100);						\
+	}								\
+} while (0)
 #define T_PB_DW		16384		/* pushbuffer dwords per channel */
 
 /* A guest's memory: [TG_BASE, TG_BASE + TG_SIZE). */
