@@ -15,7 +15,11 @@ BUILD := build
 SHELL := /bin/bash
 
 # ---- flags -------------------------------------------------------------------
-DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
+# Every pkg-config module named here must have a 'pkgconfig' line in
+# scripts/deps.list (tests/unit/test_deps.sh records the calls through
+# PKG_CONFIG and fails on any module without one).
+PKG_CONFIG ?= pkg-config
+DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. \
 	$(DRM_CFLAGS) -MMD -MP
 # Warnings the module build (W=1) gives, so portable code fails here first.
@@ -47,8 +51,8 @@ MGMTD_SRCS := $(filter-out mgmtd/main.c $(MGMTD_REST_SRCS),$(wildcard mgmtd/*.c)
 	$(wildcard tools/vgmem-nl/nl.c)
 MGMTD_MAIN := $(wildcard mgmtd/main.c)
 MGMTD_PKGS := libvirt sqlite3 libxml-2.0 libmicrohttpd jansson libcurl libnl-genl-3.0 zlib
-MGMTD_CFLAGS := $(shell pkg-config --cflags $(MGMTD_PKGS) 2>/dev/null)
-MGMTD_LDLIBS := $(shell pkg-config --libs $(MGMTD_PKGS) 2>/dev/null)
+MGMTD_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(MGMTD_PKGS) 2>/dev/null)
+MGMTD_LDLIBS := $(shell $(PKG_CONFIG) --libs $(MGMTD_PKGS) 2>/dev/null)
 UNIT_MAINS := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(filter-out $(UNIT_MAINS),$(wildcard tests/unit/*.c))
 INTEG_MAINS := $(wildcard tests/integration/test_*.c)
@@ -60,8 +64,8 @@ BENCH_SUPPORT := $(filter-out $(BENCH_MAINS),$(wildcard tests/bench/*.c))
 # tools/vgmem-nl: the netlink family's library and tool, on libnl-genl-3.
 # Built by their own rules (libnl flags); the library's unit test lives in
 # tests/unit/vgnl/, out of the reach of the tests/unit/test_*.c wildcard.
-NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
+NL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS := $(shell $(PKG_CONFIG) --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 NL_LIB_SRCS := tools/vgmem-nl/nl.c
 NL_TOOL_SRCS := tools/vgmem-nl/vgmem-nl.c
 NL_TEST_SRCS := tests/unit/vgnl/test_vgnl.c
@@ -215,16 +219,21 @@ asan: $($(BUILD)/asan_LIBS) $($(BUILD)/asan_BIN) $($(BUILD)/asan_TESTS)
 
 tests: $($(BUILD)_TESTS) $($(BUILD)/asan_TESTS)
 
+# As root: install what scripts/deps.list names, then check it. Otherwise
+# only check, failing with the package of each thing missing: either way
+# before any compiler runs.
 deps:
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps.sh; \
-	else echo "deps: not root, not installing packages"; fi
+	else scripts/check-deps.sh; fi
 
 # Runs each test with a time limit, stops at the first failure, and prints
 # a closing "N passed, N failed" line counting cmocka test cases.
+# Shell tests (tests/unit/test_*.sh) print cmocka's PASSED line too.
+SCRIPT_TESTS := $(wildcard tests/unit/test_*.sh)
 run-tests:
 	@set -u; mkdir -p $(BUILD); log=$(BUILD)/test.log; : > $$log; \
 	progs=0; \
-	for t in $($(BUILD)_TESTS) $($(BUILD)/asan_TESTS); do \
+	for t in $(SCRIPT_TESTS) $($(BUILD)_TESTS) $($(BUILD)/asan_TESTS); do \
 		echo "== $$t"; \
 		ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -240,17 +249,23 @@ run-tests:
 		progs=$$((progs + 1)); \
 	done; \
 	passed=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $$log | awk '{s+=$$1} END {print s+0}'); \
-	echo "ran $$progs test programs (plain and ASan/UBSan)"; \
+	echo "ran $$progs test programs (shell, plain and ASan/UBSan)"; \
 	echo "tests: $$passed passed, 0 failed" | tee $(BUILD)/test-summary
 
+# Each phase is timed; the times are printed at the end (and on failure).
 check:
-	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all asan
-	@$(MAKE) --no-print-directory run-tests
-	@$(MAKE) --no-print-directory module
-	@VMSTRICT=1 $(MAKE) --no-print-directory vm-check
-	@echo "check: OK: every test passed plain and under ASan/UBSan; the modules built at W=1 without warnings; the VM suite passed"
-	@cat $(BUILD)/test-summary
+	@set -e; mkdir -p $(BUILD); times=$(BUILD)/check-times; : > $$times; \
+	phase() { name=$$1; shift; t=$$(date +%s); rc=0; "$$@" || rc=$$?; \
+		printf '  %-8s %5d s%s\n' "$$name" $$(( $$(date +%s) - t )) \
+			"$$( [ $$rc = 0 ] || echo '  FAILED')" >> $$times; \
+		if [ $$rc != 0 ]; then echo "check: phase times:"; cat $$times; exit $$rc; fi; }; \
+	phase deps $(MAKE) --no-print-directory deps; \
+	phase build $(MAKE) --no-print-directory all asan; \
+	phase tests $(MAKE) --no-print-directory run-tests; \
+	phase module $(MAKE) --no-print-directory module; \
+	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
+	echo "check: OK: every test passed plain and under ASan/UBSan; the modules built at W=1 without warnings; the VM suite passed"; \
+	cat $(BUILD)/test-summary; echo "check: phase times:"; cat $$times
 
 run:
 	@$(MAKE) --no-print-directory deps
@@ -355,6 +370,7 @@ help:
 	@echo "make check      install deps (as root), build all, run every test plain"
 	@echo "                and under ASan/UBSan, then build the module warning-free"
 	@echo "make run        build, then vgmem-sim demo --out build/run"
+	@echo "make deps       install scripts/deps.list (as root), then check it"
 	@echo "make bench      build and run tests/bench/bench_*.c, then make vm-bench"
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
 	@echo "make module     build host-module/vgmem.ko (KDIR=... overrides headers)"
