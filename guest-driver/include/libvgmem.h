@@ -210,6 +210,12 @@ struct vgmem_vfio_info {
 
 /* -ENODEV for a device that is not VFIO-backed (e.g. the in-process host). */
 int vgmem_vfio_get_info(struct vgmem_dev *dev, struct vgmem_vfio_info *info);
+/*
+ * For tools that test the device itself: the VFIO device fd (owned by dev:
+ * do not close it) and where BAR2 lies in it. -ENODEV as above.
+ */
+int vgmem_vfio_device_fd(struct vgmem_dev *dev, uint64_t *bar2_off,
+			 uint64_t *bar2_size);
 /* BAR0 register access (32-bit, aligned, below VGMEM_BAR0_SIZE), for tools. */
 int vgmem_vfio_reg_read(struct vgmem_dev *dev, uint32_t reg, uint32_t *val);
 int vgmem_vfio_reg_write(struct vgmem_dev *dev, uint32_t reg, uint32_t val);

@@ -648,6 +648,23 @@ int vgmem_vfio_get_info(struct vgmem_dev *dev, struct vgmem_vfio_info *info)
 	return 0;
 }
 
+int vgmem_vfio_device_fd(struct vgmem_dev *dev, uint64_t *bar2_off,
+			 uint64_t *bar2_size)
+{
+	struct vfio_dev *v;
+
+	if (!dev)
+		return -EINVAL;
+	v = to_vfio(dev);
+	if (!v)
+		return -ENODEV;
+	if (bar2_off)
+		*bar2_off = v->bar2_off;
+	if (bar2_size)
+		*bar2_size = v->bar2_size;
+	return v->device;
+}
+
 static int reg_check(struct vgmem_dev *dev, uint32_t reg, struct vfio_dev **vp)
 {
 	if (!dev)

@@ -52,6 +52,7 @@ enum vgg_hostile {
 	VGG_H_BAD_CTRL,
 	VGG_H_RING_OUTSIDE,
 	VGG_H_FLOOD,
+	VGG_H_BAR,
 	VGG_H_NR
 };
 
@@ -116,6 +117,7 @@ int vgg_cmd_fill_check(struct vgg_ctx *c);
 int vgg_cmd_submit_loop(struct vgg_ctx *c);
 int vgg_cmd_alloc(struct vgg_ctx *c);
 int vgg_cmd_hostile(struct vgg_ctx *c);
+int vgg_hostile_bar(struct vgg_ctx *c);	/* vgg_bar.c */
 const char *vgg_hostile_name(int kind);
 int vgg_cmd_bench(struct vgg_ctx *c);
 /* The enum vgg_bench_kind of a name, or -1. */

@@ -781,6 +781,8 @@ int vgg_cmd_hostile(struct vgg_ctx *c)
 		return hostile_bad_ctrl(c);
 	case VGG_H_RING_OUTSIDE:
 		return hostile_ring_outside(c);
+	case VGG_H_BAR:
+		return vgg_hostile_bar(c);
 	default:
 		return hostile_flood(c);
 	}

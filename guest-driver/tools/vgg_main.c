@@ -33,6 +33,7 @@ static const char *const hostile_names[VGG_H_NR] = {
 	[VGG_H_BAD_CTRL] = "bad-ctrl",
 	[VGG_H_RING_OUTSIDE] = "ring-outside",
 	[VGG_H_FLOOD] = "flood",
+	[VGG_H_BAR] = "bar",
 };
 
 const char *vgg_hostile_name(int kind)
@@ -95,7 +96,7 @@ static const char usage_all[] =
 	"  submit-loop --count N\n"
 	"  alloc --size SIZE [--hold SECONDS] [--bo SIZE]\n"
 	"  hostile KIND [--count N]      KIND: wild-va, bad-entry, bad-method,\n"
-	"                                bad-ctrl, ring-outside, flood\n"
+	"                                bad-ctrl, ring-outside, flood, bar\n"
 	"  bench {submit|memcpy} [--count N] [--size SIZE]\n"
 	"                                timings (docs/vgmem-guest.md)\n"
 	"  file {read|write|hold|sync} SHARE PATH [options]\n"
@@ -158,7 +159,10 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"  ring-outside  GPFIFO rings outside guest memory: -EINVAL; with --dev\n"
 	"                also the control ring outside the DMA map: CTRLQ_ERROR\n"
 	"  flood         --count (default 4096) control commands in full-ring\n"
-	"                batches and as many GPFIFO entries: none lost or failed\n",
+	"                batches and as many GPFIFO entries: none lost or failed\n"
+	"  bar           (--dev only) every BAR2 page without a channel reads 0\n"
+	"                and takes writes harmlessly; a new channel's page shows\n"
+	"                up in an older mapping; ERR IRQ index refused, REQ works\n",
 	[VGG_BENCH] =
 	"usage: vgmem-guest (--dev UUID | --inproc) bench {submit|memcpy} [--count N]\n"
 	"         [--size SIZE]\n"

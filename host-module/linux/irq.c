@@ -25,10 +25,16 @@
 
 #include "vgmem_drv.h"
 
+/*
+ * As vfio-pci answers for a conventional PCI device with MSI: one INTx,
+ * one MSI vector, no MSI-X, and the device request interrupt. The error
+ * (AER) index exists only on PCIe devices: vgmem_ioctl_irq_info refuses it.
+ */
 int vgmem_irq_count(unsigned int index)
 {
 	return index == VFIO_PCI_INTX_IRQ_INDEX ||
-	       index == VFIO_PCI_MSI_IRQ_INDEX ? 1 : 0;
+	       index == VFIO_PCI_MSI_IRQ_INDEX ||
+	       index == VFIO_PCI_REQ_IRQ_INDEX ? 1 : 0;
 }
 
 bool vgmem_irq_pending(struct vgmem_vgpu *v)
@@ -279,6 +285,76 @@ static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
 	return ret;
 }
 
+/*
+ * The device request interrupt, as vfio-pci's: an eventfd (fd < 0 or
+ * count 0 removes it), or a loopback signal for testing.
+ */
+static int vgmem_req_trigger(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
+			     void *data)
+{
+	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+	struct eventfd_ctx *ctx = NULL, *old;
+	s32 fd;
+
+	if (hdr->count && dtype != VFIO_IRQ_SET_DATA_EVENTFD) {
+		if (dtype == VFIO_IRQ_SET_DATA_BOOL && !*(u8 *)data)
+			return 0;
+		spin_lock(&v->reg_lock);
+		if (v->req_trigger)
+			eventfd_signal(v->req_trigger, 1);
+		spin_unlock(&v->reg_lock);
+		return 0;
+	}
+	if (hdr->count) {
+		fd = *(s32 *)data;
+		if (fd >= 0) {
+			ctx = eventfd_ctx_fdget(fd);
+			if (IS_ERR(ctx))
+				return PTR_ERR(ctx);
+		}
+	}
+	spin_lock(&v->reg_lock);
+	old = v->req_trigger;
+	v->req_trigger = ctx;
+	spin_unlock(&v->reg_lock);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+/*
+ * vfio_unregister_group_dev() calls this (count 0, 1, ...) every 10 s while
+ * a VMM keeps the device open during its removal: ask the VMM to let go,
+ * as vfio-pci does. Without a request eventfd there is nobody to ask.
+ */
+void vgmem_irq_request(struct vgmem_vgpu *v, unsigned int count)
+{
+	spin_lock(&v->reg_lock);
+	if (v->req_trigger) {
+		if (!count)
+			dev_notice(mdev_dev(v->mdev),
+				   "asking the user to release the vGPU\n");
+		eventfd_signal(v->req_trigger, 1);
+	} else if (!count) {
+		dev_notice(mdev_dev(v->mdev),
+			   "in use, no request eventfd: waiting for the user to release it\n");
+	}
+	spin_unlock(&v->reg_lock);
+}
+
+/* The request eventfd goes at close, as every other trigger. */
+void vgmem_req_disable(struct vgmem_vgpu *v)
+{
+	struct eventfd_ctx *old;
+
+	spin_lock(&v->reg_lock);
+	old = v->req_trigger;
+	v->req_trigger = NULL;
+	spin_unlock(&v->reg_lock);
+	if (old)
+		eventfd_ctx_put(old);
+}
+
 /* hdr was checked by vfio_set_irqs_validate_and_prepare(); v->lock held. */
 int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data)
 {
@@ -299,6 +375,10 @@ int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data)
 	case VFIO_PCI_MSI_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
 			return vgmem_irq_trigger(v, VGMEM_IRQ_MSI, hdr, data);
+		return -EINVAL;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
+			return vgmem_req_trigger(v, hdr, data);
 		return -EINVAL;
 	default:
 		return -EINVAL;

@@ -13,6 +13,14 @@
  * holds userd_lock too, so a fault racing a swap either finishes before
  * the zap (and is zapped) or sees the new page.
  *
+ * A page without a channel (never created, or destroyed) maps the vGPU's
+ * absent page (vgmem_drv.h): a real VMM maps BAR2 straight into the guest,
+ * where any stray access must be harmless, never a SIGBUS that kills the
+ * VMM. It reads as zeros until the guest itself writes there; what it
+ * writes reaches no channel and no other VM. The VMA is tracked all the
+ * same, so creating the channel zaps the absent page and the next access
+ * faults in the USERD page.
+ *
  * In 6.1 the VFIO device file is an anonymous inode shared by all VFIO
  * devices, so zapping by address_space would hit others' mappings; we
  * track our own VMAs instead, as vfio-pci-core does. A VMA is tracked
@@ -20,6 +28,7 @@
  * its entries dropped in .open / .mremap so that only tracked VMAs ever
  * hold entries; fork does not copy the mapping (VM_DONTCOPY).
  */
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
@@ -74,15 +83,10 @@ static vm_fault_t vgmem_userd_fault(struct vm_fault *vmf)
 	vm_fault_t ret;
 	void *userd;
 
-	if (page >= VGMEM_USERD_PAGES)
+	/* mmap checked the range: a VMA never reaches past BAR2. */
+	if (WARN_ON_ONCE(page >= VGMEM_USERD_PAGES))
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&v->userd_lock);
-	/* No channel there (never created, or destroyed): nothing to map. */
-	ch = v->chans[page];
-	if (!ch) {
-		ret = VM_FAULT_SIGBUS;
-		goto out_unlock;
-	}
 	e = vgmem_vma_find(v, vma);
 	if (!e) {
 		e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -94,6 +98,12 @@ static vm_fault_t vgmem_userd_fault(struct vm_fault *vmf)
 		/* What it maps now is current: the running zap may skip it. */
 		e->gen = v->zap_gen;
 		list_add_tail(&e->node, &v->vmas);
+	}
+	ch = v->chans[page];
+	if (!ch) {
+		ret = vmf_insert_pfn(vma, vmf->address & PAGE_MASK,
+				     page_to_pfn(v->absent));
+		goto out_unlock;
 	}
 	userd = vg_chan_userd_page(ch);
 	/* Whole pages only: the guest must not see a neighbour's bytes. */
@@ -233,10 +243,12 @@ void vgmem_userd_zap(void *priv, struct vg_chan *ch)
 
 /*
  * After CHAN_CREATE succeeded (ctrlq.c, v->lock held): make the channel
- * reachable at its page. vm->chans changes only under v->lock (control
- * commands, reset, close), so the channel found stays alive while v->lock
- * is held. The core hands out ids below VGMEM_MAX_CHANNELS; a channel
- * whose id had no page would be destroyed again.
+ * reachable at its page, and take the absent page out of every mapping of
+ * it, so the guest's next access faults in the channel's USERD page.
+ * vm->chans changes only under v->lock (control commands, reset, close),
+ * so the channel found stays alive while v->lock is held. The core hands
+ * out ids below VGMEM_MAX_CHANNELS; a channel whose id had no page would
+ * be destroyed again.
  */
 int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id)
 {
@@ -252,8 +264,15 @@ int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id)
 	}
 	mutex_lock(&v->userd_lock);
 	v->chans[id] = ch;
+	vgmem_userd_zap_page(v, id);
 	mutex_unlock(&v->userd_lock);
 	return 0;
+}
+
+/* Zeroed at open and reset: a new guest sees no bytes of the last one. */
+void vgmem_userd_reset_absent(struct vgmem_vgpu *v)
+{
+	clear_highpage(v->absent);
 }
 
 /* pread/pwrite of BAR2: the same page the mapping shows. */

@@ -149,6 +149,13 @@ struct vgmem_vgpu {
 	struct vg_chan *chans[VGMEM_USERD_PAGES];	/* by channel id */
 	struct list_head vmas;
 	u64 zap_gen;
+	/*
+	 * What a BAR2 page without a channel maps: one page of this vGPU's
+	 * own, zeroed at every open, so a stray access by the guest (a
+	 * real VMM maps BAR2 straight into it) neither kills the VMM nor
+	 * reaches a channel or anyone else. Lives from init to release.
+	 */
+	struct page *absent;
 
 	spinlock_t reg_lock;
 	u8 cfg[VGMEM_CFG_SIZE];
@@ -175,6 +182,12 @@ struct vgmem_vgpu {
 	 */
 	struct virqfd *intx_unmask;
 	struct eventfd_ctx *intx_unmask_ctx;
+	/*
+	 * The device request eventfd (VFIO_PCI_REQ_IRQ_INDEX): signalled when
+	 * the mdev is being removed while a VMM has it open, so the VMM can
+	 * unplug it from the guest, as vfio-pci does. Under reg_lock.
+	 */
+	struct eventfd_ctx *req_trigger;
 
 	struct work_struct ctrlq_work;
 };
@@ -233,6 +246,7 @@ void vgmem_ctrlq_stop(struct vgmem_vgpu *v);
 int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma);
 void vgmem_userd_zap(void *priv, struct vg_chan *ch);
 int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id);
+void vgmem_userd_reset_absent(struct vgmem_vgpu *v);
 u32 vgmem_userd_read(struct vgmem_vgpu *v, u64 off);
 void vgmem_userd_write(struct vgmem_vgpu *v, u64 off, u32 val);
 
@@ -240,6 +254,9 @@ void vgmem_userd_write(struct vgmem_vgpu *v, u64 off, u32 val);
 int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data);
 int vgmem_irq_count(unsigned int index);
 void vgmem_irq_disable(struct vgmem_vgpu *v);
+/* vfio_device_ops.request: the mdev is going away while open. */
+void vgmem_irq_request(struct vgmem_vgpu *v, unsigned int count);
+void vgmem_req_disable(struct vgmem_vgpu *v);
 /* Set cause bits and raise the interrupt on a rising edge; reg_lock held. */
 void vgmem_irq_raise(struct vgmem_vgpu *v, u32 cause);
 /* After cause, mask or command changed; reg_lock held. */

@@ -433,6 +433,7 @@ static int vgmem_open_device(struct vfio_device *vdev)
 	vgmem_regs_reset(v);
 	v->closing = false;
 	spin_unlock(&v->reg_lock);
+	vgmem_userd_reset_absent(v);
 	ret = vgmem_vm_create(v);
 	mutex_unlock(&v->lock);
 	return ret;
@@ -448,6 +449,7 @@ static void vgmem_close_device(struct vfio_device *vdev)
 	vgmem_vm_destroy(v);
 	mutex_unlock(&v->lock);
 	vgmem_irq_disable(v);
+	vgmem_req_disable(v);
 	/* Every mapping holds the device file open: none is left now. */
 	WARN_ON(!list_empty(&v->vmas));
 }
@@ -466,6 +468,7 @@ static int vgmem_reset(struct vgmem_vgpu *v)
 	vgmem_cfg_reset(v);
 	vgmem_regs_reset(v);
 	spin_unlock(&v->reg_lock);
+	vgmem_userd_reset_absent(v);
 	ret = vgmem_vm_create(v);
 	mutex_unlock(&v->lock);
 	return ret;
@@ -544,6 +547,9 @@ static long vgmem_ioctl_irq_info(void __user *arg)
 		return -EFAULT;
 	if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
 		return -EINVAL;
+	/* As vfio-pci: no error (AER) interrupt on a conventional PCI device. */
+	if (info.index == VFIO_PCI_ERR_IRQ_INDEX)
+		return -EINVAL;
 	info.count = vgmem_irq_count(info.index);
 	info.flags = 0;
 	if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
@@ -551,6 +557,8 @@ static long vgmem_ioctl_irq_info(void __user *arg)
 			     VFIO_IRQ_INFO_AUTOMASKED;
 	else if (info.index == VFIO_PCI_MSI_IRQ_INDEX)
 		info.flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
+	else if (info.index == VFIO_PCI_REQ_IRQ_INDEX)
+		info.flags = VFIO_IRQ_INFO_EVENTFD;
 	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
 }
 
@@ -609,6 +617,11 @@ static int vgmem_mmap(struct vfio_device *vdev, struct vm_area_struct *vma)
 	return vgmem_userd_mmap(vgmem_vgpu_from_vdev(vdev), vma);
 }
 
+static void vgmem_request(struct vfio_device *vdev, unsigned int count)
+{
+	vgmem_irq_request(vgmem_vgpu_from_vdev(vdev), count);
+}
+
 /* Called by vfio_alloc_device() from the mdev probe. */
 static int vgmem_vgpu_init(struct vfio_device *vdev)
 {
@@ -619,6 +632,9 @@ static int vgmem_vgpu_init(struct vfio_device *vdev)
 	v->gpu = container_of(mdev->type->parent, struct vgmem_gpu, parent);
 	v->type = container_of(mdev->type, struct vgmem_type, type);
 	v->quota = v->type->quota;
+	v->absent = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!v->absent)
+		return -ENOMEM;
 	INIT_LIST_HEAD(&v->node);
 	mutex_init(&v->lock);
 	mutex_init(&v->userd_lock);
@@ -637,6 +653,7 @@ static void vgmem_vgpu_release(struct vfio_device *vdev)
 	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
 
 	vgmem_shares_free(v->shares);
+	__free_page(v->absent);
 	mutex_destroy(&v->userd_lock);
 	mutex_destroy(&v->lock);
 	vfio_free_device(vdev);
@@ -652,4 +669,5 @@ const struct vfio_device_ops vgmem_vfio_ops = {
 	.write = vgmem_write,
 	.ioctl = vgmem_ioctl,
 	.mmap = vgmem_mmap,
+	.request = vgmem_request,
 };

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # 80-hostile: a guest does forbidden things (wild GPU VAs, malformed GPFIFO
 # entries and pushbuffers, bad control commands, rings outside its DMA map, a
-# flood of commands). vgmem-guest checks that each gets exactly the documented
+# flood of commands, stray BAR2 accesses and the VFIO IRQ indexes a VMM
+# probes). vgmem-guest checks that each gets exactly the documented
 # error and that the same guest's fresh channel still works; here a peer on
 # the same GPU re-checks its data the whole time and must be unaffected, and
 # the kernel log must stay clean (/init checks it).
@@ -18,7 +19,7 @@ guest_bg peer --dev $p fill-check --size 16M --bo 2M --seed 51 --hold 240
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$p/vgmem/resident) -ge 16777216 ]" ||
 	fail "the peer never had its 16 MiB resident"
 
-for mode in wild-va bad-entry bad-method bad-ctrl ring-outside flood; do
+for mode in wild-va bad-entry bad-method bad-ctrl ring-outside flood bar; do
 	case $mode in
 	flood) guest hostile-$mode --dev $h hostile $mode --count 1024 ;;
 	*) guest hostile-$mode --dev $h hostile $mode ;;
