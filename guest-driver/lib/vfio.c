@@ -57,7 +57,7 @@ struct vfio_dev {
 	uint64_t ring_gpa;
 	size_t ring_bytes;
 	bool q_live;
-	struct vgmem_ctrlq q;
+	struct vgmem_ctrlq_drv q;
 };
 
 static const struct vgmem_transport_ops vfio_ops;
@@ -129,7 +129,7 @@ static int v_ctrl(void *t, struct vgmem_ctrl *cmd)
 {
 	struct vfio_dev *v = t;
 
-	return vgmem_ctrlq_run(&v->q, cmd, 1);
+	return vgmem_ctrlq_drv_run(&v->q, cmd, 1);
 }
 
 static bool userd_ok(struct vfio_dev *v, uint32_t chan, uint32_t off)
@@ -510,7 +510,7 @@ static int setup_ctrlq(struct vfio_dev *v)
 	if (ret)
 		return fail(ret, "control queue: no guest RAM for the ring: %s", strerror(-ret));
 	v->ring = cpu;
-	ret = vgmem_ctrlq_init(&v->q, &regs, v->ring, v->ring_gpa,
+	ret = vgmem_ctrlq_drv_init(&v->q, &regs, v->ring, v->ring_gpa,
 			       VGMEM_VFIO_CTRLQ_ENTRIES, 0);
 	if (ret)
 		return fail(ret, "control queue: arming the ring at 0x%llx: %s (%s)",
@@ -526,7 +526,7 @@ static void vfio_release(struct vfio_dev *v)
 	struct vfio_iommu_type1_dma_unmap unmap = { .argsz = sizeof(unmap) };
 
 	if (v->q_live)
-		vgmem_ctrlq_fini(&v->q);
+		vgmem_ctrlq_drv_fini(&v->q);
 	if (v->device >= 0) {
 		teardown_irq(v);
 		if (v->userd)
@@ -714,7 +714,7 @@ int vgmem_vfio_ctrl_batch(struct vgmem_dev *dev, struct vgmem_ctrl *cmds,
 		return -EINVAL;
 	if (!v)
 		return -ENODEV;
-	return vgmem_ctrlq_run(&v->q, cmds, n);
+	return vgmem_ctrlq_drv_run(&v->q, cmds, n);
 }
 
 int vgmem_vfio_ctrlq_bad_base(struct vgmem_dev *dev, uint64_t gpa,
@@ -726,7 +726,7 @@ int vgmem_vfio_ctrlq_bad_base(struct vgmem_dev *dev, uint64_t gpa,
 		return -EINVAL;
 	if (!v)
 		return -ENODEV;
-	return vgmem_ctrlq_abuse(&v->q, VGMEM_CTRLQ_BASE_AT, gpa, status, qerr);
+	return vgmem_ctrlq_drv_abuse(&v->q, VGMEM_CTRLQ_BASE_AT, gpa, status, qerr);
 }
 
 int vgmem_vfio_ctrlq_bad_producer(struct vgmem_dev *dev, uint32_t ahead,
@@ -738,5 +738,5 @@ int vgmem_vfio_ctrlq_bad_producer(struct vgmem_dev *dev, uint32_t ahead,
 		return -EINVAL;
 	if (!v)
 		return -ENODEV;
-	return vgmem_ctrlq_abuse(&v->q, VGMEM_CTRLQ_PRODUCER_AHEAD, ahead, status, qerr);
+	return vgmem_ctrlq_drv_abuse(&v->q, VGMEM_CTRLQ_PRODUCER_AHEAD, ahead, status, qerr);
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The control queue of a vGPU PCI device, guest side (include/uapi/vgmem.h,
- * "Control queue"): slots of struct vgmem_ctrl in guest memory, a PRODUCER
- * doorbell and a CONSUMER register in BAR0. Commands go in batches of at
- * most a ring's worth; one submitter at a time, so the slots between
- * CONSUMER and our producer are always ours.
+ * The control queue of a vGPU PCI device, driver side: the guest's end
+ * (the host's device side is host-module/linux/ctrlq.c; the ring arithmetic
+ * both ends use is in include/uapi/vgmem.h, "Control queue"). Slots of
+ * struct vgmem_ctrl in guest memory, a PRODUCER doorbell and a CONSUMER
+ * register in BAR0. Commands go in batches of at most a ring's worth; one
+ * submitter at a time, so the slots between CONSUMER and our producer are
+ * always ours.
  *
  * Registers are reached through struct vgmem_regs so that this file runs
  * against a fake device in the unit tests exactly as against the kernel.
@@ -37,7 +39,7 @@ const char *vgmem_vfio_error(void)
 	return vfio_err[0] ? vfio_err : "no error";
 }
 
-static int rd(struct vgmem_ctrlq *q, uint32_t reg, uint32_t *val)
+static int rd(struct vgmem_ctrlq_drv *q, uint32_t reg, uint32_t *val)
 {
 	int ret = q->regs.rd(q->regs.priv, reg, val);
 
@@ -47,7 +49,7 @@ static int rd(struct vgmem_ctrlq *q, uint32_t reg, uint32_t *val)
 	return ret;
 }
 
-static int wr(struct vgmem_ctrlq *q, uint32_t reg, uint32_t val)
+static int wr(struct vgmem_ctrlq_drv *q, uint32_t reg, uint32_t val)
 {
 	int ret = q->regs.wr(q->regs.priv, reg, val);
 
@@ -64,7 +66,7 @@ static int wr(struct vgmem_ctrlq *q, uint32_t reg, uint32_t val)
  * a guest changing the ring under it), so an error left after it gets one
  * more write. New commands start at CONSUMER.
  */
-static int ctrlq_arm(struct vgmem_ctrlq *q)
+static int ctrlq_arm(struct vgmem_ctrlq_drv *q)
 {
 	uint32_t status, cons;
 	int ret, tries;
@@ -94,14 +96,14 @@ static int ctrlq_arm(struct vgmem_ctrlq *q)
 	return 0;
 }
 
-int vgmem_ctrlq_init(struct vgmem_ctrlq *q, const struct vgmem_regs *regs,
+int vgmem_ctrlq_drv_init(struct vgmem_ctrlq_drv *q, const struct vgmem_regs *regs,
 		     struct vgmem_ctrl *ring, uint64_t ring_gpa, uint32_t entries,
 		     uint64_t timeout_ns)
 {
 	int ret;
 
-	if (!q || !regs || !regs->rd || !regs->wr || !ring || !entries ||
-	    entries > VGMEM_CTRLQ_ENTRIES_MAX || (entries & (entries - 1)) ||
+	if (!q || !regs || !regs->rd || !regs->wr || !ring ||
+	    !vgmem_ctrlq_entries_ok(entries) ||
 	    !ring_gpa || (ring_gpa & (VGMEM_VFIO_PAGE - 1)))
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
@@ -118,7 +120,7 @@ int vgmem_ctrlq_init(struct vgmem_ctrlq *q, const struct vgmem_regs *regs,
 	return 0;
 }
 
-void vgmem_ctrlq_fini(struct vgmem_ctrlq *q)
+void vgmem_ctrlq_drv_fini(struct vgmem_ctrlq_drv *q)
 {
 	if (!q || !q->entries)
 		return;
@@ -137,7 +139,7 @@ static void relax(unsigned int spins)
  * Wait until CONSUMER reaches target. 0 when it did, 1 with *qerr when the
  * device stopped the queue instead, -ETIMEDOUT, or a register error.
  */
-static int ctrlq_wait(struct vgmem_ctrlq *q, uint32_t target, uint64_t timeout_ns,
+static int ctrlq_wait(struct vgmem_ctrlq_drv *q, uint32_t target, uint64_t timeout_ns,
 		      int32_t *qerr)
 {
 	uint64_t start = vgmem_now_ns(), now, left;
@@ -180,7 +182,7 @@ static int ctrlq_wait(struct vgmem_ctrlq *q, uint32_t target, uint64_t timeout_n
 }
 
 /* After a timeout the device may still own slots: wait for them first. */
-static int ctrlq_settle(struct vgmem_ctrlq *q)
+static int ctrlq_settle(struct vgmem_ctrlq_drv *q)
 {
 	int32_t qerr = 0;
 	int ret;
@@ -194,7 +196,7 @@ static int ctrlq_settle(struct vgmem_ctrlq *q)
 	return ret;
 }
 
-int vgmem_ctrlq_run(struct vgmem_ctrlq *q, struct vgmem_ctrl *cmds, uint32_t n)
+int vgmem_ctrlq_drv_run(struct vgmem_ctrlq_drv *q, struct vgmem_ctrl *cmds, uint32_t n)
 {
 	uint32_t done = 0, k, i, mask;
 	int32_t qerr = 0;
@@ -248,7 +250,7 @@ int vgmem_ctrlq_run(struct vgmem_ctrlq *q, struct vgmem_ctrl *cmds, uint32_t n)
 	return ret;
 }
 
-int vgmem_ctrlq_abuse(struct vgmem_ctrlq *q, enum vgmem_ctrlq_abuse how,
+int vgmem_ctrlq_drv_abuse(struct vgmem_ctrlq_drv *q, enum vgmem_ctrlq_drv_abuse how,
 		      uint64_t arg, uint32_t *status, int32_t *qerr)
 {
 	uint64_t wait_ns;

@@ -60,10 +60,9 @@ struct vgmem_regs {
 	void *priv;
 };
 
-#define VGMEM_CTRLQ_ENTRIES_MAX	256
 #define VGMEM_CTRLQ_TIMEOUT_NS	(120ull * 1000000000ull)
 
-struct vgmem_ctrlq {
+struct vgmem_ctrlq_drv {
 	struct vgmem_regs regs;
 	struct vgmem_ctrl *ring;	/* CPU view of the slots in guest memory */
 	uint64_t ring_gpa;
@@ -74,10 +73,10 @@ struct vgmem_ctrlq {
 };
 
 /* Program the queue's registers (base, entries) and start at CONSUMER. */
-int vgmem_ctrlq_init(struct vgmem_ctrlq *q, const struct vgmem_regs *regs,
+int vgmem_ctrlq_drv_init(struct vgmem_ctrlq_drv *q, const struct vgmem_regs *regs,
 		     struct vgmem_ctrl *ring, uint64_t ring_gpa, uint32_t entries,
 		     uint64_t timeout_ns);
-void vgmem_ctrlq_fini(struct vgmem_ctrlq *q);
+void vgmem_ctrlq_drv_fini(struct vgmem_ctrlq_drv *q);
 /*
  * Run n commands in order, as many per doorbell as the ring holds, and copy
  * each slot (status and outputs) back into cmds. Returns 0 when every
@@ -85,9 +84,9 @@ void vgmem_ctrlq_fini(struct vgmem_ctrlq *q);
  * device did not complete them in time, the queue's own error (CTRLQ_ERROR,
  * after which the queue is re-armed) or a register access error.
  */
-int vgmem_ctrlq_run(struct vgmem_ctrlq *q, struct vgmem_ctrl *cmds, uint32_t n);
+int vgmem_ctrlq_drv_run(struct vgmem_ctrlq_drv *q, struct vgmem_ctrl *cmds, uint32_t n);
 
-enum vgmem_ctrlq_abuse {
+enum vgmem_ctrlq_drv_abuse {
 	VGMEM_CTRLQ_BASE_AT,		/* point the ring at arg and ring once */
 	VGMEM_CTRLQ_PRODUCER_AHEAD,	/* write PRODUCER arg slots ahead */
 };
@@ -98,7 +97,7 @@ enum vgmem_ctrlq_abuse {
  * queue's timeout), record STATUS and CTRLQ_ERROR, then re-arm the queue at
  * its real ring. Returns 0 if the queue works again afterwards.
  */
-int vgmem_ctrlq_abuse(struct vgmem_ctrlq *q, enum vgmem_ctrlq_abuse how,
+int vgmem_ctrlq_drv_abuse(struct vgmem_ctrlq_drv *q, enum vgmem_ctrlq_drv_abuse how,
 		      uint64_t arg, uint32_t *status, int32_t *qerr);
 
 /* The calling thread's message for its last failure (vgmem_vfio_error). */

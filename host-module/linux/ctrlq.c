@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The control queue: a ring of struct vgmem_ctrl slots in guest memory,
- * configured and kicked through BAR0 (include/uapi/vgmem.h). A doorbell
+ * The control queue, device side (the guest's driver side is libvgmem's
+ * vfio_ctrlq.c or the guest kernel driver): a ring of struct vgmem_ctrl
+ * slots in guest memory, configured and kicked through BAR0
+ * (include/uapi/vgmem.h, whose helpers give the ring arithmetic). A doorbell
  * only queues the vGPU's work item; the work reads each slot with
  * vfio_dma_rw(), lets the core validate and run it (vg_ctrl_exec), writes
  * the slot back, advances CONSUMER and raises VGMEM_IRQ_CTRLQ. Commands
@@ -18,13 +20,12 @@
 
 #include "vgmem_drv.h"
 
-#define VGMEM_CTRLQ_ENTRIES_MAX	256
-#define VGMEM_CTRLQ_SLOT	sizeof(struct vgmem_ctrl)
+static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE);
 
 /* Unbound: a command may sleep for a whole relocation. */
 static struct workqueue_struct *vgmem_wq;
 
-static void vgmem_ctrlq_fail(struct vgmem_vgpu *v, s32 err)
+static void vgmem_ctrlq_dev_fail(struct vgmem_vgpu *v, s32 err)
 {
 	lockdep_assert_held(&v->reg_lock);
 	if (v->q_error)
@@ -34,40 +35,38 @@ static void vgmem_ctrlq_fail(struct vgmem_vgpu *v, s32 err)
 	vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
 }
 
-static bool vgmem_ctrlq_pending(const struct vgmem_vgpu *v)
+static bool vgmem_ctrlq_dev_pending(const struct vgmem_vgpu *v)
 {
 	return v->q_entries && !v->q_error && v->q_producer != v->q_consumer;
 }
 
-void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val)
+void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 {
-	u32 ahead, queued;
-
 	lockdep_assert_held(&v->reg_lock);
 	switch (reg) {
 	case VGMEM_REG_CTRLQ_BASE_LO:
 	case VGMEM_REG_CTRLQ_BASE_HI:
-		if (vgmem_ctrlq_pending(v)) {
-			vgmem_ctrlq_fail(v, -EINVAL);
+		if (vgmem_ctrlq_dev_pending(v)) {
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		if (reg == VGMEM_REG_CTRLQ_BASE_HI) {
 			v->q_base = (v->q_base & 0xffffffffull) | ((u64)val << 32);
 		} else if (!IS_ALIGNED(val, PAGE_SIZE)) {
-			vgmem_ctrlq_fail(v, -EINVAL);
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 		} else {
 			v->q_base = (v->q_base & ~0xffffffffull) | val;
 		}
 		return;
 	case VGMEM_REG_CTRLQ_ENTRIES:
 		/* The way out of an error: in error, nothing counts as pending. */
-		if (vgmem_ctrlq_pending(v)) {
-			vgmem_ctrlq_fail(v, -EINVAL);
+		if (vgmem_ctrlq_dev_pending(v)) {
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
-		if (val > VGMEM_CTRLQ_ENTRIES_MAX || (val && !is_power_of_2(val))) {
+		if (val && !vgmem_ctrlq_entries_ok(val)) {
 			v->q_entries = 0;
-			vgmem_ctrlq_fail(v, -EINVAL);
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		v->q_entries = val;
@@ -80,18 +79,16 @@ void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 		if (v->q_error)
 			return;
 		if (!v->q_entries) {
-			vgmem_ctrlq_fail(v, -EINVAL);
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
-		/* Free-running indices: compare distances, not values. */
-		ahead = val - v->q_consumer;
-		queued = v->q_producer - v->q_consumer;
-		if (ahead > v->q_entries || ahead < queued) {
-			vgmem_ctrlq_fail(v, -EINVAL);
+		if (!vgmem_ctrlq_producer_ok(val, v->q_producer, v->q_consumer,
+					     v->q_entries)) {
+			vgmem_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		v->q_producer = val;
-		if (ahead && !v->closing)
+		if (val != v->q_consumer && !v->closing)
 			queue_work(vgmem_wq, &v->ctrlq_work);
 		return;
 	}
@@ -101,7 +98,7 @@ void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val)
  * One command: read the slot, run it, write it back. Returns 0 or the
  * queue error. v->lock held, so the VM cannot change underneath.
  */
-static int vgmem_ctrlq_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
+static int vgmem_ctrlq_dev_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
 			   struct vgmem_ctrl *cmd)
 {
 	struct vg_guest_mem gmem;
@@ -129,7 +126,7 @@ static int vgmem_ctrlq_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
 	return gmem.write(gmem.priv, gpa, cmd, sizeof(*cmd));
 }
 
-void vgmem_ctrlq_work(struct work_struct *work)
+void vgmem_ctrlq_dev_work(struct work_struct *work)
 {
 	struct vgmem_vgpu *v = container_of(work, struct vgmem_vgpu, ctrlq_work);
 	struct vgmem_ctrl *cmd;
@@ -138,35 +135,35 @@ void vgmem_ctrlq_work(struct work_struct *work)
 	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL);
 	if (!cmd) {
 		spin_lock(&v->reg_lock);
-		vgmem_ctrlq_fail(v, -ENOMEM);
+		vgmem_ctrlq_dev_fail(v, -ENOMEM);
 		spin_unlock(&v->reg_lock);
 		return;
 	}
 	for (;;) {
-		u32 idx, gen;
 		u64 gpa;
+		u32 gen;
 		int ret;
 
 		/* Per command, so a flood does not starve SET_IRQS or sysfs. */
 		mutex_lock(&v->lock);
 		spin_lock(&v->reg_lock);
-		if (v->closing || !v->vm || !vgmem_ctrlq_pending(v)) {
+		if (v->closing || !v->vm || !vgmem_ctrlq_dev_pending(v)) {
 			spin_unlock(&v->reg_lock);
 			mutex_unlock(&v->lock);
 			break;
 		}
-		idx = v->q_consumer & (v->q_entries - 1);
-		gpa = v->q_base + (u64)idx * VGMEM_CTRLQ_SLOT;
+		gpa = vgmem_ctrlq_slot_gpa(v->q_base, v->q_entries,
+					   v->q_consumer);
 		gen = v->q_gen;
 		spin_unlock(&v->reg_lock);
 
-		ret = vgmem_ctrlq_run(v, v->vm, gpa, cmd);
+		ret = vgmem_ctrlq_dev_run(v, v->vm, gpa, cmd);
 
 		spin_lock(&v->reg_lock);
 		/* A reset or a reconfiguration meanwhile voids this command. */
 		if (gen == v->q_gen) {
 			if (ret) {
-				vgmem_ctrlq_fail(v, -EFAULT);
+				vgmem_ctrlq_dev_fail(v, -EFAULT);
 			} else {
 				v->q_consumer++;
 				vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
@@ -180,7 +177,7 @@ void vgmem_ctrlq_work(struct work_struct *work)
 	kfree(cmd);
 }
 
-void vgmem_ctrlq_stop(struct vgmem_vgpu *v)
+void vgmem_ctrlq_dev_stop(struct vgmem_vgpu *v)
 {
 	spin_lock(&v->reg_lock);
 	v->closing = true;
@@ -188,13 +185,13 @@ void vgmem_ctrlq_stop(struct vgmem_vgpu *v)
 	cancel_work_sync(&v->ctrlq_work);
 }
 
-int vgmem_ctrlq_init(void)
+int vgmem_ctrlq_dev_init(void)
 {
 	vgmem_wq = alloc_workqueue("vgmem", WQ_UNBOUND, 0);
 	return vgmem_wq ? 0 : -ENOMEM;
 }
 
-void vgmem_ctrlq_exit(void)
+void vgmem_ctrlq_dev_exit(void)
 {
 	destroy_workqueue(vgmem_wq);
 }

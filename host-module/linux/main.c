@@ -11,7 +11,7 @@ static int __init vgmem_init(void)
 {
 	int ret;
 
-	ret = vgmem_ctrlq_init();
+	ret = vgmem_ctrlq_dev_init();
 	if (ret)
 		return ret;
 
@@ -42,7 +42,7 @@ err_registry:
 err_lrc:
 	vgmem_lrc_exit();
 err_ctrlq:
-	vgmem_ctrlq_exit();
+	vgmem_ctrlq_dev_exit();
 	return ret;
 }
 
@@ -52,7 +52,7 @@ static void __exit vgmem_exit(void)
 	vgmem_mdev_exit();
 	vgmem_registry_exit();
 	vgmem_lrc_exit();
-	vgmem_ctrlq_exit();
+	vgmem_ctrlq_dev_exit();
 }
 
 module_init(vgmem_init);

@@ -234,13 +234,13 @@ void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st);
 int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes);
 
 /* ctrlq.c */
-int vgmem_ctrlq_init(void);
-void vgmem_ctrlq_exit(void);
-void vgmem_ctrlq_work(struct work_struct *work);
+int vgmem_ctrlq_dev_init(void);
+void vgmem_ctrlq_dev_exit(void);
+void vgmem_ctrlq_dev_work(struct work_struct *work);
 /* Register writes, reg_lock held. */
-void vgmem_ctrlq_write(struct vgmem_vgpu *v, u32 reg, u32 val);
+void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val);
 /* Stop the queue and wait for its work (close). */
-void vgmem_ctrlq_stop(struct vgmem_vgpu *v);
+void vgmem_ctrlq_dev_stop(struct vgmem_vgpu *v);
 
 /* userd.c */
 int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma);

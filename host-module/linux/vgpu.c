@@ -173,7 +173,7 @@ static void vgmem_bar0_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 	case VGMEM_REG_CTRLQ_BASE_HI:
 	case VGMEM_REG_CTRLQ_ENTRIES:
 	case VGMEM_REG_CTRLQ_PRODUCER:
-		vgmem_ctrlq_write(v, reg, val);
+		vgmem_ctrlq_dev_write(v, reg, val);
 		break;
 	case VGMEM_REG_IRQ_CAUSE:
 		was_pending = vgmem_irq_pending(v);
@@ -444,7 +444,7 @@ static void vgmem_close_device(struct vfio_device *vdev)
 	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
 
 	/* No control command may touch guest memory after we return. */
-	vgmem_ctrlq_stop(v);
+	vgmem_ctrlq_dev_stop(v);
 	mutex_lock(&v->lock);
 	vgmem_vm_destroy(v);
 	mutex_unlock(&v->lock);
@@ -640,7 +640,7 @@ static int vgmem_vgpu_init(struct vfio_device *vdev)
 	mutex_init(&v->userd_lock);
 	INIT_LIST_HEAD(&v->vmas);
 	spin_lock_init(&v->reg_lock);
-	INIT_WORK(&v->ctrlq_work, vgmem_ctrlq_work);
+	INIT_WORK(&v->ctrlq_work, vgmem_ctrlq_dev_work);
 	spin_lock(&v->reg_lock);
 	vgmem_cfg_reset(v);
 	vgmem_regs_reset(v);

@@ -362,7 +362,39 @@ struct vgmem_ctrl {
  * A PRODUCER more than ENTRIES ahead of CONSUMER, or base/entries changed
  * while commands are pending, sets CTRLQ_ERROR (-EINVAL) and stops the
  * queue until the guest writes CTRLQ_ENTRIES again.
+ *
+ * The ring arithmetic both ends use (the host's device side in
+ * host-module/linux/ctrlq.c, the driver side in libvgmem's VFIO transport
+ * and in the guest kernel driver): indices are free-running u32 counters,
+ * so distances are taken modulo 2^32, never values compared.
  */
+#define VGMEM_CTRLQ_ENTRIES_MAX		256
+
+/* A CTRLQ_ENTRIES value that turns the queue on: a power of two, 1 ... MAX. */
+static inline int vgmem_ctrlq_entries_ok(__u32 entries)
+{
+	return entries && entries <= VGMEM_CTRLQ_ENTRIES_MAX &&
+	       !(entries & (entries - 1));
+}
+
+/* Where the slot of free-running index idx lies. */
+static inline __u64 vgmem_ctrlq_slot_gpa(__u64 base, __u32 entries, __u32 idx)
+{
+	return base + (__u64)(idx & (entries - 1)) * VGMEM_CTRL_SLOT_SIZE;
+}
+
+/*
+ * Whether a doorbell may move PRODUCER from prod to new_prod while the
+ * device has completed up to cons: never more than a ring ahead of CONSUMER
+ * and never back over commands already queued.
+ */
+static inline int vgmem_ctrlq_producer_ok(__u32 new_prod, __u32 prod,
+					  __u32 cons, __u32 entries)
+{
+	__u32 ahead = new_prod - cons, queued = prod - cons;
+
+	return ahead <= entries && ahead >= queued;
+}
 
 /* ---- generic netlink family (host management: mgmtd, vgmem-nl) ---------- */
 /*

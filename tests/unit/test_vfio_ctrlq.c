@@ -167,7 +167,7 @@ static int fake_wait(void *priv, uint64_t max_ns)
 
 struct fix {
 	struct fake f;
-	struct vgmem_ctrlq q;
+	struct vgmem_ctrlq_drv q;
 	struct vgmem_regs regs;
 };
 
@@ -191,7 +191,7 @@ static int teardown(void **state)
 {
 	struct fix *x = *state;
 
-	vgmem_ctrlq_fini(&x->q);
+	vgmem_ctrlq_drv_fini(&x->q);
 	free(x->f.ram);
 	free(x);
 	return 0;
@@ -199,7 +199,7 @@ static int teardown(void **state)
 
 static void init_q(struct fix *x, uint64_t timeout_ns)
 {
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, RAM_GPA,
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, RAM_GPA,
 					  RING_ENTRIES, timeout_ns), 0);
 	assert_int_equal(x->f.entries, RING_ENTRIES);
 	assert_true(x->f.base == RAM_GPA);
@@ -210,13 +210,13 @@ static void test_init_rejects(void **state)
 	struct fix *x = *state;
 	struct vgmem_regs none = { 0 };
 
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 0, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 12, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 512, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, RAM_GPA + 8, 16, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, x->f.ram, 0, 16, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &x->regs, NULL, RAM_GPA, 16, 0), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_init(&x->q, &none, x->f.ram, RAM_GPA, 16, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 0, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 12, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, RAM_GPA, 512, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, RAM_GPA + 8, 16, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, x->f.ram, 0, 16, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &x->regs, NULL, RAM_GPA, 16, 0), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_init(&x->q, &none, x->f.ram, RAM_GPA, 16, 0), -EINVAL);
 	/* Nothing was programmed by any of them. */
 	assert_int_equal(x->f.entries, 0);
 	init_q(x, 0);
@@ -234,7 +234,7 @@ static void test_batches_in_order(void **state)
 		cmds[i].op = i % 10 == 9 ? 0x7777 : VGMEM_CTRL_BO_ALLOC;
 		cmds[i].bo.size = 4096ull * (i + 1);
 	}
-	assert_int_equal(vgmem_ctrlq_run(&x->q, cmds, 100), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, cmds, 100), 0);
 	/* 100 commands through a 16-slot ring: 7 doorbells, all run. */
 	assert_int_equal(x->f.doorbells, 7);
 	assert_int_equal(x->f.executed, 100);
@@ -249,10 +249,10 @@ static void test_batches_in_order(void **state)
 	/* Single commands keep working after the ring wrapped. */
 	memset(cmds, 0, sizeof(cmds[0]));
 	cmds[0].op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, cmds, 1), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, cmds, 1), 0);
 	assert_int_equal(cmds[0].query.abi_version, VGMEM_ABI_VERSION);
-	assert_int_equal(vgmem_ctrlq_run(&x->q, cmds, 0), 0);
-	assert_int_equal(vgmem_ctrlq_run(&x->q, NULL, 1), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, cmds, 0), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, NULL, 1), -EINVAL);
 }
 
 static void test_queue_error_rearms(void **state)
@@ -265,12 +265,12 @@ static void test_queue_error_rearms(void **state)
 	x->f.ram_size = 0;
 	memset(&c, 0, sizeof(c));
 	c.op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), -EFAULT);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), -EFAULT);
 	assert_non_null(strstr(vgmem_vfio_error(), "CTRLQ_ERROR -14"));
 	/* The queue was re-armed; once readable it runs again. */
 	assert_int_equal(x->f.qerr, 0);
 	x->f.ram_size = RING_ENTRIES * sizeof(struct vgmem_ctrl);
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), 0);
 	assert_int_equal(c.status, 0);
 	assert_int_equal(c.query.abi_version, VGMEM_ABI_VERSION);
 }
@@ -284,17 +284,17 @@ static void test_timeout_then_recovery(void **state)
 	x->f.stuck = true;
 	memset(&c, 0, sizeof(c));
 	c.op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), -ETIMEDOUT);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), -ETIMEDOUT);
 	assert_non_null(strstr(vgmem_vfio_error(), "not completed"));
 	/* Still stuck: the next caller waits for the old slot and gives up. */
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), -ETIMEDOUT);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), -ETIMEDOUT);
 	assert_int_equal(x->f.doorbells, 1);
 	/* The device catches up late: the old command completes, then ours. */
 	x->f.stuck = false;
 	x->f.lazy = true;
 	memset(&c, 0, sizeof(c));
 	c.op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), 0);
 	assert_int_equal(c.query.abi_version, VGMEM_ABI_VERSION);
 	assert_int_equal(x->f.executed, 2);
 }
@@ -307,14 +307,14 @@ static void test_abuse(void **state)
 	int32_t qerr = 0;
 
 	init_q(x, 0);
-	assert_int_equal(vgmem_ctrlq_abuse(&x->q, VGMEM_CTRLQ_PRODUCER_AHEAD,
+	assert_int_equal(vgmem_ctrlq_drv_abuse(&x->q, VGMEM_CTRLQ_PRODUCER_AHEAD,
 					   RING_ENTRIES + 1, &status, &qerr), 0);
 	assert_true(status & VGMEM_STATUS_CTRLQ_ERROR);
 	assert_int_equal(qerr, -EINVAL);
 	assert_int_equal(x->f.qerr, 0);
 	assert_true(x->f.base == RAM_GPA);
 
-	assert_int_equal(vgmem_ctrlq_abuse(&x->q, VGMEM_CTRLQ_BASE_AT, 0x40000000ull,
+	assert_int_equal(vgmem_ctrlq_drv_abuse(&x->q, VGMEM_CTRLQ_BASE_AT, 0x40000000ull,
 					   &status, &qerr), 0);
 	assert_true(status & VGMEM_STATUS_CTRLQ_ERROR);
 	assert_int_equal(qerr, -EFAULT);
@@ -322,14 +322,14 @@ static void test_abuse(void **state)
 	assert_true(x->f.base == RAM_GPA);
 	memset(&c, 0, sizeof(c));
 	c.op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), 0);
 	assert_int_equal(c.status, 0);
 
 	/* Bad requests change nothing. */
-	assert_int_equal(vgmem_ctrlq_abuse(&x->q, VGMEM_CTRLQ_PRODUCER_AHEAD, 0,
+	assert_int_equal(vgmem_ctrlq_drv_abuse(&x->q, VGMEM_CTRLQ_PRODUCER_AHEAD, 0,
 					   &status, &qerr), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_abuse(&x->q, 7, 0, &status, &qerr), -EINVAL);
-	assert_int_equal(vgmem_ctrlq_abuse(&x->q, VGMEM_CTRLQ_BASE_AT, 0, NULL, &qerr),
+	assert_int_equal(vgmem_ctrlq_drv_abuse(&x->q, 7, 0, &status, &qerr), -EINVAL);
+	assert_int_equal(vgmem_ctrlq_drv_abuse(&x->q, VGMEM_CTRLQ_BASE_AT, 0, NULL, &qerr),
 			 -EINVAL);
 }
 
@@ -345,7 +345,7 @@ static void test_irq_wait(void **state)
 	memset(c, 0, sizeof(c));
 	for (i = 0; i < 40; i++)
 		c[i].op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, c, 40), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, c, 40), 0);
 	for (i = 0; i < 40; i++)
 		assert_int_equal(c[i].status, 0);
 	/* Each doorbell was preceded by acknowledging the completion cause. */
@@ -362,15 +362,43 @@ static void test_register_error(void **state)
 	x->f.fail_reg = VGMEM_REG_CTRLQ_CONSUMER;
 	memset(&c, 0, sizeof(c));
 	c.op = VGMEM_CTRL_QUERY;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), -EIO);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), -EIO);
 	assert_non_null(strstr(vgmem_vfio_error(), "0x020"));
 	x->f.fail_reg = -1;
-	assert_int_equal(vgmem_ctrlq_run(&x->q, &c, 1), 0);
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), 0);
+}
+
+/* The ring arithmetic of include/uapi/vgmem.h that both ends share. */
+static void test_ring_arithmetic(void **state)
+{
+	(void)state;
+	assert_false(vgmem_ctrlq_entries_ok(0));
+	assert_true(vgmem_ctrlq_entries_ok(1));
+	assert_true(vgmem_ctrlq_entries_ok(VGMEM_CTRLQ_ENTRIES_MAX));
+	assert_false(vgmem_ctrlq_entries_ok(3));
+	assert_false(vgmem_ctrlq_entries_ok(2 * VGMEM_CTRLQ_ENTRIES_MAX));
+	assert_false(vgmem_ctrlq_entries_ok(0x80000000u));
+
+	assert_int_equal(vgmem_ctrlq_slot_gpa(0x10000, 8, 0), 0x10000);
+	assert_int_equal(vgmem_ctrlq_slot_gpa(0x10000, 8, 9), 0x10000 + VGMEM_CTRL_SLOT_SIZE);
+	assert_int_equal(vgmem_ctrlq_slot_gpa(0x10000, 8, 0xffffffffu),
+			 0x10000 + 7 * VGMEM_CTRL_SLOT_SIZE);
+
+	/* A ring ahead is fine, one more is not; so across the 2^32 wrap. */
+	assert_true(vgmem_ctrlq_producer_ok(8, 0, 0, 8));
+	assert_false(vgmem_ctrlq_producer_ok(9, 0, 0, 8));
+	assert_true(vgmem_ctrlq_producer_ok(4, 0xfffffffcu, 0xfffffffcu, 8));
+	assert_false(vgmem_ctrlq_producer_ok(5, 0xfffffffcu, 0xfffffffcu, 8));
+	/* Never back over queued commands; standing still is allowed. */
+	assert_false(vgmem_ctrlq_producer_ok(2, 3, 1, 8));
+	assert_true(vgmem_ctrlq_producer_ok(3, 3, 1, 8));
+	assert_false(vgmem_ctrlq_producer_ok(0xffffffffu, 1, 0, 8));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_arithmetic),
 		cmocka_unit_test_setup_teardown(test_init_rejects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batches_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_error_rearms, setup, teardown),
