@@ -5,8 +5,9 @@
 # (the base system, nothing else) into build/fresh/, clones the committed
 # HEAD of this repository into it, and runs `make run` and then `bash .ci/run`
 # (`make check`) inside it as root, with the same apt sources as this machine.
-# Nothing is installed in the fresh root by hand: whatever the build needs
-# must come from scripts/install-deps.sh. Not part of `make check` (it takes
+# Nothing is installed in the fresh root by hand but make, which the README
+# asks for first (the base system lacks it): whatever the build needs must
+# come from scripts/install-deps.sh. Not part of `make check` (it takes
 # 20-40 minutes and downloads ~1 GB); run it when the dependency list changes.
 #
 # The debootstrapped base is kept as build/fresh/base.tar.gz and unpacked
@@ -96,6 +97,11 @@ in_root() {
 }
 
 stamp "packages in the fresh root before: $(chroot "$R" dpkg-query -W | wc -l)"
+# The one step the README asks for before its commands: the base system has
+# no make (git is not needed inside: the clone was made from outside).
+stamp "the README's prerequisite: apt-get install make"
+in_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make" \
+	> "$FRESH/prereq.log" 2>&1 || die "installing make failed (log: $FRESH/prereq.log)"
 for s in $steps; do
 	case "$s" in
 	run) cmd="make run" ;;
