@@ -4,7 +4,8 @@
  * pushbuffer building, submission and completion, and the built-in
  * workloads. It speaks the ABI of include/uapi/vgmem.h over a transport:
  * the userspace host's in-process transport, a VFIO mdev (what QEMU does;
- * vgmem_open_vfio below) or a guest kernel driver later.
+ * vgmem_open_vfio below) or, inside a VM, the guest kernel driver
+ * (vgmem_open_pci below).
  *
  * All functions return 0 or a negative errno. A channel in an error state
  * (see vgmem_chan_error) fails every later call on it with -EIO.
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../../include/uapi/vgmem.h"
+#include "../../include/uapi/vgmem_guest.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,6 +239,29 @@ int vgmem_vfio_ctrlq_bad_base(struct vgmem_dev *dev, uint64_t gpa,
 			      uint32_t *status, int32_t *qerr);
 int vgmem_vfio_ctrlq_bad_producer(struct vgmem_dev *dev, uint32_t ahead,
 				  uint32_t *status, int32_t *qerr);
+
+/*
+ * ---- PCI transport (guest-driver/lib/pci.c) ---------------------------------
+ * Inside a VM whose vGPU the guest kernel driver (vgmem_guest.ko) has bound:
+ * the device's character device /dev/vgmemN (include/uapi/vgmem_guest.h).
+ * Every program built on libvgmem runs unchanged over it.
+ *
+ * vgmem_pci_find: the path of the index-th vGPU (0 = the first), in the
+ * order the driver numbered them; -ENODEV if there is none (or no driver).
+ * vgmem_open_pci: open path (NULL: the first vGPU found); -EPROTO if the
+ * driver or device speak another version. On failure vgmem_pci_error()
+ * says which step failed and why; a control command the driver refuses
+ * fails with its errno as status and sets the message too. Per thread.
+ */
+int vgmem_pci_find(unsigned int index, char *path, size_t len);
+int vgmem_open_pci(const char *path, struct vgmem_dev **out);
+/* vgmem_close plus the transport: mappings, DMA buffers, the file. */
+void vgmem_close_pci(struct vgmem_dev *dev);
+const char *vgmem_pci_error(void);
+/* The driver's QUERY answer; -ENODEV for a device of another transport. */
+int vgmem_pci_get_query(struct vgmem_dev *dev, struct vgmem_guest_query *q);
+/* For tools that test the driver itself: the open file (owned by dev). */
+int vgmem_pci_fd(struct vgmem_dev *dev);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,8 @@ enum vgg_hostile {
 
 struct vgg_opts {
 	const char *uuid;
+	bool pci;			/* --pci: the guest driver */
+	const char *pci_path;		/* its /dev/vgmemN, NULL: the first */
 	bool inproc;
 	uint64_t ram;			/* guest RAM; 0: the transport's default */
 	uint64_t vram;			/* --inproc: software GPU VRAM */
@@ -98,6 +100,7 @@ struct vgg_ctx {
 	const struct vgg_opts *o;
 	struct vgmem_dev *dev;
 	bool vfio;
+	bool pci;
 	struct vg_host *host;		/* --inproc only */
 	struct vg_host_guest *guest;
 	char detail[768];		/* the RESULT line's details */

@@ -42,7 +42,7 @@ const char *vgg_hostile_name(int kind)
 }
 
 enum opt_id {
-	O_DEV, O_RAM, O_INPROC, O_VRAM, O_QUOTA,
+	O_DEV, O_PCI, O_RAM, O_INPROC, O_VRAM, O_QUOTA,
 	O_WS, O_ITERS, O_SEED, O_SIZE, O_BO, O_LOOPS, O_HOLD, O_COUNT,
 	O_SHARE, O_SHARE_RO, O_OFFSET, O_LENGTH, O_EXPECT_FNV, O_EXPECT_PATTERN,
 	O_PATTERN, O_ROWS, O_ROW_BYTES, O_HALF, O_RW, O_EXPECT_ERROR,
@@ -59,6 +59,7 @@ static const struct {
 	unsigned int cmds;	/* commands that accept it */
 } opts[O_NR] = {
 	[O_DEV] = { "dev", true, ALL_CMDS },
+	[O_PCI] = { "pci", true, ALL_CMDS },
 	[O_RAM] = { "ram", true, ALL_CMDS },
 	[O_INPROC] = { "inproc", false, ALL_CMDS },
 	[O_VRAM] = { "vram", true, ALL_CMDS },
@@ -87,7 +88,7 @@ static const struct {
 };
 
 static const char usage_all[] =
-	"usage: vgmem-guest (--dev UUID | --inproc) [--ram SIZE] COMMAND [options]\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) [--ram SIZE] COMMAND [options]\n"
 	"\n"
 	"  info                          query limits and statistics\n"
 	"  workload KIND --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"
@@ -103,6 +104,8 @@ static const char usage_all[] =
 	"                                share files through the LRC file cache\n"
 	"\n"
 	"  --dev UUID     the vGPU mdev, opened through VFIO\n"
+	"  --pci DEV      inside a VM: the vGPU through the guest driver,\n"
+	"                 /dev/vgmemN, or 'auto' for the first one\n"
 	"  --ram SIZE     guest RAM to DMA-map (default 16M)\n"
 	"  --inproc       run against an in-process host instead (software GPU)\n"
 	"  --vram SIZE    with --inproc: the GPU's VRAM (default 256M)\n"
@@ -116,37 +119,37 @@ static const char usage_all[] =
 
 static const char *const usage_cmd[VGG_CMD_NR] = {
 	[VGG_INFO] =
-	"usage: vgmem-guest (--dev UUID | --inproc) info\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) info\n"
 	"Queries the device (ABI version, channels, quota, chunk size, VA range)\n"
 	"and its statistics and prints them as \"name value\" lines. Checks the ABI\n"
 	"version and the limits are sane.\n",
 	[VGG_WORKLOAD] =
-	"usage: vgmem-guest (--dev UUID | --inproc) workload {stream|strided|gather|hotcold}\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) workload {stream|strided|gather|hotcold}\n"
 	"         --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"
 	"Allocates a working set of --ws bytes in BOs of --bo (default: 4M or less)\n"
 	"and runs --iters (default 10) steps of the built-in workload, seeded by\n"
 	"--seed (default 1). Fails on any error or channel fault.\n",
 	[VGG_FILL_CHECK] =
-	"usage: vgmem-guest (--dev UUID | --inproc) fill-check --size SIZE [--bo SIZE]\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) fill-check --size SIZE [--bo SIZE]\n"
 	"         [--loops N] [--seed S] [--hold SECONDS]\n"
 	"Allocates --size bytes in BOs of --bo (default: 4M or less); each loop\n"
 	"(default 1) fills every BO with FILL_PATTERN under a new seed and checks\n"
 	"the GPU's checksum of each against the CPU's. With --hold, keeps checking\n"
 	"the last patterns for that many seconds. Frees everything at the end.\n",
 	[VGG_SUBMIT_LOOP] =
-	"usage: vgmem-guest (--dev UUID | --inproc) submit-loop --count N\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) submit-loop --count N\n"
 	"Submits N GPFIFO entries as fast as the ring allows. Entry i waits for a\n"
 	"semaphore to hold i - 1 and then releases i, so entries that ran out of\n"
 	"order would never finish; ENTRIES_DONE must only grow and end at the\n"
 	"number submitted, the semaphore at N.\n",
 	[VGG_ALLOC] =
-	"usage: vgmem-guest (--dev UUID | --inproc) alloc --size SIZE [--hold SECONDS]\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) alloc --size SIZE [--hold SECONDS]\n"
 	"         [--bo SIZE]\n"
 	"Allocates --size bytes in BOs of --bo (default: all in one up to 64M),\n"
 	"fills them, holds them for --hold seconds (default 0), checks a sample\n"
 	"page of every chunk, and frees them.\n",
 	[VGG_HOSTILE] =
-	"usage: vgmem-guest (--dev UUID | --inproc) hostile KIND [--count N]\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) hostile KIND [--count N]\n"
 	"Does one bad thing and checks it got exactly the documented error, then\n"
 	"that a fresh channel still works:\n"
 	"  wild-va       kernel on an unmapped GPU VA: channel error VA (5)\n"
@@ -164,7 +167,7 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"                and takes writes harmlessly; a new channel's page shows\n"
 	"                up in an older mapping; ERR IRQ index refused, REQ works\n",
 	[VGG_BENCH] =
-	"usage: vgmem-guest (--dev UUID | --inproc) bench {submit|memcpy} [--count N]\n"
+	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) bench {submit|memcpy} [--count N]\n"
 	"         [--size SIZE]\n"
 	"  submit  --count (default 2000) single-entry round trips (submit, wait for\n"
 	"          GP_GET), each a semaphore release after a MEMSET of --size bytes\n"
@@ -304,9 +307,13 @@ static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O
 	int cmd = (int)o->cmd;
 	char *end;
 
-	if (!!val[O_DEV] == o->inproc)
-		return usage(c, cmd, "give exactly one of --dev UUID and --inproc");
+	if (!!val[O_DEV] + !!val[O_PCI] + o->inproc != 1)
+		return usage(c, cmd, "give exactly one of --dev UUID, --pci DEV and --inproc");
 	o->uuid = val[O_DEV];
+	o->pci = val[O_PCI] != NULL;
+	o->pci_path = val[O_PCI] && strcmp(val[O_PCI], "auto") ? val[O_PCI] : NULL;
+	if (val[O_RAM] && o->pci)
+		return usage(c, cmd, "--ram does not go with --pci (the driver gives DMA buffers)");
 	if ((val[O_VRAM] || val[O_QUOTA]) && !o->inproc)
 		return usage(c, cmd, "--vram and --quota only go with --inproc");
 	if (val[O_RAM] && (vgg_parse_size(val[O_RAM], &o->ram) || !o->ram))
@@ -617,6 +624,19 @@ static int open_dev(struct vgg_ctx *c)
 	struct vg_host_config cfg;
 	int ret;
 
+	if (o->pci) {
+		const char *what = o->pci_path ? o->pci_path : "the first vGPU";
+
+		ret = vgmem_open_pci(o->pci_path, &c->dev);
+		if (ret) {
+			fprintf(c->err, "vgmem-guest: opening %s: %s\n", what,
+				vgmem_pci_error());
+			return vgg_detail(c, VGG_FAIL, "open %s: %s", what,
+					  vgmem_pci_error());
+		}
+		c->pci = true;
+		return VGG_OK;
+	}
 	if (!o->inproc) {
 		ret = vgmem_open_vfio(o->uuid, o->ram, &c->dev);
 		if (ret) {
@@ -662,6 +682,8 @@ static void close_dev(struct vgg_ctx *c)
 {
 	if (c->vfio)
 		vgmem_close_vfio(c->dev);
+	else if (c->pci)
+		vgmem_close_pci(c->dev);
 	else if (c->host)
 		vg_host_destroy(c->host);	/* its guests and their devices too */
 	c->dev = NULL;

@@ -135,6 +135,11 @@ static void test_usage(void **state)
 		{ "--inproc", "info", "--ram", NULL },
 		{ "--inproc=1", "info", NULL },
 		{ "--dev", "u", "--vram", "1G", "info", NULL },
+		{ "--pci", "auto", "--inproc", "info", NULL },		/* both */
+		{ "--pci", "auto", "--dev", "u", "info", NULL },
+		{ "--pci", "auto", "--ram", "4M", "info", NULL },	/* driver's DMA */
+		{ "--pci", "auto", "--vram", "1G", "info", NULL },
+		{ "--pci", NULL },					/* no value */
 	};
 	struct run r;
 	size_t i;
@@ -150,6 +155,23 @@ static void test_usage(void **state)
 		assert_non_null(strstr(r.err, "usage:"));
 		run_free(&r);
 	}
+}
+
+/* No guest driver on this machine: --pci fails to open, saying why. */
+static void test_pci_absent(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run(&r, "--pci", "auto", "info", NULL);
+	assert_int_equal(r.rc, 1);
+	assert_true(starts(r.last, "RESULT fail open the first vGPU: "));
+	assert_non_null(strstr(r.err, "vgmem_guest"));
+	run_free(&r);
+	run(&r, "--pci", "/dev/null", "info", NULL);
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.last, "QUERY"));
+	run_free(&r);
 }
 
 static void test_help(void **state)
@@ -324,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_submit_loop),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_pci_absent),
 		cmocka_unit_test(test_vfio_open_fails_cleanly),
 	};
 
