@@ -21,6 +21,8 @@
  *  FILE_ACQUIRE  va, length                  flags, rsvd
  *  FILE_RELEASE  va, length                  flags, rsvd
  *  FILE_SYNC     va, length                  flags, rsvd
+ *  SHARES        index                       rsvd (total, count, e[] are
+ *                                            output)
  *
  * The FILE_* commands reach the VM's LRC file-cache context (core/lrc/);
  * the dispatcher checks the fields the cache cannot see (the path field's
@@ -34,6 +36,14 @@
 
 _Static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE,
 	       "a command is one control-queue slot");
+_Static_assert(sizeof(struct vgmem_ctrl_shares) <=
+	       sizeof(((struct vgmem_ctrl *)0)->raw),
+	       "a SHARES page fits the command's union");
+_Static_assert(sizeof(struct vgmem_ctrl_shares) == 496 &&
+	       sizeof(struct vgmem_ctrl_share) == 48,
+	       "the SHARES layout is ABI: 10 entries of 48 bytes");
+_Static_assert(VGMEM_SHARE_TAG_SIZE > VGMEM_SHARE_TAG_MAX,
+	       "a tag field always holds the NUL");
 
 static bool vg_ctrl_tail_zero(const struct vgmem_ctrl *cmd, size_t used)
 {
@@ -182,6 +192,18 @@ static int vg_ctrl_file_range(struct vg_vm *vm, u32 op,
 	}
 }
 
+/*
+ * The VM's share table, from the same platform data FILE_MAP resolves
+ * share ids in (the VM's LRC context, whose table the platform sets):
+ * what it lists is exactly what the guest can map.
+ */
+static int vg_ctrl_shares(struct vg_vm *vm, struct vgmem_ctrl_shares *s)
+{
+	if (s->rsvd)
+		return -EINVAL;
+	return vg_lrc_shares_list(vg_lrc_vm_ctx(vm), s);
+}
+
 /* Size of the union member each op uses. */
 static size_t vg_ctrl_used(u32 op)
 {
@@ -203,6 +225,8 @@ static size_t vg_ctrl_used(u32 op)
 	case VGMEM_CTRL_FILE_RELEASE:
 	case VGMEM_CTRL_FILE_SYNC:
 		return sizeof(struct vgmem_ctrl_file_range);
+	case VGMEM_CTRL_SHARES:
+		return sizeof(struct vgmem_ctrl_shares);
 	default:
 		return 0;
 	}
@@ -244,6 +268,9 @@ void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd)
 	case VGMEM_CTRL_FILE_RELEASE:
 	case VGMEM_CTRL_FILE_SYNC:
 		err = vg_ctrl_file_range(vm, cmd->op, &cmd->file);
+		break;
+	case VGMEM_CTRL_SHARES:
+		err = vg_ctrl_shares(vm, &cmd->shares);
 		break;
 	case VGMEM_CTRL_STATS:
 	default:

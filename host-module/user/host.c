@@ -246,8 +246,9 @@ void vg_host_guest_destroy(struct vg_host_guest *g)
 	free(g);
 }
 
-static int vg_host_guest_share(struct vg_host_guest *g, u32 share_id,
-			       const char *dir, bool read_only)
+int vg_host_guest_set_share_tag(struct vg_host_guest *g, u32 share_id,
+				const char *dir, bool read_only,
+				const char *tag)
 {
 	struct vg_lrc_ctx *ctx;
 
@@ -256,19 +257,19 @@ static int vg_host_guest_share(struct vg_host_guest *g, u32 share_id,
 	ctx = vg_lrc_vm_ctx(g->vm);
 	if (!ctx)
 		return -ENODEV;		/* the VM is going away */
-	return vg_lrc_share_set(ctx, share_id, dir, read_only);
+	return vg_lrc_share_set_tag(ctx, share_id, dir, read_only, tag);
 }
 
 int vg_host_guest_set_share(struct vg_host_guest *g, u32 share_id,
 			    const char *dir)
 {
-	return vg_host_guest_share(g, share_id, dir, false);
+	return vg_host_guest_set_share_tag(g, share_id, dir, false, NULL);
 }
 
 int vg_host_guest_set_share_ro(struct vg_host_guest *g, u32 share_id,
 			       const char *dir)
 {
-	return vg_host_guest_share(g, share_id, dir, true);
+	return vg_host_guest_set_share_tag(g, share_id, dir, true, NULL);
 }
 
 struct vgmem_dev *vg_host_guest_dev(struct vg_host_guest *g)

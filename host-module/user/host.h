@@ -81,6 +81,14 @@ int vg_host_guest_set_share(struct vg_host_guest *g, u32 share_id,
 			    const char *dir);
 int vg_host_guest_set_share_ro(struct vg_host_guest *g, u32 share_id,
 			       const char *dir);
+/*
+ * The same with the share's virtio-fs tag (NULL: none), which the guest
+ * reads with VGMEM_CTRL_SHARES: -EINVAL for a tag vgmem_share_tag_ok()
+ * refuses, -EEXIST if another share of the guest has it.
+ */
+int vg_host_guest_set_share_tag(struct vg_host_guest *g, u32 share_id,
+				const char *dir, bool read_only,
+				const char *tag);
 /* Simulated device time and bytes of this guest so far (sim cost model). */
 void vg_host_guest_cost(struct vg_host_guest *g, struct vg_sim_cost *out);
 

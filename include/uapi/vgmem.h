@@ -179,6 +179,8 @@ enum vgmem_ctrl_op {
 	VGMEM_CTRL_FILE_ACQUIRE = 9,	/* in: va, length */
 	VGMEM_CTRL_FILE_RELEASE = 10,	/* in: va, length */
 	VGMEM_CTRL_FILE_SYNC = 11,	/* in: va, length: msync */
+	/* The VM's shares, so the guest can name them by virtio-fs tag. */
+	VGMEM_CTRL_SHARES = 12,		/* in: index; out: total, count, e[] */
 	VGMEM_CTRL_OP_MAX
 };
 
@@ -272,6 +274,66 @@ struct vgmem_ctrl_file_range {
 	__u32 rsvd;
 };
 
+/*
+ * A share's virtio-fs tag: the <target dir> of its libvirt <filesystem>,
+ * what the guest mounts ("mount -t virtiofs TAG /mnt"). The virtio spec
+ * bounds it to VGMEM_SHARE_TAG_MAX bytes; vgmem also refuses '/' and
+ * control characters (below 0x20 and 0x7f), so a tag prints safely and
+ * can never look like a path. Bytes from 0x80 up pass (UTF-8).
+ */
+#define VGMEM_SHARE_TAG_MAX		36	/* bytes, without the NUL */
+#define VGMEM_SHARE_TAG_SIZE		40	/* the SHARES entry's field, NUL-padded */
+
+/*
+ * Whether tag (NUL-terminated) is a valid tag: 1..VGMEM_SHARE_TAG_MAX
+ * bytes, none of them '/' or a control character. Reads at most
+ * VGMEM_SHARE_TAG_MAX + 1 bytes. Host, guest and tools share this rule.
+ */
+static inline int vgmem_share_tag_ok(const char *tag)
+{
+	unsigned int i;
+
+	for (i = 0; tag[i]; i++) {
+		unsigned char c = (unsigned char)tag[i];
+
+		if (i == VGMEM_SHARE_TAG_MAX || c < 0x20 || c == 0x7f ||
+		    c == '/')
+			return 0;
+	}
+	return i > 0;
+}
+
+/*
+ * SHARES: the VM's share table as the guest's file maps see it now: the
+ * shares FILE_MAP can name, by share_id ascending, VGMEM_CTRL_SHARES_PER_CMD
+ * at a time from entry index (paging). A guest's driver finds the share
+ * id of a file on a virtio-fs mount by the mount's tag.
+ *
+ * In: index (0 for the first page), rsvd zero; total, count and e[] are
+ * output (ignored on input). Out: total, the number of shares; count, the
+ * entries filled from index (at most VGMEM_CTRL_SHARES_PER_CMD; 0 when
+ * index == total); e[0..count); the entries after count zeroed. index >
+ * total is -EINVAL. A VM without file cache (no share given, or the
+ * host's cache off) has total 0. The operator may replace the table at
+ * any time: a guest paging through it that sees total change starts over.
+ */
+#define VGMEM_CTRL_SHARES_PER_CMD	10
+#define VGMEM_SHARE_F_RO		(1u << 0)	/* files map read-only only */
+
+struct vgmem_ctrl_share {
+	__u32 share_id;			/* what FILE_MAP names */
+	__u32 flags;			/* VGMEM_SHARE_F_* */
+	char tag[VGMEM_SHARE_TAG_SIZE];	/* NUL-padded; "" if the share has none */
+};
+
+struct vgmem_ctrl_shares {
+	__u32 index;			/* in: first entry wanted */
+	__u32 total;			/* out */
+	__u32 count;			/* out: entries in e[] */
+	__u32 rsvd;
+	struct vgmem_ctrl_share e[VGMEM_CTRL_SHARES_PER_CMD];
+};
+
 /* Statistics of one VM, also used by netlink and mgmtd. */
 #define VGMEM_HIST_BUCKETS		24	/* bucket i: [2^i, 2^(i+1)) us; 0 also < 1 us */
 
@@ -305,6 +367,7 @@ struct vgmem_ctrl {
 		struct vgmem_vm_stats stats;
 		struct vgmem_ctrl_file_map file_map;
 		struct vgmem_ctrl_file_range file;
+		struct vgmem_ctrl_shares shares;
 		__u8 raw[504];
 	};
 };
@@ -579,9 +642,9 @@ enum vgmem_attr {
 	 * may map (VGMEM_CTRL_FILE_MAP names a share by id). Each entry is a
 	 * nest of enum vgmem_share_attr (the entry's own type is ignored;
 	 * senders use its position from 1); at most VGMEM_SHARES_MAX
-	 * entries, ids unique. In SET_VM it replaces the whole table (an
-	 * empty nest clears it); every path is resolved before anything
-	 * changes. GET_VM replies to a request (not dumps: a table can be
+	 * entries, ids unique, tags (where given) unique. In SET_VM it
+	 * replaces the whole table (an empty nest clears it); every path is
+	 * resolved before anything changes. GET_VM replies to a request (not dumps: a table can be
 	 * large) carry the table in force, entries by id.
 	 */
 	VGMEM_A_VM_SHARES,
@@ -620,6 +683,12 @@ enum vgmem_share_attr {
 	 */
 	VGMEM_SHARE_A_PATH,
 	VGMEM_SHARE_A_READONLY,		/* flag: files map read-only only */
+	/*
+	 * NUL-terminated string, optional: the share's virtio-fs tag
+	 * (vgmem_share_tag_ok(), -EINVAL otherwise), unique among the
+	 * table's tags (-EINVAL). The guest reads it with VGMEM_CTRL_SHARES.
+	 */
+	VGMEM_SHARE_A_TAG,
 	__VGMEM_SHARE_A_MAX
 };
 #define VGMEM_SHARE_A_MAX		(__VGMEM_SHARE_A_MAX - 1)

@@ -163,8 +163,22 @@ static struct vg_lrc_share *vg_lrc_share_find(struct vg_lrc_ctx *ctx, u32 id)
 	return NULL;
 }
 
-int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
-		     const char *root_path, bool read_only)
+/* Another share of the context with this tag (not "": never a clash). */
+static bool vg_lrc_tag_taken(struct vg_lrc_ctx *ctx, u32 id, const char *tag)
+{
+	u32 i;
+
+	lockdep_assert_held(&ctx->lrc->lock);
+	for (i = 0; tag[0] && i < VG_LRC_SHARES_MAX; i++)
+		if (ctx->shares[i].root && ctx->shares[i].id != id &&
+		    !strcmp(ctx->shares[i].tag, tag))
+			return true;
+	return false;
+}
+
+int vg_lrc_share_set_tag(struct vg_lrc_ctx *ctx, u32 share_id,
+			 const char *root_path, bool read_only,
+			 const char *tag)
 {
 	struct vg_lrc *lrc;
 	struct vg_lrc_share *s;
@@ -174,8 +188,16 @@ int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
 
 	if (!ctx || !root_path || !root_path[0])
 		return -EINVAL;
+	if (!tag)
+		tag = "";
+	if (tag[0] && !vgmem_share_tag_ok(tag))
+		return -EINVAL;
 	lrc = ctx->lrc;
 	mutex_lock(&lrc->lock);
+	if (vg_lrc_tag_taken(ctx, share_id, tag)) {
+		err = -EEXIST;
+		goto out_unlock;
+	}
 	s = vg_lrc_share_find(ctx, share_id);
 	for (i = 0; !s && i < VG_LRC_SHARES_MAX; i++)
 		if (!ctx->shares[i].root)
@@ -193,9 +215,18 @@ int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
 	s->root = root;
 	s->id = share_id;
 	s->ro = read_only;
+	/* NUL-padded whole: the guest gets the field as it is */
+	memset(s->tag, 0, sizeof(s->tag));
+	memcpy(s->tag, tag, strlen(tag));
 out_unlock:
 	mutex_unlock(&lrc->lock);
 	return err;
+}
+
+int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
+		     const char *root_path, bool read_only)
+{
+	return vg_lrc_share_set_tag(ctx, share_id, root_path, read_only, NULL);
 }
 
 int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id)
@@ -213,6 +244,54 @@ int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id)
 	} else {
 		err = -ENOENT;
 	}
+	mutex_unlock(&ctx->lrc->lock);
+	return err;
+}
+
+/*
+ * The table is at most VG_LRC_SHARES_MAX slots in no order: an entry's
+ * place in the answer is its rank by id, counted, which keeps the paging
+ * order stable without a sorted copy (no big buffer on a kernel stack).
+ */
+int vg_lrc_shares_list(struct vg_lrc_ctx *ctx, struct vgmem_ctrl_shares *out)
+{
+	u32 i, j, rank, total = 0;
+	int err = 0;
+
+	memset(out->e, 0, sizeof(out->e));
+	out->count = 0;
+	if (!ctx) {
+		out->total = 0;
+		return out->index ? -EINVAL : 0;
+	}
+	mutex_lock(&ctx->lrc->lock);
+	for (i = 0; i < VG_LRC_SHARES_MAX; i++)
+		total += ctx->shares[i].root != NULL;
+	if (out->index > total) {
+		err = -EINVAL;
+		goto out_unlock;
+	}
+	for (i = 0; i < VG_LRC_SHARES_MAX; i++) {
+		const struct vg_lrc_share *s = &ctx->shares[i];
+		struct vgmem_ctrl_share *e;
+
+		if (!s->root)
+			continue;
+		rank = 0;
+		for (j = 0; j < VG_LRC_SHARES_MAX; j++)
+			rank += ctx->shares[j].root &&
+				ctx->shares[j].id < s->id;
+		if (rank < out->index ||
+		    rank - out->index >= VGMEM_CTRL_SHARES_PER_CMD)
+			continue;
+		e = &out->e[rank - out->index];
+		e->share_id = s->id;
+		e->flags = s->ro ? VGMEM_SHARE_F_RO : 0;
+		memcpy(e->tag, s->tag, sizeof(e->tag));
+		out->count++;
+	}
+	out->total = total;
+out_unlock:
 	mutex_unlock(&ctx->lrc->lock);
 	return err;
 }

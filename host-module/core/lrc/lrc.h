@@ -161,7 +161,24 @@ u32 vg_lrc_ctx_owner(const struct vg_lrc_ctx *ctx);
  */
 int vg_lrc_share_set(struct vg_lrc_ctx *ctx, u32 share_id,
 		     const char *root_path, bool read_only);
+/*
+ * The same with the share's virtio-fs tag (NULL or "": none), which the
+ * guest reads back with VGMEM_CTRL_SHARES: -EINVAL unless
+ * vgmem_share_tag_ok(), -EEXIST if another share of the context has it.
+ * The platform validates a whole table first; replacing one whose tags
+ * move between ids goes through clearing the old entries.
+ */
+int vg_lrc_share_set_tag(struct vg_lrc_ctx *ctx, u32 share_id,
+			 const char *root_path, bool read_only,
+			 const char *tag);
 int vg_lrc_share_clear(struct vg_lrc_ctx *ctx, u32 share_id);	/* -ENOENT */
+/*
+ * VGMEM_CTRL_SHARES's answer (include/uapi/vgmem.h) from the context's
+ * table: total, and from entry out->index on (by id ascending) count
+ * entries into out->e, the rest of e zeroed. -EINVAL if index > total.
+ * ctx NULL: a VM without a table (total 0).
+ */
+int vg_lrc_shares_list(struct vg_lrc_ctx *ctx, struct vgmem_ctrl_shares *out);
 
 /*
  * Map [offset, offset + length) of the share's file relpath into the VM's

@@ -215,6 +215,7 @@ struct vg_lrc_share {
 	u32 id;
 	bool ro;
 	void *root;			/* NULL: slot free */
+	char tag[VGMEM_SHARE_TAG_SIZE];	/* virtio-fs tag, NUL-padded; "": none */
 };
 
 /* A file range mapped into a context's GPU VA space (lrc->lock). */
