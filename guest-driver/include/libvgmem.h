@@ -94,6 +94,29 @@ int vgmem_release(struct vgmem_dev *dev, uint64_t va, uint64_t length);
 int vgmem_file_sync(struct vgmem_dev *dev, uint64_t va, uint64_t length);
 
 /*
+ * The VM's shares as the host lists them (VGMEM_CTRL_SHARES): what
+ * vgmem_map_file can name, by id ascending, with each share's virtio-fs
+ * tag, so a file on a virtio-fs mount (whose tag the guest knows) maps
+ * to a share id. vgmem_shares fills out[0..min(max, *total)) and returns
+ * how many it filled (>= 0) or a negative errno; *total (if not NULL)
+ * gets the number of shares. out may be NULL when max is 0 (only the
+ * total). It pages through the table and starts over when the host's
+ * total changes meanwhile (the operator replaced the table); -EAGAIN if
+ * it keeps changing, -EIO if the host's answer is malformed.
+ * vgmem_share_find: the share whose tag is tag: 0 and *id, -ENOENT if
+ * none has it, -EINVAL for a tag no share can have.
+ */
+struct vgmem_share_info {
+	uint32_t id;
+	uint32_t flags;			/* VGMEM_SHARE_F_RO */
+	char tag[VGMEM_SHARE_TAG_SIZE];	/* NUL-terminated; "" if none */
+};
+
+int vgmem_shares(struct vgmem_dev *dev, struct vgmem_share_info *out,
+		 unsigned int max, unsigned int *total);
+int vgmem_share_find(struct vgmem_dev *dev, const char *tag, uint32_t *id);
+
+/*
  * A channel with a GPFIFO ring of entries (power of two) and pb_bytes of
  * pushbuffer space (a ring itself; 0: 64 KiB) plus a staging area of
  * staging_bytes (0: 1 MiB) for vgmem_write/vgmem_read. Binds the copy class

@@ -178,6 +178,28 @@ static void print_hist(struct vgg_ctx *c, const char *name, const __u64 *h)
 	vgg_log(c, "%s", line);
 }
 
+/*
+ * The VM's shares (VGMEM_CTRL_SHARES), one line each: what a file map may
+ * name, and the virtio-fs tag that says which mount it is. A host without
+ * the command (an older one) is not an error of info.
+ */
+static void print_shares(struct vgg_ctx *c)
+{
+	struct vgmem_share_info s[VGMEM_SHARES_MAX];
+	unsigned int total = 0;
+	int n, i;
+
+	n = vgmem_shares(c->dev, s, VGMEM_SHARES_MAX, &total);
+	if (n < 0) {
+		vgg_log(c, "shares unavailable: %d (%s)", n, strerror(-n));
+		return;
+	}
+	vgg_log(c, "shares %u", total);
+	for (i = 0; i < n; i++)
+		vgg_log(c, "share id=%u ro=%u tag=%s", s[i].id,
+			s[i].flags & VGMEM_SHARE_F_RO ? 1 : 0, s[i].tag);
+}
+
 int vgg_cmd_info(struct vgg_ctx *c)
 {
 	struct vgmem_ctrl_query q;
@@ -224,6 +246,7 @@ int vgg_cmd_info(struct vgg_ctx *c)
 	print_hist(c, "stall_hist", st.stall_hist);
 	vgg_log(c, "stall_total_ns %llu", (unsigned long long)st.stall_total_ns);
 	vgg_log(c, "faults %llu", (unsigned long long)st.faults);
+	print_shares(c);
 
 	if (q.abi_version != VGMEM_ABI_VERSION)
 		return vgg_detail(c, VGG_FAIL, "info: ABI version %u, want %u",

@@ -90,7 +90,7 @@ static const struct {
 static const char usage_all[] =
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) [--ram SIZE] COMMAND [options]\n"
 	"\n"
-	"  info                          query limits and statistics\n"
+	"  info                          query limits, statistics and shares\n"
 	"  workload KIND --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"
 	"                                KIND: stream, strided, gather, hotcold\n"
 	"  fill-check --size SIZE [--bo SIZE] [--loops N] [--seed S] [--hold SECONDS]\n"
@@ -121,8 +121,10 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	[VGG_INFO] =
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) info\n"
 	"Queries the device (ABI version, channels, quota, chunk size, VA range)\n"
-	"and its statistics and prints them as \"name value\" lines. Checks the ABI\n"
-	"version and the limits are sane.\n",
+	"and its statistics and prints them as \"name value\" lines, then the VM's\n"
+	"shares (\"shares N\", then \"share id=ID ro=0|1 tag=TAG\" each; tag= is\n"
+	"empty for a share without a virtio-fs tag). Checks the ABI version and\n"
+	"the limits are sane.\n",
 	[VGG_WORKLOAD] =
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) workload {stream|strided|gather|hotcold}\n"
 	"         --ws SIZE [--iters N] [--seed S] [--bo SIZE]\n"

@@ -59,7 +59,7 @@ struct vgmem_guest_query {
 /*
  * VGMEM_GIOC_CTRL: one control command (struct vgmem_ctrl), checked by the
  * driver before it reaches the device:
- *  - QUERY, STATS: as they are;
+ *  - QUERY, STATS, SHARES: as they are;
  *  - CHAN_CREATE: the whole GPFIFO ring (gpfifo_entries * 8 bytes from
  *    gpfifo_gpa) must lie inside one DMA buffer of this file; the new
  *    channel belongs to this file;
