@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The LRC file cache's store in the kernel (struct vg_lrc_store_ops of
- * core/lrc/lrc.h) and the vGPUs' share tables that netlink sets.
+ * core/lrc/lrc.h); the vGPUs' share tables (shares.c) reach the VMs'
+ * contexts here.
  *
  * Containment is the VFS's: a share root is a struct path held from
  * root_open, and every file is looked up beneath it with
@@ -333,30 +334,7 @@ const struct vg_lrc_store_ops vgmem_lrc_store_ops = {
 	.close = vgmem_store_close,
 };
 
-/* ---- share tables ---------------------------------------------------------- */
-
-struct vgmem_shares *vgmem_shares_alloc(unsigned int nr)
-{
-	struct vgmem_shares *s;
-
-	if (nr > VGMEM_SHARES_MAX)
-		return NULL;
-	s = kzalloc(struct_size(s, e, nr), GFP_KERNEL);
-	if (s)
-		s->nr = nr;
-	return s;
-}
-
-void vgmem_shares_free(struct vgmem_shares *s)
-{
-	unsigned int i;
-
-	if (!s)
-		return;
-	for (i = 0; i < s->nr; i++)
-		kfree(s->e[i].path);
-	kfree(s);
-}
+/* ---- share roots ------------------------------------------------------------ */
 
 int vgmem_share_root_check(const char *path)
 {
@@ -369,18 +347,6 @@ int vgmem_share_root_check(const char *path)
 		return ret;
 	path_put(&p);
 	return 0;
-}
-
-size_t vgmem_shares_nla_size(const struct vgmem_shares *s)
-{
-	size_t size = nla_total_size(0);
-	unsigned int i;
-
-	for (i = 0; s && i < s->nr; i++)
-		size += nla_total_size(0) + nla_total_size(sizeof(u32)) +
-			nla_total_size(strlen(s->e[i].path) + 1) +
-			nla_total_size(0);
-	return size;
 }
 
 /* ---- the kernel's cache ------------------------------------------------------ */
@@ -522,32 +488,31 @@ void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu)
 }
 
 /*
- * The vGPU's table into its VM's context: ids of old that the new table
- * lacks are cleared, every entry of the new one is set (an entry whose
- * root cannot be opened now, e.g. removed since SET_VM checked it, is
- * left out with a warning: the guest's maps of it fail with -ENOENT).
+ * The vGPU's table into its VM's context: every entry of old is cleared
+ * first, then every entry of the new one set, so tags may move between
+ * ids (the context refuses a tag another share holds). Open maps keep
+ * their files, and no control command (FILE_MAP, SHARES) runs meanwhile:
+ * the control queue runs them under v->lock too. An entry whose root
+ * cannot be opened now (e.g. removed since SET_VM checked it) is left out
+ * with a warning: the guest does not list it and its maps fail -ENOENT.
  */
 static void vgmem_vgpu_apply_shares(struct vgmem_vgpu *v,
 				    const struct vgmem_shares *old)
 {
 	const struct vgmem_shares *s = v->shares;
 	struct vg_lrc_ctx *ctx;
-	unsigned int i, j;
+	unsigned int i;
 	int ret;
 
 	lockdep_assert_held(&v->lock);
 	ctx = v->vm ? vg_lrc_vm_ctx(v->vm) : NULL;
 	if (!ctx)
 		return;
-	for (i = 0; old && i < old->nr; i++) {
-		for (j = 0; s && j < s->nr && s->e[j].id != old->e[i].id; j++)
-			;
-		if (!s || j == s->nr)
-			vg_lrc_share_clear(ctx, old->e[i].id);
-	}
+	for (i = 0; old && i < old->nr; i++)
+		vg_lrc_share_clear(ctx, old->e[i].id);
 	for (i = 0; s && i < s->nr; i++) {
-		ret = vg_lrc_share_set(ctx, s->e[i].id, s->e[i].path,
-				       s->e[i].readonly);
+		ret = vg_lrc_share_set_tag(ctx, s->e[i].id, s->e[i].path,
+					   s->e[i].readonly, s->e[i].tag);
 		if (ret)
 			dev_warn(&v->mdev->dev, "share %u (%s): %d\n",
 				 s->e[i].id, s->e[i].path, ret);

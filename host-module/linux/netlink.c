@@ -69,14 +69,6 @@ static const struct nla_policy vgmem_nl_get_vm_policy[VGMEM_A_MAX + 1] = {
 static const struct nla_policy vgmem_nl_get_lrc_policy[VGMEM_A_MAX + 1] = {
 };
 
-/* One entry of VGMEM_A_VM_SHARES; the path's length is bounded here. */
-static const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1] = {
-	[VGMEM_SHARE_A_ID] = { .type = NLA_U32 },
-	[VGMEM_SHARE_A_PATH] = { .type = NLA_NUL_STRING,
-				 .len = VGMEM_SHARE_PATH_MAX - 1 },
-	[VGMEM_SHARE_A_READONLY] = { .type = NLA_FLAG },
-};
-
 static const struct nla_policy vgmem_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
 	[VGMEM_A_VM_QUOTA] = NLA_POLICY_FULL_RANGE(NLA_U64,
@@ -325,30 +317,6 @@ static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
 				  ARRAY_SIZE(vals), VGMEM_VS_PAD,
 				  VGMEM_VS_SUSPEND_HIST, st->suspend_hist,
 				  VGMEM_VS_STALL_HIST, st->stall_hist);
-}
-
-/* The vGPU's share table (GET_VM do replies); v->lock held. */
-static int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v)
-{
-	const struct vgmem_shares *s = v->shares;
-	struct nlattr *nest, *e;
-	unsigned int i;
-
-	lockdep_assert_held(&v->lock);
-	nest = nla_nest_start(skb, VGMEM_A_VM_SHARES);
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; s && i < s->nr; i++) {
-		e = nla_nest_start(skb, i + 1);
-		if (!e || nla_put_u32(skb, VGMEM_SHARE_A_ID, s->e[i].id) ||
-		    nla_put_string(skb, VGMEM_SHARE_A_PATH, s->e[i].path) ||
-		    (s->e[i].readonly &&
-		     nla_put_flag(skb, VGMEM_SHARE_A_READONLY)))
-			return -EMSGSIZE;
-		nla_nest_end(skb, e);
-	}
-	nla_nest_end(skb, nest);
-	return 0;
 }
 
 /*
@@ -757,96 +725,6 @@ out_unlock:
 }
 
 /* ---- SET_VM ------------------------------------------------------------- */
-
-/*
- * The share table of a SET_VM, every entry checked and every root
- * resolved (outside any lock: lookups sleep), sorted by id. The policy
- * has validated the entries' attributes already.
- */
-static int vgmem_nl_parse_shares(struct nlattr *nest,
-				 struct netlink_ext_ack *extack,
-				 struct vgmem_shares **out)
-{
-	struct nlattr *tb[VGMEM_SHARE_A_MAX + 1];
-	struct vgmem_shares *s;
-	unsigned int n = 0, i, j;
-	struct nlattr *e;
-	int rem, ret;
-
-	nla_for_each_nested(e, nest, rem)
-		n++;
-	if (n > VGMEM_SHARES_MAX) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "more than 64 shares");
-		return -EINVAL;
-	}
-	s = vgmem_shares_alloc(n);
-	if (!s)
-		return -ENOMEM;
-	i = 0;
-	nla_for_each_nested(e, nest, rem) {
-		struct vgmem_share *sh;
-		const char *path;
-		u32 id;
-
-		ret = nla_parse_nested(tb, VGMEM_SHARE_A_MAX, e,
-				       vgmem_nl_share_policy, extack);
-		if (ret)
-			goto err_free;
-		ret = -EINVAL;
-		if (!tb[VGMEM_SHARE_A_ID] || !tb[VGMEM_SHARE_A_PATH]) {
-			NL_SET_ERR_ATTR_MISS(extack, e, tb[VGMEM_SHARE_A_ID] ?
-					     VGMEM_SHARE_A_PATH :
-					     VGMEM_SHARE_A_ID);
-			NL_SET_ERR_MSG(extack, "a share needs an id and a path");
-			goto err_free;
-		}
-		path = nla_data(tb[VGMEM_SHARE_A_PATH]);
-		if (vgmem_share_path_check(path)) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
-					    "a share path must be absolute, without '.' or '..' components");
-			goto err_free;
-		}
-		id = nla_get_u32(tb[VGMEM_SHARE_A_ID]);
-		for (j = 0; j < i; j++) {
-			if (s->e[j].id == id) {
-				NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_ID],
-						    "two shares have the same id");
-				goto err_free;
-			}
-		}
-		/* insertion by id: the table stays sorted */
-		for (j = i; j > 0 && s->e[j - 1].id > id; j--)
-			s->e[j] = s->e[j - 1];
-		sh = &s->e[j];
-		sh->id = id;
-		sh->readonly = nla_get_flag(tb[VGMEM_SHARE_A_READONLY]);
-		sh->path = kstrdup(path, GFP_KERNEL);
-		i++;
-		if (!sh->path) {
-			ret = -ENOMEM;
-			goto err_free;
-		}
-		ret = vgmem_share_root_check(path);
-		if (ret == -ENOENT)
-			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
-					    "a share path does not exist");
-		else if (ret == -ENOTDIR)
-			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
-					    "a share path is not a directory");
-		else if (ret)
-			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
-					    "a share path cannot be resolved");
-		if (ret)
-			goto err_free;
-	}
-	*out = s;
-	return 0;
-
-err_free:
-	s->nr = i;
-	vgmem_shares_free(s);
-	return ret;
-}
 
 static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 {

@@ -24,6 +24,7 @@
 #include <linux/spinlock.h>
 #include <linux/vfio.h>
 #include <linux/workqueue.h>
+#include <net/netlink.h>
 
 #include "../core/vg.h"
 #include "../core/lrc/lrc.h"
@@ -100,6 +101,8 @@ struct vgmem_share {
 	u32 id;
 	bool readonly;
 	char *path;		/* absolute, checked (vgmem_share_path_check) */
+	/* virtio-fs tag (vgmem_share_tag_ok), unique in the table; "": none */
+	char tag[VGMEM_SHARE_TAG_SIZE];
 };
 
 struct vgmem_shares {
@@ -273,7 +276,7 @@ extern const struct vg_gpu_events vgmem_nl_gpu_events;
 void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error);
 
 /*
- * lrc_store.c: the LRC file cache's store over the VFS, and share tables.
+ * lrc_store.c: the LRC file cache's store over the VFS, and share roots.
  * vgmem_share_path_check(): absolute, shorter than VGMEM_SHARE_PATH_MAX,
  * no control characters, no "." or ".." components (-EINVAL).
  * vgmem_share_root_check(): that, and an existing directory (-ENOENT,
@@ -283,11 +286,23 @@ void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error);
 extern const struct vg_lrc_store_ops vgmem_lrc_store_ops;
 int vgmem_share_path_check(const char *path);
 int vgmem_share_root_check(const char *path);
+void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s);
+
+/*
+ * shares.c: share tables and their netlink form. vgmem_nl_parse_shares()
+ * builds SET_VM's table (every entry checked, every root resolved,
+ * sorted by id; outside any lock: lookups sleep) or refuses it with an
+ * extack message; vgmem_nl_put_shares() adds the vGPU's table to a
+ * GET_VM reply (v->lock held).
+ */
+extern const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1];
 struct vgmem_shares *vgmem_shares_alloc(unsigned int nr);
 void vgmem_shares_free(struct vgmem_shares *s);
 /* Bytes of a VGMEM_A_VM_SHARES nest holding s. */
 size_t vgmem_shares_nla_size(const struct vgmem_shares *s);
-void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s);
+int vgmem_nl_parse_shares(struct nlattr *nest, struct netlink_ext_ack *extack,
+			  struct vgmem_shares **out);
+int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v);
 /*
  * The host's file cache: created at module init, GPUs added as they
  * register with a budget of lrc_budget_mb MiB of VRAM for replicas
