@@ -48,7 +48,7 @@ POLICY_SRCS := $(wildcard policy/*.c)
 # library alone (they bring their own model).
 MGMTD_REST_SRCS := $(wildcard mgmtd/rest*.c mgmtd/metrics*.c mgmtd/openapi*.c mgmtd/sse*.c)
 MGMTD_SRCS := $(filter-out mgmtd/main.c $(MGMTD_REST_SRCS),$(wildcard mgmtd/*.c)) \
-	$(wildcard tools/vgmem-nl/nl.c)
+	$(wildcard tools/vgmem-nl/nl.c tools/vgmem-nl/nl_parse.c)
 MGMTD_MAIN := $(wildcard mgmtd/main.c)
 MGMTD_PKGS := libvirt sqlite3 libxml-2.0 libmicrohttpd jansson libcurl libnl-genl-3.0 zlib
 MGMTD_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(MGMTD_PKGS) 2>/dev/null)
@@ -66,7 +66,7 @@ BENCH_SUPPORT := $(filter-out $(BENCH_MAINS),$(wildcard tests/bench/*.c))
 # tests/unit/vgnl/, out of the reach of the tests/unit/test_*.c wildcard.
 NL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell $(PKG_CONFIG) --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
-NL_LIB_SRCS := tools/vgmem-nl/nl.c
+NL_LIB_SRCS := tools/vgmem-nl/nl.c tools/vgmem-nl/nl_parse.c
 NL_TOOL_SRCS := tools/vgmem-nl/vgmem-nl.c
 NL_TEST_SRCS := tests/unit/vgnl/test_vgnl.c
 NL_VM_CHECK_SRCS := tests/vm/progs/vgnl-check.c

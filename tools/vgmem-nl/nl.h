@@ -130,6 +130,13 @@ struct vgnl_share {
 	uint32_t id;
 	bool readonly;
 	char path[VGMEM_SHARE_PATH_MAX];
+	/*
+	 * has_tag: VGMEM_SHARE_A_TAG is sent (even "", which the kernel
+	 * refuses: tests need that) or was received. The library checks only
+	 * that it fits; the kernel judges it (vgmem_share_tag_ok).
+	 */
+	bool has_tag;
+	char tag[VGMEM_SHARE_TAG_SIZE];
 };
 
 /*
@@ -226,8 +233,10 @@ const char *vgnl_lrc_field(const struct vgnl_lrc *l, unsigned int i,
 int vgnl_parse_vm_shares(const struct nlmsghdr *nlh, struct vgnl_share **out,
 			 size_t *n);
 /*
- * "ID:PATH" or "ID:PATH:ro" (the vgmem-nl flag --share): 0 or -EINVAL.
- * Only the syntax is checked; the kernel judges the path.
+ * "ID:PATH[:ro][:tag=TAG]" (the vgmem-nl flag --share): 0 or -EINVAL.
+ * The last ":tag=" starts the tag (which may be empty, or hold ':'; it
+ * must fit struct vgnl_share's field), then a trailing ":ro" is the flag.
+ * Only the syntax is checked; the kernel judges the path and the tag.
  */
 int vgnl_share_parse(const char *s, struct vgnl_share *out);
 /* Text "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" <-> wire bytes. */

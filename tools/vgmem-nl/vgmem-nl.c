@@ -31,10 +31,12 @@ static void usage(FILE *f)
 		"  set-policy GPU random|lra|cold  chunk choice policy\n"
 		"  set-return-interval GPU MS      return worker period\n"
 		"  set-oversub GPU PCT             admission limit, %% of VRAM (0: module default)\n"
-		"  set-shares UUID [--share ID:PATH[:ro]]...\n"
+		"  set-shares UUID [--share ID:PATH[:ro][:tag=TAG]]...\n"
 		"                                  replace the vGPU's virtio-fs share table\n"
-		"                                  (no --share: clear it)\n"
-		"  show shares UUID                the vGPU's share table\n"
+		"                                  (no --share: clear it); TAG: the share's\n"
+		"                                  virtio-fs tag, which the guest sees\n"
+		"  show shares UUID                the vGPU's share table: id, readonly,\n"
+		"                                  tag (if any), path\n"
 		"  show lrc                        the host's LRC file cache counters\n"
 		"  monitor [--count N] [--timeout SECONDS]\n"
 		"                                  print events (pressure, relocation, chan_fault)\n"
@@ -397,7 +399,16 @@ static int cmd_show(struct vgnl *h, int argc, char **argv)
 				       k ? "," : "", sh[k].id,
 				       sh[k].readonly ? "true" : "false");
 				print_json_str(sh[k].path);
+				if (sh[k].has_tag) {
+					printf(",\"tag\":");
+					print_json_str(sh[k].tag);
+				}
 				printf("}");
+			} else if (sh[k].has_tag) {
+				/* before the path, which may hold anything */
+				printf("id=%" PRIu32 " readonly=%d tag=%s path=%s\n",
+				       sh[k].id, sh[k].readonly, sh[k].tag,
+				       sh[k].path);
 			} else {
 				printf("id=%" PRIu32 " readonly=%d path=%s\n",
 				       sh[k].id, sh[k].readonly, sh[k].path);
@@ -420,7 +431,7 @@ static int cmd_show(struct vgnl *h, int argc, char **argv)
 	return bad_usage("show gpu GPU | show vm UUID | show shares UUID | show lrc");
 }
 
-/* set-shares UUID [--share ID:PATH[:ro]]...: the whole table at once. */
+/* set-shares UUID [--share ID:PATH[:ro][:tag=TAG]]...: the whole table at once. */
 static int cmd_set_shares(struct vgnl *h, int argc, char **argv)
 {
 	struct vgnl_vm_set set = { 0 };
@@ -429,7 +440,7 @@ static int cmd_set_shares(struct vgnl *h, int argc, char **argv)
 	int i, ret;
 
 	if (argc < 1 || vgnl_uuid_parse(argv[0], uuid))
-		return bad_usage("set-shares UUID [--share ID:PATH[:ro]]...");
+		return bad_usage("set-shares UUID [--share ID:PATH[:ro][:tag=TAG]]...");
 	if (argc > 1 + 2 * VGMEM_SHARES_MAX)
 		return bad_usage("set-shares: too many shares");
 	sh = calloc((size_t)argc, sizeof(*sh));
@@ -439,7 +450,7 @@ static int cmd_set_shares(struct vgnl *h, int argc, char **argv)
 		if (strcmp(argv[i], "--share") || i + 1 >= argc ||
 		    vgnl_share_parse(argv[i + 1], &sh[set.nr_shares])) {
 			free(sh);
-			return bad_usage("set-shares: --share ID:PATH[:ro] expected");
+			return bad_usage("set-shares: --share ID:PATH[:ro][:tag=TAG] expected");
 		}
 		set.nr_shares++;
 	}

@@ -294,6 +294,20 @@ static void put_share(struct nl_msg *msg, int pos, int id, const char *path,
 	nla_nest_end(msg, e);
 }
 
+static void put_share_tag(struct nl_msg *msg, int pos, int id,
+			  const char *path, bool ro, const char *tag)
+{
+	struct nlattr *e = nla_nest_start(msg, pos);
+
+	assert_non_null(e);
+	assert_int_equal(nla_put_u32(msg, VGMEM_SHARE_A_ID, (uint32_t)id), 0);
+	assert_int_equal(nla_put_string(msg, VGMEM_SHARE_A_PATH, path), 0);
+	if (ro)
+		assert_int_equal(nla_put_flag(msg, VGMEM_SHARE_A_READONLY), 0);
+	assert_int_equal(nla_put_string(msg, VGMEM_SHARE_A_TAG, tag), 0);
+	nla_nest_end(msg, e);
+}
+
 static void test_parse_shares(void **state)
 {
 	struct vgnl_share *sh;
@@ -333,6 +347,34 @@ static void test_parse_shares(void **state)
 	assert_string_equal(sh[1].path, "/srv/models");
 	assert_true(sh[1].readonly);
 	free(sh);
+	nlmsg_free(msg);
+
+	/* tags: given, absent, the longest the kernel sends */
+	msg = vm_msg(VGMEM_UUID_LEN);
+	n = nla_nest_start(msg, VGMEM_A_VM_SHARES);
+	put_share_tag(msg, 1, 0, "/srv/data", false, "data");
+	put_share(msg, 2, 5, "/srv/models", true);
+	put_share_tag(msg, 3, 7, "/srv/x", false,
+		      "012345678901234567890123456789012345");
+	nla_nest_end(msg, n);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), 0);
+	assert_int_equal(cnt, 3);
+	assert_true(sh[0].has_tag);
+	assert_string_equal(sh[0].tag, "data");
+	assert_false(sh[1].has_tag);
+	assert_string_equal(sh[1].tag, "");
+	assert_true(sh[2].has_tag);
+	assert_string_equal(sh[2].tag, "012345678901234567890123456789012345");
+	free(sh);
+	nlmsg_free(msg);
+	/* a tag longer than the field: malformed, never truncated */
+	msg = vm_msg(VGMEM_UUID_LEN);
+	n = nla_nest_start(msg, VGMEM_A_VM_SHARES);
+	put_share_tag(msg, 1, 0, "/srv/data", false,
+		      "0123456789012345678901234567890123456789");
+	nla_nest_end(msg, n);
+	assert_int_equal(vgnl_parse_vm_shares(nlmsg_hdr(msg), &sh, &cnt), -EINVAL);
+	assert_null(sh);
 	nlmsg_free(msg);
 
 	/* an entry without a path, or without an id: malformed */
@@ -503,6 +545,38 @@ static void test_share_text(void **state)
 	assert_int_equal(vgnl_share_parse(longp, &s), -EINVAL);
 	longp[VGMEM_SHARE_PATH_MAX + 1] = 0;	/* 4095 bytes: fits */
 	assert_int_equal(vgnl_share_parse(longp, &s), 0);
+
+	/* tags: after the flag; the last ":tag=" starts it */
+	assert_int_equal(vgnl_share_parse("0:/srv/data", &s), 0);
+	assert_false(s.has_tag);
+	assert_int_equal(vgnl_share_parse("2:/srv/data:tag=data", &s), 0);
+	assert_int_equal(s.id, 2);
+	assert_string_equal(s.path, "/srv/data");
+	assert_false(s.readonly);
+	assert_true(s.has_tag);
+	assert_string_equal(s.tag, "data");
+	assert_int_equal(vgnl_share_parse("3:/a:b:ro:tag=x:y", &s), 0);
+	assert_string_equal(s.path, "/a:b");
+	assert_true(s.readonly);
+	assert_string_equal(s.tag, "x:y");
+	assert_int_equal(vgnl_share_parse("3:/a:tag=b:tag=c", &s), 0);
+	assert_string_equal(s.path, "/a:tag=b");
+	assert_string_equal(s.tag, "c");
+	/* ":ro" after the tag belongs to the tag */
+	assert_int_equal(vgnl_share_parse("3:/a:tag=t:ro", &s), 0);
+	assert_false(s.readonly);
+	assert_string_equal(s.tag, "t:ro");
+	/* the kernel judges tags: empty, '/' and 39 bytes pass the syntax */
+	assert_int_equal(vgnl_share_parse("4:/a:tag=", &s), 0);
+	assert_true(s.has_tag);
+	assert_string_equal(s.tag, "");
+	assert_int_equal(vgnl_share_parse("4:/a:tag=x/y", &s), 0);
+	assert_int_equal(vgnl_share_parse(
+		"4:/a:tag=012345678901234567890123456789012345678", &s), 0);
+	assert_int_equal(vgnl_share_parse(
+		"4:/a:tag=0123456789012345678901234567890123456789", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("4::tag=x", &s), -EINVAL);
+	assert_int_equal(vgnl_share_parse("4::ro:tag=x", &s), -EINVAL);
 }
 
 static void test_uuid_text(void **state)
