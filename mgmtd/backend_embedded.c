@@ -209,23 +209,15 @@ static int emb_set_quota(void *b, const char *id, uint64_t bytes)
 	return vg_vm_set_quota(vg_host_guest_vm(vm->guest), bytes);
 }
 
-static const struct mg_share *share_find(const struct mg_share *s, size_t n,
-					 uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (s[i].id == id)
-			return &s[i];
-	return NULL;
-}
-
-/* One share of the guest's LRC context (the userspace host opens its root). */
+/*
+ * One share of the guest's LRC context (the userspace host opens its
+ * root), with its virtio-fs tag for the guest's SHARES.
+ */
 static int emb_share_set(struct emb_vm *vm, const struct mg_share *s)
 {
-	return s->readonly ?
-		vg_host_guest_set_share_ro(vm->guest, s->id, s->source) :
-		vg_host_guest_set_share(vm->guest, s->id, s->source);
+	return vg_host_guest_set_share_tag(vm->guest, s->id, s->source,
+					   s->readonly,
+					   s->tag[0] ? s->tag : NULL);
 }
 
 static void emb_share_clear(struct emb_vm *vm, uint32_t id)
@@ -239,15 +231,16 @@ static void emb_share_clear(struct emb_vm *vm, uint32_t id)
 /*
  * The guest's share table, handed to the userspace host (which opens the
  * roots for the guest's file cache) and kept as the VM's record (tests
- * read it back). A root the host cannot open puts the entries set so far
- * back as they were: nothing changes on error.
+ * read it back). The old entries are cleared first (a tag may move to
+ * another id; the host refuses a tag two shares hold); a root the host
+ * cannot open clears what was set and puts the old table back: nothing
+ * changes on error (unless an old root vanished meanwhile).
  */
 static int emb_set_shares(void *b, const char *id,
 			  const struct mg_share *shares, size_t n)
 {
 	struct emb_vm *vm = emb_find(b, id);
 	struct mg_share *copy = NULL;
-	const struct mg_share *prev;
 	size_t i, k;
 	int ret;
 
@@ -261,24 +254,19 @@ static int emb_set_shares(void *b, const char *id,
 			return -ENOMEM;
 		memcpy(copy, shares, n * sizeof(*copy));
 	}
+	for (i = 0; i < vm->nr_shares; i++)
+		emb_share_clear(vm, vm->shares[i].id);
 	for (i = 0; i < n; i++) {
 		ret = emb_share_set(vm, &shares[i]);
 		if (!ret)
 			continue;
-		for (k = 0; k < i; k++) {
-			prev = share_find(vm->shares, vm->nr_shares,
-					  shares[k].id);
-			if (prev)
-				emb_share_set(vm, prev);
-			else
-				emb_share_clear(vm, shares[k].id);
-		}
+		for (k = 0; k < i; k++)
+			emb_share_clear(vm, shares[k].id);
+		for (k = 0; k < vm->nr_shares; k++)
+			emb_share_set(vm, &vm->shares[k]);
 		free(copy);
 		return ret;
 	}
-	for (i = 0; i < vm->nr_shares; i++)
-		if (!share_find(shares, n, vm->shares[i].id))
-			emb_share_clear(vm, vm->shares[i].id);
 	free(vm->shares);
 	vm->shares = copy;
 	vm->nr_shares = n;

@@ -268,6 +268,9 @@ static int nlb_set_shares(void *b, const char *id,
 		sh[i].readonly = shares[i].readonly;
 		snprintf(sh[i].path, sizeof(sh[i].path), "%s",
 			 shares[i].source);
+		/* the guest finds the share by it (VGMEM_CTRL_SHARES) */
+		sh[i].has_tag = shares[i].tag[0] != 0;
+		snprintf(sh[i].tag, sizeof(sh[i].tag), "%s", shares[i].tag);
 	}
 	memset(&set, 0, sizeof(set));
 	set.has_shares = true;

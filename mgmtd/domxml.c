@@ -355,6 +355,24 @@ static int share_from_elem(xmlNodePtr fs, uint32_t id, struct mg_share *s,
 	return ret;
 }
 
+/*
+ * A guest finds a share by its tag, so two shares may not have one: the
+ * first keeps it (libvirt itself refuses two <target dir> alike, so this
+ * is a hand-made definition's mistake), the later one is refused.
+ */
+static int tag_taken(const struct mg_share *v, size_t nr,
+		     const struct mg_share *s, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(v[i].tag, s->tag))
+			return perr(err, errlen,
+				    "share %u (tag '%s'): share %u has this tag",
+				    s->id, s->tag, v[i].id);
+	return 0;
+}
+
 int mg_domain_shares(const char *xml, struct mg_share **out, size_t *n,
 		     char *bad, size_t badlen)
 {
@@ -390,7 +408,8 @@ int mg_domain_shares(const char *xml, struct mg_share **out, size_t *n,
 			break;
 		}
 		if (share_from_elem(fs, id, &s, err, sizeof(err)) ||
-		    mg_share_check(&s, err, sizeof(err))) {
+		    mg_share_check(&s, err, sizeof(err)) ||
+		    tag_taken(v, nr, &s, err, sizeof(err))) {
 			bad_add(bad, badlen, err);
 			id++;
 			continue;
@@ -441,13 +460,17 @@ int mg_share_check(const struct mg_share *s, char *err, size_t errlen)
 	struct stat st;
 	size_t i;
 
-	if (!tlen || tlen > 36 || tlen == sizeof(s->tag))
+	if (!tlen || tlen > VGMEM_SHARE_TAG_MAX || tlen == sizeof(s->tag))
 		return perr(err, errlen, "share %u: the tag must have 1 to 36 bytes",
 			    s->id);
+	/* the tag is not printed: it may hold what a log should not */
 	for (i = 0; i < tlen; i++)
-		if ((unsigned char)s->tag[i] < 0x20)
+		if ((unsigned char)s->tag[i] < 0x20 || s->tag[i] == 0x7f)
 			return perr(err, errlen, "share %u: the tag has a control character",
 				    s->id);
+	if (strchr(s->tag, '/'))
+		return perr(err, errlen, "share %u (tag '%s'): a tag has no '/'",
+			    s->id, s->tag);
 	if (plen == sizeof(s->source))
 		return perr(err, errlen, "share %u (tag '%s'): source is too long",
 			    s->id, s->tag);

@@ -141,12 +141,12 @@ void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail)
 	rbuf_putc(b, '}');
 }
 
-void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
+void rj_vm_shares(struct rbuf *b, const struct mg_vm_info *vm, bool detail,
 		  const struct mg_share *shares, size_t n)
 {
 	size_t i;
 
-	rj_vm_members(b, vm, true);
+	rj_vm_members(b, vm, detail);
 	rbuf_json_key(b, "shares", false);
 	rbuf_putc(b, '[');
 	for (i = 0; i < n; i++) {
@@ -161,6 +161,12 @@ void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
 	}
 	rbuf_putc(b, ']');
 	rbuf_putc(b, '}');
+}
+
+void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
+		  const struct mg_share *shares, size_t n)
+{
+	rj_vm_shares(b, vm, true, shares, n);
 }
 
 void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail)

@@ -18,7 +18,12 @@
 #define REST_ERR_LEN	256
 
 void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail);
-/* GET /v1/vms/{id}: the detailed VM with its virtio-fs shares. */
+/*
+ * A VM with its virtio-fs shares (id, tag, source, readonly): detail for
+ * GET /v1/vms/{id} (histograms too), not for the list of GET /v1/vms.
+ */
+void rj_vm_shares(struct rbuf *b, const struct mg_vm_info *vm, bool detail,
+		  const struct mg_share *shares, size_t n);
 void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
 		  const struct mg_share *shares, size_t n);
 void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail);

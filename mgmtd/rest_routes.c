@@ -132,18 +132,34 @@ static void route_healthz(struct rest_ctx *c)
 
 /* ---- cached reads (rest_cache.h) ------------------------------------------ */
 
-/* {"vms":[...]} (histograms omitted, as in the list) */
-static void render_vms(struct rbuf *b, const struct mg_vm_info *vms, size_t n)
+/*
+ * {"vms":[...]} (histograms omitted, as in the list), each VM with its
+ * shares: a guest names a share by its tag, and operators read both
+ * sides here. Setting a table bumps the view's generation, so a cached
+ * list never shows an old one. A VM gone since the listing has none;
+ * -ENOMEM fails the answer rather than showing a VM without its shares.
+ */
+static int render_vms(struct mg *mg, struct rbuf *b,
+		      const struct mg_vm_info *vms, size_t n)
 {
-	size_t i;
+	struct mg_share *sh;
+	size_t i, nsh;
+	int ret;
 
 	rbuf_puts(b, "{\"vms\":[");
 	for (i = 0; i < n; i++) {
+		ret = mg_get_vm_shares(mg, vms[i].id, &sh, &nsh);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret)
+			nsh = 0;
 		if (i)
 			rbuf_putc(b, ',');
-		rj_vm(b, &vms[i], false);
+		rj_vm_shares(b, &vms[i], false, sh, nsh);
+		free(sh);
 	}
 	rbuf_puts(b, "]}");
+	return 0;
 }
 
 static void render_gpus(struct rbuf *b, const struct mg_gpu_info *gpus,
@@ -206,7 +222,14 @@ static struct rc_body *cached_answer(struct rest_ctx *c, enum rc_slot_id id)
 	switch (id) {
 	case RC_VMS:
 		rbuf_init(&t, 1024 * (nvms + 1));
-		render_vms(&t, vms, nvms);
+		ret = render_vms(r->mg, &t, vms, nvms);
+		if (ret) {
+			rbuf_free(&t);
+			free(gpus);
+			free(vms);
+			rest_problem_errno(c, ret, "VM list", NULL);
+			return NULL;
+		}
 		break;
 	case RC_GPUS:
 		rbuf_init(&t, 1024 * (ngpus + 1));

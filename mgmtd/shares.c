@@ -48,11 +48,11 @@ int mg_shares_push_locked(struct mg *mg, struct mg_vm *vm)
 	return ret;
 }
 
-/* Ids ascending and unique, every share valid. */
+/* Ids ascending and unique, tags unique, every share valid. */
 static int shares_validate(const struct mg_share *shares, size_t n,
 			   char *why, size_t whylen)
 {
-	size_t i;
+	size_t i, j;
 
 	if (n > MG_SHARES_MAX) {
 		snprintf(why, whylen, "more than %u shares", MG_SHARES_MAX);
@@ -66,6 +66,14 @@ static int shares_validate(const struct mg_share *shares, size_t n,
 		}
 		if (mg_share_check(&shares[i], why, whylen))
 			return -EINVAL;
+		for (j = 0; j < i; j++) {
+			if (!strcmp(shares[j].tag, shares[i].tag)) {
+				snprintf(why, whylen,
+					 "shares %u and %u have one tag",
+					 shares[j].id, shares[i].id);
+				return -EINVAL;
+			}
+		}
 	}
 	return 0;
 }
@@ -103,6 +111,8 @@ int mg_vm_set_shares(struct mg *mg, const char *id,
 	vm->shares = copy;
 	vm->nr_shares = n;
 	vm->shares_set = true;
+	/* GET /v1/vms shows the table: a cached list is stale now */
+	mg_view_changed_locked(mg);
 	if (bad && *bad)
 		shares_error_locked(mg, vm, bad);
 	mg_info("vm %s (%s): %zu virtio-fs share%s", vm->info.id,

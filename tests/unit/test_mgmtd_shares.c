@@ -23,6 +23,9 @@
 #include "mgmtd/log.h"
 #include "mgmtd/rest_buf.h"
 #include "mgmtd/rest_json.h"
+#include "mgmtd/backend.h"
+#include "host-module/user/host.h"
+#include "guest-driver/include/libvgmem.h"
 
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
@@ -124,7 +127,7 @@ static void test_parse_good(void **state)
 
 static void test_parse_hostile(void **state)
 {
-	char devs[8192], bad[1024], rel[160], dots[160], dot[160], longtag[64];
+	char devs[8192], bad[2048], rel[160], dots[160], dot[160], longtag[64];
 	struct mg_share *s;
 	size_t n;
 
@@ -146,12 +149,22 @@ static void test_parse_hostile(void **state)
 	strcat(devs, "<filesystem type='mount'><driver type='virtiofs'/>"
 		     "<source dir='/tmp'/></filesystem>");	/* id 7: no tag */
 	strcat(devs, fs(d2, "good", ""));			/* id 8 */
+	strcat(devs, fs(d1, "a/b", ""));			/* id 9 */
+	strcat(devs, fs(d1, "tab&#9;", ""));			/* id 10 */
+	strcat(devs, fs(d1, "del&#127;", ""));			/* id 11 */
+	strcat(devs, fs(d1, "good", ""));			/* id 12: taken */
+	strcat(devs, fs(d1, "", ""));				/* id 13 */
 	assert_int_equal(mg_domain_shares(domain(devs), &s, &n, bad, sizeof(bad)), 0);
 	/* only the good one survives, with its own position as id */
 	assert_int_equal(n, 1);
 	assert_int_equal(s[0].id, 8);
 	assert_string_equal(s[0].tag, "good");
 	free(s);
+	assert_non_null(strstr(bad, "share 9 (tag 'a/b'): a tag has no '/'"));
+	assert_non_null(strstr(bad, "share 10: the tag has a control character"));
+	assert_non_null(strstr(bad, "share 11: the tag has a control character"));
+	assert_non_null(strstr(bad, "share 12 (tag 'good'): share 8 has this tag"));
+	assert_non_null(strstr(bad, "share 13: the tag must have 1 to 36 bytes"));
 	assert_non_null(strstr(bad, "share 0 (tag 'a')"));
 	assert_non_null(strstr(bad, "not an absolute path"));
 	assert_non_null(strstr(bad, "share 1 (tag 'b')"));
@@ -200,6 +213,20 @@ static void test_share_check(void **state)
 	snprintf(s.source, sizeof(s.source), "%s", d1);
 	s.tag[0] = 0;
 	assert_int_equal(mg_share_check(&s, err, sizeof(err)), -EINVAL);
+	/* tags: vgmem_share_tag_ok()'s rule, UTF-8 bytes allowed */
+	snprintf(s.tag, sizeof(s.tag), "a/b");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), -EINVAL);
+	snprintf(s.tag, sizeof(s.tag), "x\x7f");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), -EINVAL);
+	snprintf(s.tag, sizeof(s.tag), "x\x1b[2J");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), -EINVAL);
+	assert_null(strstr(err, "\x1b"));	/* not echoed into logs */
+	snprintf(s.tag, sizeof(s.tag), "%s", "0123456789012345678901234567890123456");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), -EINVAL);
+	snprintf(s.tag, sizeof(s.tag), "%s", "\xc3\xa9t\xc3\xa9 de donn\xc3\xa9" "es 0123456789");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), 0);
+	snprintf(s.tag, sizeof(s.tag), "%s", "012345678901234567890123456789012345");
+	assert_int_equal(mg_share_check(&s, err, sizeof(err)), 0);
 	/* a source filling the field without a NUL */
 	snprintf(s.tag, sizeof(s.tag), "t");
 	memset(s.source, 'a', sizeof(s.source));
@@ -249,6 +276,44 @@ static void assert_backend_has(struct mg *mg, const char *id, size_t want,
 		assert_string_equal(got[i].source, s[i].source);
 	}
 	free(got);
+}
+
+/*
+ * What the embedded backend's guest reads with VGMEM_CTRL_SHARES: the
+ * ids, read-only flags and tags the model holds.
+ */
+static void assert_guest_sees(struct mg *mg, const char *id, size_t want,
+			      const struct mg_share *s)
+{
+	struct vgmem_share_info got[MG_SHARES_MAX];
+	struct vg_host_guest *g;
+	unsigned int total = 0;
+	size_t i;
+
+	g = mg_backend_embedded_guest(mg_get_backend(mg), id);
+	assert_non_null(g);
+	assert_int_equal(vgmem_shares(vg_host_guest_dev(g), got, MG_SHARES_MAX,
+				      &total), (int)want);
+	assert_int_equal(total, want);
+	for (i = 0; i < want; i++) {
+		assert_int_equal(got[i].id, s[i].id);
+		assert_int_equal(got[i].flags,
+				 s[i].readonly ? VGMEM_SHARE_F_RO : 0);
+		assert_string_equal(got[i].tag, s[i].tag);
+	}
+}
+
+static uint64_t view_gen(struct mg *mg)
+{
+	struct mg_gpu_info *gpus;
+	struct mg_vm_info *vms;
+	size_t ng, nv;
+	uint64_t gen = 0;
+
+	assert_int_equal(mg_list_view(mg, &gpus, &ng, &vms, &nv, &gen), 0);
+	free(gpus);
+	free(vms);
+	return gen;
 }
 
 /* The last event's type and detail. */
@@ -307,6 +372,12 @@ static void test_model_and_backend(void **state)
 	memcpy(bad, s, sizeof(bad));
 	bad[1].id = 0;					/* duplicate id */
 	assert_int_equal(mg_vm_set_shares(mg, VMA, bad, 2, ""), -EINVAL);
+	memcpy(bad, s, sizeof(bad));
+	snprintf(bad[1].tag, sizeof(bad[1].tag), "data");	/* one tag twice */
+	assert_int_equal(mg_vm_set_shares(mg, VMA, bad, 2, ""), -EINVAL);
+	memcpy(bad, s, sizeof(bad));
+	snprintf(bad[1].tag, sizeof(bad[1].tag), "a/b");
+	assert_int_equal(mg_vm_set_shares(mg, VMA, bad, 2, ""), -EINVAL);
 	assert_int_equal(mg_vm_set_shares(mg, VMA, NULL, 2, ""), -EINVAL);
 	assert_int_equal(mg_vm_set_shares(mg, VMA, s, MG_SHARES_MAX + 1, ""),
 			 -EINVAL);
@@ -315,6 +386,25 @@ static void test_model_and_backend(void **state)
 	assert_int_equal(n, 2);
 	free(got);
 	assert_backend_has(mg, VMA, 2, s);
+	assert_guest_sees(mg, VMA, 2, s);
+
+	/* tags may move between ids: the backend clears before it sets */
+	{
+		struct mg_share w[2];
+		uint64_t gen0, gen1;
+
+		memcpy(w, s, sizeof(w));
+		snprintf(w[0].tag, sizeof(w[0].tag), "models");
+		snprintf(w[1].tag, sizeof(w[1].tag), "data");
+		gen0 = view_gen(mg);
+		assert_int_equal(mg_vm_set_shares(mg, VMA, w, 2, ""), 0);
+		/* a new table is a new view: GET /v1/vms lists shares */
+		gen1 = view_gen(mg);
+		assert_true(gen1 != gen0);
+		assert_guest_sees(mg, VMA, 2, w);
+		assert_int_equal(mg_vm_set_shares(mg, VMA, s, 2, ""), 0);
+		assert_guest_sees(mg, VMA, 2, s);
+	}
 
 	/* refused definition shares: the reason in the VM, an event, the log */
 	assert_int_equal(mg_vm_set_shares(mg, VMA, s, 1,
@@ -387,6 +477,15 @@ static void test_rest_view(void **state)
 	rj_vm_detail(&b, &vi, NULL, 0);
 	text = rbuf_take(&b, &len);
 	assert_non_null(strstr(text, ",\"shares\":[]}"));
+	free(text);
+
+	/* the list's form: the same shares, no histograms */
+	rbuf_init(&b, 256);
+	rj_vm_shares(&b, &vi, false, s, 2);
+	text = rbuf_take(&b, &len);
+	assert_null(strstr(text, "histogram"));
+	assert_non_null(strstr(text, ",\"shares\":[{\"id\":0,\"tag\":\"data\","));
+	assert_non_null(strstr(text, "{\"id\":3,\"tag\":\"models\","));
 	free(text);
 }
 
