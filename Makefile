@@ -346,6 +346,14 @@ $(BUILD)/vm/bin/vgirq-check: $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.o
 	$(CC) -static -o $@ $^
 -include $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.d
 
+# vgpci-touch (the vGPU's BARs from inside a nested guest, 95-real-guest):
+# sysfs and mmap only, no libraries.
+VM_BINS += $(BUILD)/vm/bin/vgpci-touch
+$(BUILD)/vm/bin/vgpci-touch: $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.o
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^
+-include $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.d
+
 .PHONY: vm-bins vm-check vm-shell vm-bench
 vm-bins: $(VM_BINS)
 
