@@ -226,3 +226,6 @@ attr_sum() {
 	for u in "$@"; do s=$((s + $(mdev_attr "$u" "$a"))); done
 	echo $s
 }
+
+# Nested guests (cases with "# vmtest-needs: qemu").
+. /vmtest/l2.sh

@@ -119,7 +119,7 @@ done
 
 cp "$HERE/init" "$STAGE/init"
 chmod 755 "$STAGE/init"
-cp "$HERE/lib.sh" "$HERE/bad-patterns.txt" "$STAGE/vmtest/"
+cp "$HERE/lib.sh" "$HERE/l2.sh" "$HERE/bad-patterns.txt" "$STAGE/vmtest/"
 cp "$HERE"/cases/*.sh "$STAGE/vmtest/cases/" 2>/dev/null || true
 echo "root:x:0:0:root:/root:/bin/sh" > "$STAGE/etc/passwd"
 echo "root:x:0:" > "$STAGE/etc/group"

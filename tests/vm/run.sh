@@ -13,7 +13,8 @@
 # --bench boots the same VM but runs tests/vm/bench/*.sh (or the --case names
 # among them) instead of the cases and prints their "VMBENCH ..." lines.
 # Environment: VMCASE (same as --case), VMSTRICT=1 (a skipped case fails),
-# VM_TIMEOUT (hard limit for the whole VM, default 900 s), VM_MEM (MiB),
+# VM_TIMEOUT (hard limit for the whole VM, default 900 s, plus the limits of
+# the cases that boot a nested guest), VM_MEM (MiB),
 # VM_SMP, VM_APPEND (extra kernel arguments), QEMU (binary).
 set -euo pipefail
 
@@ -103,6 +104,26 @@ if [ $bench = 1 ]; then
 	initrd=$VM_BUILD/initramfs-bench.cpio.gz
 	cases=$(for c in ${cases//,/ }; do printf 'bench-%s,' "$c"; done)
 	cases=${cases%,}
+fi
+
+# Cases that boot a nested guest ("# vmtest-needs: qemu", see
+# tests/vm/l2.sh) get QEMU, virtiofsd and L2's kernel and initramfs in a
+# further archive (60 MB unpacked, so only then), and their time limits on
+# top of the VM's: a nested guest boots in minutes, not seconds.
+needs_qemu=
+for c in ${cases:-$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')}; do
+	c=${c#bench-}
+	f=$HERE/$cdir/$c.sh
+	grep -q '^# vmtest-needs:.*\bqemu\b' "$f" || continue
+	needs_qemu="$needs_qemu $c"
+	t=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
+	timeout=$((timeout + ${t:-120}))
+done
+if [ -n "$needs_qemu" ]; then
+	"$HERE/mkl2.sh" "$VM_BUILD/l2.cpio.gz"
+	cp "$initrd" "$VM_BUILD/initramfs-nested.cpio.gz"
+	cat "$VM_BUILD/l2.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
+	initrd=$VM_BUILD/initramfs-nested.cpio.gz
 fi
 
 cmdline="console=ttyS0 panic=-1 quiet loglevel=5 log_buf_len=4M slub_debug=FZP"

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# Helpers for cases that boot a real nested guest (L2) with a vgmem mdev
+# (busybox sh, sourced by lib.sh). Such a case says "# vmtest-needs: qemu":
+# run.sh then appends tests/vm/mkl2.sh's archive (QEMU, virtiofsd, L2's
+# kernel and initramfs) to the test VM's initramfs.
+#
+#   l2_start NAME --mdev UUID --script FILE [--share TAG DIR] [--machine M]
+#            [--smp N] [--mem MIB] [--append "KERNEL ARGS"]
+#   l2_wait NAME [SECONDS]
+#
+# l2_start boots L2 in the background: FILE becomes /l2/run.sh in L2 (a
+# cpio archive appended to L2's initramfs) and runs there with the helpers
+# of tests/vm/l2/lib.sh; with --share, a virtiofsd of ours serves DIR under
+# TAG (L2: l2_mount_share TAG /mnt). l2_wait waits for L2 to power off,
+# prints its console prefixed with "[NAME] " and QEMU's stderr with
+# "[NAME qemu] ", the time of each phase, and fails the case unless QEMU
+# exited by itself with status 0, L2 said "L2 END rc=0", at least one
+# "L2 PASS" and no "L2 FAIL". Everything of NAME is in $(l2_dir NAME), the
+# phase times in its file "times".
+
+L2_DIR=/l2
+# pc: q35 is no faster (docs/testing.md), and microvm's Debian kernel
+# hangs calibrating its TSC under TCG (no PIT, HPET or PM timer reference).
+# One vCPU, since each L2 vCPU is an L1 thread on 2 L1 vCPUs.
+L2_MACHINE=${L2_MACHINE:-pc}
+L2_SMP=${L2_SMP:-1}
+L2_MEM=${L2_MEM:-256}
+# acpi=noirq: L2's devices use MSI, and the INTx routing SeaBIOS's DSDT
+# describes (_PRT) is AML too slow to run under nested TCG: it hit ACPICA's
+# 30 s loop timeout at each PCI device enable.
+L2_APPEND=${L2_APPEND:-"console=ttyS0 panic=-1 quiet loglevel=4 acpi=noirq"}
+L2_POLL=0.5
+
+l2_dir() {
+	echo "/tmp/l2.$1"
+}
+
+require_qemu() {
+	command -v qemu-system-x86_64 > /dev/null && [ -f $L2_DIR/initramfs.cpio.gz ] ||
+		fail "no QEMU or L2 initramfs in the test VM: is '# vmtest-needs: qemu' in the case?"
+}
+
+l1_uptime() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# secs_since T: seconds from L1 uptime T to now, one decimal.
+secs_since() {
+	awk -v a="$1" -v b="$(l1_uptime)" 'BEGIN { printf "%.1f", b - a }'
+}
+
+l2_start() {
+	local n=$1 d mdev= script= tag= share= machine=$L2_MACHINE smp=$L2_SMP mem=$L2_MEM append=
+	shift
+	d=$(l2_dir "$n")
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--mdev) mdev=$2; shift 2 ;;
+		--script) script=$2; shift 2 ;;
+		--share) tag=$2; share=$3; shift 3 ;;
+		--machine) machine=$2; shift 2 ;;
+		--smp) smp=$2; shift 2 ;;
+		--mem) mem=$2; shift 2 ;;
+		--append) append=$2; shift 2 ;;
+		*) fail "l2_start: unknown argument '$1'" ;;
+		esac
+	done
+	require_qemu
+	[ -n "$mdev" ] && [ -d "$MDEV_DEVS/$mdev" ] || fail "l2_start $n: no mdev '$mdev'"
+	[ -f "$script" ] || fail "l2_start $n: no script '$script'"
+	rm -rf "$d"
+	mkdir -p "$d/add/l2"
+	cp "$script" "$d/add/l2/run.sh"
+	cp $L2_DIR/initramfs.cpio.gz "$d/initrd"
+	(cd "$d/add" && find . | cpio -o -H newc 2>/dev/null) | gzip >> "$d/initrd"
+
+	set -- -accel tcg -M "$machine" -smp "$smp" -m "$mem" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-serial "file:$d/console" \
+		-kernel $L2_DIR/vmlinux -initrd "$d/initrd" -append "$L2_APPEND $append" \
+		-device "vfio-pci,sysfsdev=$MDEV_DEVS/$mdev"
+	if [ -n "$tag" ]; then
+		l2_virtiofsd "$n" "$share" || exit 1
+		# vhost-user needs L2's RAM in a shared mapping virtiofsd can map.
+		set -- "$@" -chardev "socket,id=vfs,path=$d/virtiofsd.sock" \
+			-device "vhost-user-fs-pci,chardev=vfs,tag=$tag" \
+			-object "memory-backend-memfd,id=mem,size=${mem}M,share=on" \
+			-numa node,memdev=mem
+	fi
+	echo "qemu-system-x86_64 $*" > "$d/cmdline"
+	l1_uptime > "$d/t.launch"
+	(
+		qemu-system-x86_64 "$@" > "$d/qemu.out" 2> "$d/qemu.err" < /dev/null &
+		echo $! > "$d/qemu.pid"
+		wait $!
+		echo $? > "$d/qemu.rc"
+	) &
+	while [ ! -s "$d/qemu.pid" ]; do sleep 0.1; done
+}
+
+# l2_virtiofsd NAME DIR: starts virtiofsd on DIR for L2 NAME and waits for
+# its socket. sandbox=chroot: the default (namespaces, pivot_root) cannot
+# leave an initramfs root.
+l2_virtiofsd() {
+	local d
+	d=$(l2_dir "$1")
+	[ -d "$2" ] || fail "l2_start $1: no share directory '$2'"
+	(
+		/usr/lib/qemu/virtiofsd --socket-path="$d/virtiofsd.sock" \
+			-o source="$2" -o cache=none -o sandbox=chroot -o log_level=warn \
+			> "$d/virtiofsd.log" 2>&1 < /dev/null &
+		echo $! > "$d/virtiofsd.pid"
+		wait $!
+		echo $? > "$d/virtiofsd.rc"
+	) &
+	wait_until 60 test -S "$d/virtiofsd.sock" ||
+		fail "l2_start $1: virtiofsd made no socket within 60 s: $(tail -n 3 "$d/virtiofsd.log")"
+}
+
+# l2_console NAME: L2's console so far, without the serial line's CRs.
+l2_console() {
+	tr -d '\r' < "$(l2_dir "$1")/console" 2>/dev/null
+}
+
+l2_print() {
+	local d
+	d=$(l2_dir "$1")
+	l2_console "$1" | sed "s/^/[$1] /"
+	sed "s/^/[$1 qemu] /" "$d/qemu.err"
+	[ -f "$d/virtiofsd.log" ] && sed "s/^/[$1 virtiofsd] /" "$d/virtiofsd.log"
+	return 0
+}
+
+l2_wait() {
+	local n=$1 bound=${2:-1800} d t_launch t_init= t_end= t_exit what rc k_init k_end f
+	d=$(l2_dir "$n")
+	t_launch=$(cat "$d/t.launch")
+	# Polled, so each phase's time is good to about $L2_POLL s.
+	while [ ! -f "$d/qemu.rc" ]; do
+		if [ -z "$t_init" ] && grep -q '^L2 INIT' "$d/console" 2>/dev/null; then
+			t_init=$(l1_uptime)
+		fi
+		if [ -z "$t_end" ] && grep -q '^L2 END' "$d/console" 2>/dev/null; then
+			t_end=$(l1_uptime)
+		fi
+		if [ "$(secs_since "$t_launch" | cut -d. -f1)" -ge "$bound" ]; then
+			if [ -z "$t_init" ]; then
+				what="'L2 INIT' (L2's kernel to start its init)"
+			elif [ -z "$t_end" ]; then
+				what="'L2 END' (L2's script to finish)"
+			else
+				what="QEMU to exit after L2's poweroff"
+			fi
+			kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
+			l2_print "$n"
+			fail "L2 $n: waited ${bound}s for $what"
+		fi
+		sleep $L2_POLL
+	done
+	t_exit=$(l1_uptime)
+	rc=$(cat "$d/qemu.rc")
+	l2_print "$n"
+	[ -n "$t_init" ] || t_init=$t_exit
+	[ -n "$t_end" ] || t_end=$t_exit
+	k_init=$(l2_console "$n" | sed -n 's/^L2 INIT uptime=\([0-9.]*\).*/\1/p')
+	k_end=$(l2_console "$n" | sed -n 's/^L2 END .*uptime=\([0-9.]*\).*/\1/p')
+	awk -v l="$t_launch" -v i="$t_init" -v e="$t_end" -v x="$t_exit" \
+		-v ki="${k_init:-?}" -v ke="${k_end:-?}" 'BEGIN {
+		printf "launch to init %.1fs (L2 kernel up %ss at init), work %.1fs " \
+			"(L2 uptime %ss at end), poweroff %.1fs, total %.1fs\n",
+			i - l, ki, e - i, ke, x - e, x - l }' > "$d/times"
+	echo "l2 $n: $(cat "$d/times")"
+	l2_virtiofsd_reap "$n"
+
+	[ "$rc" -lt 128 ] || fail "L2 $n: QEMU killed by signal $((rc - 128))"
+	[ "$rc" = 0 ] || fail "L2 $n: QEMU exited $rc: $(tail -n 1 "$d/qemu.err")"
+	f=$(l2_console "$n" | grep -m 1 '^L2 FAIL') && fail "$n: $f"
+	l2_console "$n" | grep -q '^L2 END rc=0' ||
+		fail "L2 $n: no 'L2 END rc=0' on its console: $(l2_console "$n" | grep '^L2 END' || echo 'L2 never finished its script')"
+	l2_console "$n" | grep -q '^L2 PASS' || fail "L2 $n: no 'L2 PASS' on its console"
+}
+
+# virtiofsd ends by itself when its vhost-user peer (QEMU) is gone.
+l2_virtiofsd_reap() {
+	local d
+	d=$(l2_dir "$1")
+	[ -f "$d/virtiofsd.pid" ] || return 0
+	if ! wait_until 60 test -f "$d/virtiofsd.rc"; then
+		kill -9 "$(cat "$d/virtiofsd.pid")" 2>/dev/null
+		fail "L2 $1: virtiofsd still running 60 s after QEMU exited"
+	fi
+}
