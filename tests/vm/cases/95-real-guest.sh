@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# 95-real-guest: a real nested guest (L2: Debian's kernel under Debian's
+# QEMU inside this VM) gets a vgmem mdev as a PCI device (vfio-pci) and a
+# virtio-fs share. In L2: the share mounts and a file written there arrives
+# here byte for byte; vgpci-touch finds 1b36:10f0, enables it, reads REG_ID
+# and REG_ABI_VERSION through the trapped BAR0, and touches every 4 KiB page
+# of BAR2 (the USERD pages): with no channel open, every page reads 0 and
+# takes a write, nothing faults, and L2's QEMU survives to power off
+# normally. QEMU must not warn that it cannot enable error recovery (vgmem
+# refuses the ERR IRQ index, as QEMU expects of a device without one). L1's
+# kernel log stays clean (/init checks). L2 runs ~24x slower than L1, so
+# the bounds are generous; every phase's time is printed.
+# vmtest-timeout: 1800
+# vmtest-needs: qemu
+
+vg_setup gpus=1 vram_mb=64
+info "L1 uptime at case start: $(l1_uptime)s"
+u=$(mdev_create 1g) || exit 1
+
+share=/tmp/rg-share
+mkdir -p $share
+token=$(new_uuid)
+# What L2 writes into the share, made here by the same busybox.
+{ echo "$token"; seq 1 10000; } > /tmp/rg-expected
+
+{
+	echo "TOKEN=$token"
+	cat <<'L2'
+t0=$(l2_uptime)
+if l2_mount_share vgshare /mnt; then
+	{ echo "$TOKEN"; seq 1 10000; } > /mnt/from-l2 && sync && umount /mnt &&
+		l2_pass "virtio-fs: wrote /mnt/from-l2 (L2 uptime $t0..$(l2_uptime) s)"
+fi
+t1=$(l2_uptime)
+vgpci-touch
+rc=$?
+[ $rc = 0 ] && l2_pass "vgpci-touch" || l2_fail "vgpci-touch exited $rc"
+echo "L2 TIME virtio-fs $t0..$t1 s, vgpci-touch $t1..$(l2_uptime) s (L2 uptime)"
+L2
+} > /tmp/rg-run.sh
+
+l2_start rg --mdev $u --share vgshare $share --script /tmp/rg-run.sh
+l2_wait rg 1500
+
+if grep -q 'Could not enable error recovery' "$(l2_dir rg)/qemu.err"; then
+	fail "L2's QEMU could not enable error recovery: vgmem must refuse the ERR IRQ index"
+fi
+cmp -s $share/from-l2 /tmp/rg-expected ||
+	fail "the file L2 wrote into the share differs: $(wc -c < $share/from-l2 2>/dev/null || echo missing) bytes, expected $(wc -c < /tmp/rg-expected)"
+info "virtio-fs: L2's $(wc -c < /tmp/rg-expected) bytes arrived intact"
+mdev_remove $u
