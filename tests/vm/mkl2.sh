@@ -6,7 +6,8 @@
 # to L1's initramfs, holding
 #   - Debian's qemu-system-x86_64 with its shared libraries, its TCG
 #     accelerator module and the firmware the pc, q35 and microvm machines
-#     load (SeaBIOS, qboot, linuxboot_dma, kvmvapic), at the host's paths;
+#     load (SeaBIOS, qboot, linuxboot_dma, kvmvapic, and pvh for an ELF
+#     kernel), at the host's paths;
 #   - virtiofsd with its shared libraries;
 #   - /l2/vmlinux: the kernel L1 runs, uncompressed: L2 runs it too;
 #   - /l2/initramfs.cpio.gz: L2's initramfs: busybox-static, tests/vm/l2/
@@ -42,7 +43,8 @@ QDIR=$(dirname "$QEMU")/..
 ACCEL=$(ls "$QDIR"/lib/*/qemu/accel-tcg-x86_64.so 2>/dev/null | head -n1 || true)
 [ -n "$ACCEL" ] || die "no accel-tcg-x86_64.so next to $QEMU (apt-get install qemu-system-common)"
 FIRMWARE=("$QDIR/share/seabios/bios-256k.bin" "$QDIR/share/qemu/bios-microvm.bin"
-	"$QDIR/share/qemu/linuxboot_dma.bin" "$QDIR/share/qemu/kvmvapic.bin")
+	"$QDIR/share/qemu/linuxboot_dma.bin" "$QDIR/share/qemu/kvmvapic.bin"
+	"$QDIR/share/qemu/pvh.bin")
 for f in "${FIRMWARE[@]}"; do
 	[ -e "$f" ] || die "no $f (apt-get install seabios qemu-system-data)"
 done
