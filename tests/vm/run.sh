@@ -111,7 +111,9 @@ fi
 # further archive (60 MB unpacked, so only then), and their time limits on
 # top of the VM's: a nested guest boots in minutes, not seconds.
 needs_qemu=
-for c in ${cases:-$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')}; do
+selected=${cases//,/ }
+[ -n "$selected" ] || selected=$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')
+for c in $selected; do
 	c=${c#bench-}
 	f=$HERE/$cdir/$c.sh
 	grep -q '^# vmtest-needs:.*\bqemu\b' "$f" || continue
