@@ -29,7 +29,9 @@ L2_MEM=${L2_MEM:-256}
 # acpi=noirq: L2's devices use MSI, and the INTx routing SeaBIOS's DSDT
 # describes (_PRT) is AML too slow to run under nested TCG: it hit ACPICA's
 # 30 s loop timeout at each PCI device enable.
-L2_APPEND=${L2_APPEND:-"console=ttyS0 panic=-1 quiet loglevel=4 acpi=noirq"}
+# nowatchdog: a nested vCPU stalls for tens of seconds when the host is
+# busy, and L2's soft lockup detector reported it as a BUG.
+L2_APPEND=${L2_APPEND:-"console=ttyS0 panic=-1 quiet loglevel=4 acpi=noirq nowatchdog"}
 L2_POLL=0.5
 
 l2_dir() {
@@ -51,9 +53,9 @@ secs_since() {
 }
 
 l2_start() {
-	local n=$1 d mdev= script= tag= share= machine=$L2_MACHINE smp=$L2_SMP mem=$L2_MEM append=
+	local name=$1 d mdev= script= tag= share= machine=$L2_MACHINE smp=$L2_SMP mem=$L2_MEM append=
 	shift
-	d=$(l2_dir "$n")
+	d=$(l2_dir "$name")
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--mdev) mdev=$2; shift 2 ;;
@@ -67,8 +69,8 @@ l2_start() {
 		esac
 	done
 	require_qemu
-	[ -n "$mdev" ] && [ -d "$MDEV_DEVS/$mdev" ] || fail "l2_start $n: no mdev '$mdev'"
-	[ -f "$script" ] || fail "l2_start $n: no script '$script'"
+	[ -n "$mdev" ] && [ -d "$MDEV_DEVS/$mdev" ] || fail "l2_start $name: no mdev '$mdev'"
+	[ -f "$script" ] || fail "l2_start $name: no script '$script'"
 	rm -rf "$d"
 	mkdir -p "$d/add/l2"
 	cp "$script" "$d/add/l2/run.sh"
@@ -81,7 +83,7 @@ l2_start() {
 		-kernel $L2_DIR/vmlinux -initrd "$d/initrd" -append "$L2_APPEND $append" \
 		-device "vfio-pci,sysfsdev=$MDEV_DEVS/$mdev"
 	if [ -n "$tag" ]; then
-		l2_virtiofsd "$n" "$share" || exit 1
+		l2_virtiofsd "$name" "$share" || exit 1
 		# vhost-user needs L2's RAM in a shared mapping virtiofsd can map.
 		set -- "$@" -chardev "socket,id=vfs,path=$d/virtiofsd.sock" \
 			-device "vhost-user-fs-pci,chardev=vfs,tag=$tag" \
@@ -133,8 +135,9 @@ l2_print() {
 }
 
 l2_wait() {
-	local n=$1 bound=${2:-1800} d t_launch t_init= t_end= t_exit what rc k_init k_end f
-	d=$(l2_dir "$n")
+	local name=$1 bound=${2:-1800} d t_launch t_init= t_end= t_exit what rc k_init k_end f
+	# Not "n": ash's locals are dynamic, and wait_until counts in n.
+	d=$(l2_dir "$name")
 	t_launch=$(cat "$d/t.launch")
 	# Polled, so each phase's time is good to about $L2_POLL s.
 	while [ ! -f "$d/qemu.rc" ]; do
@@ -153,32 +156,32 @@ l2_wait() {
 				what="QEMU to exit after L2's poweroff"
 			fi
 			kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
-			l2_print "$n"
-			fail "L2 $n: waited ${bound}s for $what"
+			l2_print "$name"
+			fail "L2 $name: waited ${bound}s for $what"
 		fi
 		sleep $L2_POLL
 	done
 	t_exit=$(l1_uptime)
 	rc=$(cat "$d/qemu.rc")
-	l2_print "$n"
+	l2_print "$name"
 	[ -n "$t_init" ] || t_init=$t_exit
 	[ -n "$t_end" ] || t_end=$t_exit
-	k_init=$(l2_console "$n" | sed -n 's/^L2 INIT uptime=\([0-9.]*\).*/\1/p')
-	k_end=$(l2_console "$n" | sed -n 's/^L2 END .*uptime=\([0-9.]*\).*/\1/p')
+	k_init=$(l2_console "$name" | sed -n 's/^L2 INIT uptime=\([0-9.]*\).*/\1/p')
+	k_end=$(l2_console "$name" | sed -n 's/^L2 END .*uptime=\([0-9.]*\).*/\1/p')
 	awk -v l="$t_launch" -v i="$t_init" -v e="$t_end" -v x="$t_exit" \
 		-v ki="${k_init:-?}" -v ke="${k_end:-?}" 'BEGIN {
 		printf "launch to init %.1fs (L2 kernel up %ss at init), work %.1fs " \
 			"(L2 uptime %ss at end), poweroff %.1fs, total %.1fs\n",
 			i - l, ki, e - i, ke, x - e, x - l }' > "$d/times"
-	echo "l2 $n: $(cat "$d/times")"
-	l2_virtiofsd_reap "$n"
+	echo "l2 $name: $(cat "$d/times")"
+	l2_virtiofsd_reap "$name"
 
-	[ "$rc" -lt 128 ] || fail "L2 $n: QEMU killed by signal $((rc - 128))"
-	[ "$rc" = 0 ] || fail "L2 $n: QEMU exited $rc: $(tail -n 1 "$d/qemu.err")"
-	f=$(l2_console "$n" | grep -m 1 '^L2 FAIL') && fail "$n: $f"
-	l2_console "$n" | grep -q '^L2 END rc=0' ||
-		fail "L2 $n: no 'L2 END rc=0' on its console: $(l2_console "$n" | grep '^L2 END' || echo 'L2 never finished its script')"
-	l2_console "$n" | grep -q '^L2 PASS' || fail "L2 $n: no 'L2 PASS' on its console"
+	[ "$rc" -lt 128 ] || fail "L2 $name: QEMU killed by signal $((rc - 128))"
+	[ "$rc" = 0 ] || fail "L2 $name: QEMU exited $rc: $(tail -n 1 "$d/qemu.err")"
+	f=$(l2_console "$name" | grep -m 1 '^L2 FAIL') && fail "$name: $f"
+	l2_console "$name" | grep -q '^L2 END rc=0' ||
+		fail "L2 $name: no 'L2 END rc=0' on its console: $(l2_console "$name" | grep '^L2 END' || echo 'L2 never finished its script')"
+	l2_console "$name" | grep -q '^L2 PASS' || fail "L2 $name: no 'L2 PASS' on its console"
 }
 
 # virtiofsd ends by itself when its vhost-user peer (QEMU) is gone.

@@ -18,14 +18,14 @@ dmesg | sed -n 's/.*initcall \([^ ]*\) .* returned .* after \([0-9]*\) usecs/\2 
 l2_pass booted
 L2
 
-n=0
+i=0
 for v in "pc 1" "q35 1" "pc 2" "pc 1 initcall_debug"; do
 	set -- $v
-	n=$((n + 1))
+	i=$((i + 1))
 	script=/tmp/boot-run.sh
 	[ -n "${3:-}" ] && script=/tmp/boot-initcalls.sh
-	l2_start boot$n --mdev $u --script $script --machine $1 --smp $2 --append "${3:-}"
-	l2_wait boot$n 1200
-	echo "VMBENCH l2-boot $1 smp=$2${3:+ $3}: $(cat "$(l2_dir boot$n)/times") (load $(cut -d' ' -f1-3 /proc/loadavg) in L1)"
+	l2_start boot$i --mdev $u --script $script --machine $1 --smp $2 --append "${3:-}"
+	l2_wait boot$i 1200
+	echo "VMBENCH l2-boot $1 smp=$2${3:+ $3}: $(cat "$(l2_dir boot$i)/times") (load $(cut -d' ' -f1-3 /proc/loadavg) in L1)"
 done
 mdev_remove $u
