@@ -208,10 +208,13 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build \
 	/usr/src/linux-headers-$(KVER)))
 MODULE_DIR := $(CURDIR)/host-module
 MODULE_LOG := $(BUILD)/module.log
+# The guest kernel driver (runs inside a VM), built against the same headers.
+GUEST_MODULE_DIR := $(CURDIR)/guest-driver/kernel
+GUEST_MODULE_LOG := $(BUILD)/guest-module.log
 
 # ---- targets ------------------------------------------------------------------------
 .PHONY: all asan tests check run bench module module-clean clean help deps \
-	run-tests
+	run-tests guest-module guest-module-clean
 
 all: $($(BUILD)_LIBS) $($(BUILD)_BIN) $($(BUILD)_TESTS)
 
@@ -262,7 +265,7 @@ check:
 	phase deps $(MAKE) --no-print-directory deps; \
 	phase build $(MAKE) --no-print-directory all asan; \
 	phase tests $(MAKE) --no-print-directory run-tests; \
-	phase module $(MAKE) --no-print-directory module; \
+	phase module $(MAKE) --no-print-directory module guest-module; \
 	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
 	echo "check: OK: every test passed plain and under ASan/UBSan; the modules built at W=1 without warnings; the VM suite passed"; \
 	cat $(BUILD)/test-summary; echo "check: phase times:"; cat $$times
@@ -292,7 +295,23 @@ module-clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
 		$(MAKE) -C $(KDIR) M=$(MODULE_DIR) clean; fi
 
-clean: module-clean
+# guest-driver/kernel/vgmem_guest.ko, the same way: any warning fails it.
+guest-module:
+	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "guest-module: no kernel headers for '$(KVER)' (set KDIR, or run scripts/install-deps.sh)"; \
+		exit 1; fi
+	@mkdir -p $(BUILD)
+	@set -o pipefail; $(MAKE) -C $(KDIR) M=$(GUEST_MODULE_DIR) W=1 modules 2>&1 | tee $(GUEST_MODULE_LOG)
+	@if grep -qi 'warning' $(GUEST_MODULE_LOG); then \
+		echo "guest-module: the kernel build printed warnings:"; \
+		grep -i 'warning' $(GUEST_MODULE_LOG); exit 1; fi
+	@echo "guest-module: built guest-driver/kernel/vgmem_guest.ko against $(KDIR)"
+
+guest-module-clean:
+	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
+		$(MAKE) -C $(KDIR) M=$(GUEST_MODULE_DIR) clean; fi
+
+clean: module-clean guest-module-clean
 	rm -rf $(BUILD)
 
 # ---- VM tests (tests/vm/, docs/testing.md) -------------------------------------
@@ -382,6 +401,7 @@ help:
 	@echo "make bench      build and run tests/bench/bench_*.c, then make vm-bench"
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
 	@echo "make module     build host-module/vgmem.ko (KDIR=... overrides headers)"
+	@echo "make guest-module  build guest-driver/kernel/vgmem_guest.ko (the VM's driver)"
 	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...)"
 	@echo "make vm-shell   boot the test VM to a shell with the modules loaded"
 	@echo "make clean      remove build/ and the module's products"
