@@ -44,6 +44,15 @@ static int vgg_open(struct inode *inode, struct file *filp)
 		vgg_dev_put(gdev);
 		return -ENOMEM;
 	}
+	mutex_lock(&gdev->files_lock);
+	if (gdev->closing) {
+		mutex_unlock(&gdev->files_lock);
+		vgg_file_destroy(gf);
+		vgg_dev_put(gdev);
+		return -ENODEV;
+	}
+	list_add_tail(&gf->node, &gdev->files);
+	mutex_unlock(&gdev->files_lock);
 	/* All files map through one address_space, so that zaps reach all. */
 	mutex_lock(&gdev->map_lock);
 	if (!gdev->map_inode) {
@@ -61,6 +70,13 @@ static int vgg_release(struct inode *inode, struct file *filp)
 	struct vgg_file *gf = filp->private_data;
 	struct vgg_dev *gdev = gf->gdev;
 
+	/* Under files_lock: remove() must not miss what this file still owns. */
+	mutex_lock(&gdev->files_lock);
+	list_del(&gf->node);
+	mutex_lock(&gf->lock);
+	vgg_file_drop_device(gf);
+	mutex_unlock(&gf->lock);
+	mutex_unlock(&gdev->files_lock);
 	vgg_file_destroy(gf);
 	vgg_dev_put(gdev);
 	return 0;

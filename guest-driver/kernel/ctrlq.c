@@ -88,12 +88,17 @@ static int vgg_ctrlq_check(struct vgg_dev *gdev, u32 target, s32 *qerr)
 		goto out;
 	}
 	cons = ioread32(gdev->regs + VGMEM_REG_CTRLQ_CONSUMER);
-	if ((s32)(cons - target) >= 0 && cons != ~0u) {
+	status = ioread32(gdev->regs + VGMEM_REG_STATUS);
+	/* All ones from every register: the device has been pulled out. */
+	if (cons == ~0u && status == ~0u) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if ((s32)(cons - target) >= 0) {
 		ret = 1;
 		goto out;
 	}
-	status = ioread32(gdev->regs + VGMEM_REG_STATUS);
-	if (status != ~0u && (status & VGMEM_STATUS_CTRLQ_ERROR)) {
+	if (status & VGMEM_STATUS_CTRLQ_ERROR) {
 		*qerr = (s32)ioread32(gdev->regs + VGMEM_REG_CTRLQ_ERROR);
 		ret = -EIO;
 	}

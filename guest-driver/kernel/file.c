@@ -24,6 +24,7 @@ struct vgg_file *vgg_file_create(struct vgg_dev *gdev)
 	if (!gf)
 		return NULL;
 	gf->gdev = gdev;
+	INIT_LIST_HEAD(&gf->node);
 	mutex_init(&gf->lock);
 	xa_init(&gf->bos);
 	xa_init_flags(&gf->dma, XA_FLAGS_ALLOC1);
@@ -82,6 +83,10 @@ int vgg_file_dma_alloc(struct vgg_file *gf, struct vgmem_guest_dma *arg)
 	if (mutex_lock_interruptible(&gf->lock)) {
 		kfree(buf);
 		return -EINTR;
+	}
+	if (gf->dropped) {
+		ret = -ENODEV;
+		goto err_unlock;
 	}
 	if (gf->dma_total + size > vgg_dma_total_max) {
 		ret = -ENOMEM;
@@ -498,6 +503,10 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 
 	if (mutex_lock_interruptible(&gf->lock))
 		return -EINTR;
+	if (gf->dropped) {
+		mutex_unlock(&gf->lock);
+		return -ENODEV;
+	}
 	switch (cmd->op) {
 	case VGMEM_CTRL_QUERY:
 	case VGMEM_CTRL_STATS:
@@ -539,20 +548,20 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 /* ---- release ------------------------------------------------------------------- */
 
 /*
- * The file's last reference is gone, so no VMA maps it any more (a VMA
- * holds its file): destroy every channel and BO on the device, free every
- * DMA buffer. A device that is gone has lost them already.
+ * Destroy every channel and BO of the file on the device: at release, or
+ * when the device's driver goes while the file is open. A device that is
+ * gone has lost them already.
  */
-void vgg_file_destroy(struct vgg_file *gf)
+void vgg_file_drop_device(struct vgg_file *gf)
 {
-	struct vgg_dmabuf *buf, *tmp;
 	struct vgmem_ctrl *cmd;
 	unsigned long idx;
 	void *entry;
 	u32 chan;
 
+	lockdep_assert_held(&gf->lock);
+	gf->dropped = true;
 	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL | __GFP_NOFAIL);
-	mutex_lock(&gf->lock);
 	for (chan = 0; chan < VGMEM_MAX_CHANNELS; chan++) {
 		if (!(gf->chans & BIT_ULL(chan)))
 			continue;
@@ -566,8 +575,23 @@ void vgg_file_destroy(struct vgg_file *gf)
 		memset(cmd, 0, sizeof(*cmd));
 		cmd->op = VGMEM_CTRL_BO_FREE;
 		cmd->bo.va = (u64)idx << PAGE_SHIFT;
-		vgg_bo_free(gf, cmd, false);
+		if (vgg_bo_free(gf, cmd, false) || cmd->status)
+			xa_erase(&gf->bos, idx);
 	}
+	kfree(cmd);
+}
+
+/*
+ * The file's last reference is gone, so no VMA maps it any more (a VMA
+ * holds its file): the device part is done (vgg_file_drop_device, under
+ * files_lock), now every DMA buffer goes.
+ */
+void vgg_file_destroy(struct vgg_file *gf)
+{
+	struct vgg_dmabuf *buf, *tmp;
+	unsigned long idx;
+
+	mutex_lock(&gf->lock);
 	xa_destroy(&gf->bos);
 	xa_for_each(&gf->dma, idx, buf) {
 		xa_erase(&gf->dma, idx);
@@ -580,6 +604,5 @@ void vgg_file_destroy(struct vgg_file *gf)
 	}
 	mutex_unlock(&gf->lock);
 	mutex_destroy(&gf->lock);
-	kfree(cmd);
 	kfree(gf);
 }

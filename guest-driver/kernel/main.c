@@ -10,7 +10,11 @@
 
 #include "vgmem_guest_drv.h"
 
-unsigned long vgg_dma_max = SZ_8M;
+/*
+ * 4 MiB: the largest block the page allocator gives (MAX_ORDER - 1 on
+ * x86 with 4 KiB pages); a larger buffer needs a kernel with CMA.
+ */
+unsigned long vgg_dma_max = SZ_4M;
 unsigned long vgg_dma_total_max = SZ_64M;
 unsigned int vgg_irq_mode = VGMEM_GUEST_IRQ_MSI;
 
@@ -54,7 +58,7 @@ static const struct kernel_param_ops vgg_dma_total_ops = {
 
 module_param_cb(dma_max, &vgg_dma_max_ops, &vgg_dma_max, 0444);
 MODULE_PARM_DESC(dma_max,
-		 "Largest DMA buffer in bytes, a page multiple, 4 KiB to 1 GiB (default 8 MiB)");
+		 "Largest DMA buffer in bytes, a page multiple, 4 KiB to 1 GiB (default 4 MiB; more needs CMA)");
 module_param_cb(dma_total_max, &vgg_dma_total_ops, &vgg_dma_total_max, 0444);
 MODULE_PARM_DESC(dma_total_max,
 		 "All DMA buffers of one open file in bytes, dma_max to 16 GiB (default 64 MiB)");

@@ -323,6 +323,8 @@ static int vgg_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&gdev->wq);
 	init_rwsem(&gdev->map_sem);
 	mutex_init(&gdev->map_lock);
+	mutex_init(&gdev->files_lock);
+	INIT_LIST_HEAD(&gdev->files);
 
 	ret = pci_enable_device(pdev);
 	if (ret)
@@ -411,6 +413,21 @@ err_put:
 static void vgg_remove(struct pci_dev *pdev)
 {
 	struct vgg_dev *gdev = pci_get_drvdata(pdev);
+	struct vgg_file *gf;
+
+	/*
+	 * An unbind leaves the device in place: whatever open files own goes
+	 * from it now, as their release would (commands in flight finish
+	 * first). A device that has vanished answers -ENODEV at once.
+	 */
+	mutex_lock(&gdev->files_lock);
+	gdev->closing = true;
+	list_for_each_entry(gf, &gdev->files, node) {
+		mutex_lock(&gf->lock);
+		vgg_file_drop_device(gf);
+		mutex_unlock(&gf->lock);
+	}
+	mutex_unlock(&gdev->files_lock);
 
 	/* From here on nobody but this function touches BAR0. */
 	spin_lock_irq(&gdev->lock);

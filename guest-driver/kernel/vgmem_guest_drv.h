@@ -4,6 +4,7 @@
  * struct vgg_file per open file of /dev/vgmemN.
  *
  * Lock order (outermost first):
+ *   vgg_dev.files_lock the device's open files
  *   mmap_lock of a process (page faults, mmap, munmap)
  *   vgg_file.lock      a file's resources
  *   vgg_dev.ctrlq_lock the control queue (one submitter)
@@ -102,6 +103,16 @@ struct vgg_dev {
 	 */
 	struct mutex map_lock;
 	struct inode *map_inode;
+
+	/*
+	 * files_lock guards files (every open file) and closing (remove()
+	 * has begun: no more opens). A file leaves the list, and its
+	 * channels and BOs the device, under it: remove() cleans the device
+	 * of every file still open while it is still there to clean.
+	 */
+	struct mutex files_lock;
+	struct list_head files;
+	bool closing;
 };
 
 /*
@@ -126,12 +137,14 @@ struct vgg_dmabuf {
  * channel n is this file's), chan_ring[] (the buffer channel n's ring
  * lies in), bos (BO VA >> 12 -> xa_mk_value(size >> 12)), dma (handle ->
  * vgg_dmabuf), zombies (freed buffers still mapped or read by channels)
- * and dma_total (bytes of live and zombie buffers). Held across control
+ * dma_total (bytes of live and zombie buffers) and dropped (the device
+ * side is cleaned: the driver is going, no new resources). Held across control
  * commands, never across user copies. faulted (bit n: channel n faulted)
  * is under gdev->lock, because the interrupt handler sets it.
  */
 struct vgg_file {
 	struct vgg_dev *gdev;		/* a reference */
+	struct list_head node;		/* in gdev->files, under files_lock */
 	struct mutex lock;
 	u64 chans;
 	struct vgg_dmabuf *chan_ring[VGMEM_MAX_CHANNELS];
@@ -139,6 +152,7 @@ struct vgg_file {
 	struct xarray dma;
 	struct list_head zombies;
 	u64 dma_total;
+	bool dropped;			/* vgg_file_drop_device ran: -ENODEV */
 	u64 faulted;
 };
 
@@ -165,6 +179,7 @@ void vgg_chardev_remove(struct vgg_dev *gdev);
 
 /* file.c */
 struct vgg_file *vgg_file_create(struct vgg_dev *gdev);
+void vgg_file_drop_device(struct vgg_file *gf);
 void vgg_file_destroy(struct vgg_file *gf);
 int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd);
 int vgg_file_dma_alloc(struct vgg_file *gf, struct vgmem_guest_dma *arg);
