@@ -373,6 +373,13 @@ $(BUILD)/vm/bin/vgpci-touch: $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.o
 	$(CC) -static -o $@ $^
 -include $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.d
 
+# vggd-check (the guest kernel driver in the nested guest): /dev/vgmem0 only.
+VM_BINS += $(BUILD)/vm/bin/vggd-check
+$(BUILD)/vm/bin/vggd-check: $(BUILD)/vm/obj/tests/vm/progs/vggd-check.o
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^
+-include $(BUILD)/vm/obj/tests/vm/progs/vggd-check.d
+
 .PHONY: vm-bins vm-check vm-shell vm-bench
 vm-bins: $(VM_BINS)
 

@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vggd-check: checks the guest kernel driver (vgmem_guest.ko) from inside
+ * the nested guest (L2), through /dev/vgmem0 and nothing else. Static, no
+ * libraries: the interface is include/uapi/vgmem_guest.h.
+ *
+ *   vggd-check basic IRQ   QUERY (the interrupt in use must be IRQ: msi,
+ *                          intx or none), malformed calls refused with the
+ *                          documented errno, DMA buffers and their mmap, a
+ *                          channel with its ring in a DMA buffer running a
+ *                          memset and a copy to guest memory (completion
+ *                          read from the mmapped USERD page), a channel
+ *                          fault seen by WAIT_FAULT and poll, USERD pages
+ *                          gone after CHAN_DESTROY
+ *   vggd-check kill        a child holding a channel, a BO and DMA buffers
+ *                          is SIGKILLed: a fresh open sees STATS allocated
+ *                          0 and the child's channel id free again
+ *   vggd-check unbind BDF  unbinds the driver from PCI function BDF while a
+ *                          file holds a mapped channel: calls fail -ENODEV,
+ *                          the USERD page is gone (SIGBUS), close is clean,
+ *                          a rebind brings /dev/vgmem0 back with nothing
+ *                          left on the device
+ *
+ * Prints "PASS what" / "FAIL what: why" lines; exits 1 if anything failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/uapi/vgmem_guest.h"
+
+#define DEV		"/dev/vgmem0"
+#define SUBC_COMPUTE	1
+#define SUBC_COPY	4
+/* L2 runs TCG inside TCG: a GPU job may take seconds. */
+#define JOB_TIMEOUT_S	120
+
+static int failures;
+
+#define PASS(...) do { printf("PASS "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define FAIL(...) do { printf("FAIL "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); failures++; } while (0)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int dev_open(void)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		FAIL("open %s: %s", DEV, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* ioctl's result as 0 or -errno. */
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+
+static void expect(const char *what, int got, int want)
+{
+	if (got == want)
+		PASS("%s: %d", what, got);
+	else
+		FAIL("%s: got %d (%s), expected %d (%s)", what, got,
+		     strerror(-got), want, strerror(-want));
+}
+
+static int ctrl(int fd, struct vgmem_ctrl *c)
+{
+	return xioctl(fd, VGMEM_GIOC_CTRL, c);
+}
+
+/* Runs a command; -errno of the ioctl, or the device's status. */
+static int ctrl_status(int fd, struct vgmem_ctrl *c)
+{
+	int ret = ctrl(fd, c);
+
+	return ret ? ret : c->status;
+}
+
+struct dmabuf {
+	struct vgmem_guest_dma d;
+	uint8_t *p;
+};
+
+static int dma_alloc(int fd, uint64_t size, struct dmabuf *b)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->d.size = size;
+	ret = xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &b->d);
+	if (ret)
+		return ret;
+	b->p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)b->d.mmap_offset);
+	if (b->p == MAP_FAILED) {
+		b->p = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static int dma_free(int fd, uint32_t handle)
+{
+	struct vgmem_guest_dma_free f = { .handle = handle };
+
+	return xioctl(fd, VGMEM_GIOC_DMA_FREE, &f);
+}
+
+static int chan_create(int fd, uint64_t ring_gpa, uint32_t entries, uint32_t *id)
+{
+	struct vgmem_ctrl c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_CHAN_CREATE;
+	c.chan.gpfifo_gpa = ring_gpa;
+	c.chan.gpfifo_entries = entries;
+	ret = ctrl_status(fd, &c);
+	if (!ret)
+		*id = c.chan.chan_id;
+	return ret;
+}
+
+static int chan_destroy(int fd, uint32_t id)
+{
+	struct vgmem_ctrl c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_CHAN_DESTROY;
+	c.chan.chan_id = id;
+	return ctrl_status(fd, &c);
+}
+
+static int bo_alloc(int fd, uint64_t size, uint64_t *va)
+{
+	struct vgmem_ctrl c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_BO_ALLOC;
+	c.bo.size = size;
+	ret = ctrl_status(fd, &c);
+	if (!ret)
+		*va = c.bo.va;
+	return ret;
+}
+
+static int bo_free(int fd, uint64_t va)
+{
+	struct vgmem_ctrl c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_BO_FREE;
+	c.bo.va = va;
+	return ctrl_status(fd, &c);
+}
+
+static int stats(int fd, struct vgmem_vm_stats *s)
+{
+	struct vgmem_ctrl c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_STATS;
+	ret = ctrl_status(fd, &c);
+	if (!ret)
+		*s = c.stats;
+	return ret;
+}
+
+static volatile uint32_t *userd_map(int fd, uint32_t chan)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       (off_t)VGMEM_GUEST_MMAP_USERD(chan));
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static uint32_t userd_rd(volatile uint32_t *u, uint32_t off)
+{
+	return u[off / 4];
+}
+
+/* A pushbuffer being written: dwords at p, counted in n. */
+struct pb {
+	uint32_t *p;
+	uint32_t n;
+};
+
+static void pb_inc(struct pb *pb, unsigned int subc, uint32_t mthd,
+		   const uint32_t *data, uint32_t count)
+{
+	pb->p[pb->n++] = VGMEM_PKHDR(VGMEM_PKHDR_INC, subc, mthd, count);
+	memcpy(pb->p + pb->n, data, count * 4);
+	pb->n += count;
+}
+
+/* Put one GPFIFO entry at ring[idx] and GP_PUT = idx + 1. */
+static void submit(uint64_t *ring, volatile uint32_t *u, uint32_t idx,
+		   uint64_t pb_gpa, uint32_t ndw)
+{
+	ring[idx] = VGMEM_GP_ENTRY(pb_gpa, ndw);
+	__sync_synchronize();
+	u[VGMEM_USERD_GP_PUT / 4] = idx + 1;
+	__sync_synchronize();
+}
+
+/* Wait until ENTRIES_DONE reaches done or the channel reports an error. */
+static int wait_done(volatile uint32_t *u, uint32_t done)
+{
+	double end = now_s() + JOB_TIMEOUT_S;
+
+	while (now_s() < end) {
+		if (userd_rd(u, VGMEM_USERD_ERROR))
+			return -(int)userd_rd(u, VGMEM_USERD_ERROR);
+		if ((int32_t)(userd_rd(u, VGMEM_USERD_ENTRIES_DONE) - done) >= 0)
+			return 0;
+		usleep(2000);
+	}
+	return -ETIMEDOUT;
+}
+
+static sigjmp_buf sigbus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(sigbus_jmp, 1);
+}
+
+/* 1 when reading *p raises SIGBUS, 0 when it reads. */
+static int reads_sigbus(volatile uint32_t *p)
+{
+	struct sigaction sa, old;
+	volatile uint32_t v = 0;
+	int bus = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(sigbus_jmp, 1))
+		bus = 1;
+	else
+		v = *p;
+	sigaction(SIGBUS, &old, NULL);
+	(void)v;
+	return bus;
+}
+
+static void check_query(int fd, const char *irq)
+{
+	static const char * const names[] = { "none", "msi", "intx" };
+	struct vgmem_guest_query q;
+	int ret;
+
+	memset(&q, 0xa5, sizeof(q));
+	ret = xioctl(fd, VGMEM_GIOC_QUERY, &q);
+	if (ret) {
+		FAIL("QUERY: %s", strerror(-ret));
+		return;
+	}
+	printf("INFO QUERY driver %u abi %u channels %u irq %u dma_max %llu dma_total_max %llu quota %llu chunk %llu va 0x%llx-0x%llx\n",
+	       q.driver_version, q.abi_version, q.max_channels, q.irq,
+	       (unsigned long long)q.dma_max, (unsigned long long)q.dma_total_max,
+	       (unsigned long long)q.device.quota, (unsigned long long)q.device.chunk_size,
+	       (unsigned long long)q.device.va_start, (unsigned long long)q.device.va_end);
+	if (q.driver_version == VGMEM_GUEST_DRIVER_VERSION && q.abi_version == VGMEM_ABI_VERSION &&
+	    q.max_channels == VGMEM_MAX_CHANNELS && q.device.abi_version == VGMEM_ABI_VERSION &&
+	    q.device.va_start == VGMEM_VA_START && q.device.va_end == VGMEM_VA_END &&
+	    !q.rsvd[0] && !q.rsvd[3] && q.dma_max && q.dma_total_max >= q.dma_max)
+		PASS("QUERY");
+	else
+		FAIL("QUERY: unexpected values");
+	if (q.irq < 3 && !strcmp(names[q.irq], irq))
+		PASS("interrupt in use: %s", irq);
+	else
+		FAIL("interrupt in use: %u, expected %s", q.irq, irq);
+}
+
+static void check_malformed(int fd)
+{
+	struct vgmem_guest_query q;
+	struct vgmem_guest_dma d;
+	struct vgmem_guest_dma_free f;
+	struct vgmem_ctrl c;
+	struct dmabuf b;
+	uint64_t dma_max;
+	void *p;
+	int ret;
+
+	xioctl(fd, VGMEM_GIOC_QUERY, &q);
+	dma_max = q.dma_max;
+
+	memset(&c, 0, sizeof(c));
+	expect("CTRL op 0", ctrl(fd, &c), -EINVAL);
+	c.op = VGMEM_CTRL_OP_MAX + 5;
+	expect("CTRL unknown op", ctrl(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_QUERY;
+	c.raw[sizeof(struct vgmem_ctrl_query)] = 1;
+	expect("CTRL QUERY with a byte past its struct", ctrl(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_FILE_MAP;
+	expect("CTRL FILE_MAP", ctrl(fd, &c), -EPERM);
+	c.op = VGMEM_CTRL_FILE_SYNC;
+	expect("CTRL FILE_SYNC", ctrl(fd, &c), -EPERM);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_BO_ALLOC;
+	c.bo.size = 2 << 20;
+	c.bo.rsvd = 1;
+	expect("CTRL BO_ALLOC rsvd", ctrl(fd, &c), -EINVAL);
+	c.bo.rsvd = 0;
+	c.bo.va = VGMEM_VA_START;
+	expect("CTRL BO_ALLOC va without FIXED_VA", ctrl(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_BO_FREE;
+	c.bo.va = VGMEM_VA_START;
+	expect("CTRL BO_FREE of a VA not this file's", ctrl(fd, &c), -ENOENT);
+	c.bo.size = 4096;
+	expect("CTRL BO_FREE with size", ctrl(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_CHAN_DESTROY;
+	c.chan.chan_id = 5;
+	expect("CTRL CHAN_DESTROY of a channel not this file's", ctrl(fd, &c), -ENOENT);
+	c.chan.chan_id = 1000;
+	expect("CTRL CHAN_DESTROY id 1000", ctrl(fd, &c), -ENOENT);
+	c.chan.gpfifo_entries = 4;
+	expect("CTRL CHAN_DESTROY with entries", ctrl(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_CHAN_CREATE;
+	c.chan.gpfifo_gpa = 0x100000;
+	c.chan.gpfifo_entries = 16;
+	expect("CTRL CHAN_CREATE ring outside this file's DMA buffers", ctrl(fd, &c), -EINVAL);
+	expect("CTRL bad pointer", xioctl(fd, VGMEM_GIOC_CTRL, (void *)16), -EFAULT);
+	expect("unknown ioctl", xioctl(fd, _IO(VGMEM_GIOC_TYPE, 0x7f), &c), -ENOTTY);
+
+	memset(&d, 0, sizeof(d));
+	expect("DMA_ALLOC size 0", xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d), -EINVAL);
+	d.size = 100;
+	expect("DMA_ALLOC size 100", xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d), -EINVAL);
+	d.size = dma_max + 4096;
+	expect("DMA_ALLOC above dma_max", xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d), -EINVAL);
+	d.size = ~0ull & ~4095ull;
+	expect("DMA_ALLOC size 2^64-4096", xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d), -EINVAL);
+	d.size = 4096;
+	d.flags = 1;
+	expect("DMA_ALLOC flags", xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d), -EINVAL);
+	memset(&f, 0, sizeof(f));
+	f.handle = 12345;
+	expect("DMA_FREE unknown handle", xioctl(fd, VGMEM_GIOC_DMA_FREE, &f), -EBADF);
+	f.handle = 0;
+	expect("DMA_FREE handle 0", xioctl(fd, VGMEM_GIOC_DMA_FREE, &f), -EBADF);
+	f.rsvd = 1;
+	expect("DMA_FREE rsvd", xioctl(fd, VGMEM_GIOC_DMA_FREE, &f), -EINVAL);
+
+	/* mmap: shared, whole, at the right offset, only this file's. */
+	ret = dma_alloc(fd, 8192, &b);
+	expect("DMA_ALLOC 8 KiB and mmap", ret, 0);
+	if (ret)
+		return;
+	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)b.d.mmap_offset);
+	expect("mmap DMA MAP_PRIVATE", p == MAP_FAILED ? -errno : 0, -EINVAL);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)b.d.mmap_offset);
+	expect("mmap DMA half", p == MAP_FAILED ? -errno : 0, -EINVAL);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)(b.d.mmap_offset + 4096));
+	expect("mmap DMA at an inner offset", p == MAP_FAILED ? -errno : 0, -EINVAL);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)VGMEM_GUEST_MMAP_USERD(3));
+	expect("mmap USERD of a channel not this file's", p == MAP_FAILED ? -errno : 0, -ENOENT);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)VGMEM_GUEST_MMAP_USERD(64));
+	expect("mmap USERD page 64", p == MAP_FAILED ? -errno : 0, -EINVAL);
+	if (b.p[0] || b.p[8191])
+		FAIL("DMA buffer not zeroed");
+	else
+		PASS("DMA buffer zeroed");
+	memset(b.p, 0x5a, 8192);
+	/* Freed while mapped: the handle goes, the mapping stays usable. */
+	expect("DMA_FREE while mapped", dma_free(fd, b.d.handle), 0);
+	expect("DMA_FREE twice", dma_free(fd, b.d.handle), -EBADF);
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, (off_t)b.d.mmap_offset);
+	expect("mmap of a freed handle", p == MAP_FAILED ? -errno : 0, -EBADF);
+	if (b.p[8191] == 0x5a)
+		PASS("freed buffer still readable through its mapping");
+	else
+		FAIL("freed buffer's mapping changed");
+	munmap(b.p, 8192);
+}
+
+/* dma_total_max: buffers of dma_max up to the limit, then -ENOMEM. */
+static void check_dma_total(int fd)
+{
+	struct vgmem_guest_query q;
+	struct vgmem_guest_dma d[64];
+	unsigned int n = 0, i;
+	int ret = 0;
+
+	xioctl(fd, VGMEM_GIOC_QUERY, &q);
+	for (n = 0; n < 64; n++) {
+		memset(&d[n], 0, sizeof(d[n]));
+		d[n].size = q.dma_max;
+		ret = xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &d[n]);
+		if (ret)
+			break;
+	}
+	if (ret == -ENOMEM && (uint64_t)n * q.dma_max <= q.dma_total_max &&
+	    (uint64_t)(n + 1) * q.dma_max > q.dma_total_max)
+		PASS("dma_total_max: %u buffers of %llu bytes, then -ENOMEM", n,
+		     (unsigned long long)q.dma_max);
+	else if (ret == -ENOMEM)
+		printf("INFO dma_total_max: -ENOMEM after %u buffers of %llu (guest memory short of the limit)\n",
+		       n, (unsigned long long)q.dma_max);
+	else
+		FAIL("dma_total_max: %u buffers, then %d", n, ret);
+	for (i = 0; i < n; i++)
+		dma_free(fd, d[i].handle);
+}
+
+/*
+ * Build the pushbuffer at pb: bind compute and copy, memset the BO to
+ * value, copy its first len bytes to guest-physical dst.
+ */
+static uint32_t build_job(uint32_t *pbp, uint64_t bo_va, uint64_t dst_gpa,
+			  uint32_t len, uint32_t value)
+{
+	struct pb pb = { .p = pbp, .n = 0 };
+	uint32_t v[1 + VGMEM_CP_NARGS], cls, flags;
+
+	cls = VGMEM_CLASS_COMPUTE;
+	pb_inc(&pb, SUBC_COMPUTE, VGMEM_MTHD_SET_OBJECT, &cls, 1);
+	cls = VGMEM_CLASS_COPY;
+	pb_inc(&pb, SUBC_COPY, VGMEM_MTHD_SET_OBJECT, &cls, 1);
+	memset(v, 0, sizeof(v));
+	v[0] = VGMEM_K_MEMSET;
+	v[1] = (uint32_t)bo_va;
+	v[2] = (uint32_t)(bo_va >> 32);
+	v[3] = len;
+	v[4] = 0;
+	v[5] = value;
+	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_KERNEL, v, 1 + VGMEM_CP_NARGS);
+	v[0] = 0;
+	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_LAUNCH, v, 1);
+	v[0] = (uint32_t)(bo_va >> 32);
+	v[1] = (uint32_t)bo_va;
+	v[2] = (uint32_t)(dst_gpa >> 32);
+	v[3] = (uint32_t)dst_gpa;
+	v[4] = len;
+	v[5] = len;
+	v[6] = len;
+	v[7] = 1;
+	pb_inc(&pb, SUBC_COPY, VGMEM_CE_OFFSET_IN_UPPER, v, 8);
+	flags = VGMEM_CE_LAUNCH_SRC_PITCH | VGMEM_CE_LAUNCH_DST_PITCH |
+		VGMEM_CE_LAUNCH_DST_PHYS;
+	pb_inc(&pb, SUBC_COPY, VGMEM_CE_LAUNCH_DMA, &flags, 1);
+	return pb.n;
+}
+
+static void check_submit(int fd)
+{
+	struct dmabuf b;
+	struct pollfd pfd;
+	struct vgmem_guest_wait w;
+	volatile uint32_t *u, *u2;
+	uint64_t *ring, bo_va = 0, pb_gpa, dst_gpa;
+	uint32_t chan = 0, chan2 = 0, ndw, i, bad = 0;
+	double t0;
+	int ret;
+
+	/* One buffer: ring at 0, pushbuffer at 4 KiB, destination at 8 KiB. */
+	ret = dma_alloc(fd, 16384, &b);
+	expect("DMA_ALLOC 16 KiB for ring, pushbuffer and destination", ret, 0);
+	if (ret)
+		return;
+	ring = (uint64_t *)b.p;
+	pb_gpa = b.d.gpa + 4096;
+	dst_gpa = b.d.gpa + 8192;
+
+	expect("CHAN_CREATE ring crossing the buffer's end",
+	       chan_create(fd, b.d.gpa + 16384 - 64, 16, &chan), -EINVAL);
+	expect("CHAN_CREATE 3 entries", chan_create(fd, b.d.gpa, 3, &chan), -EINVAL);
+	ret = chan_create(fd, b.d.gpa, 16, &chan);
+	expect("CHAN_CREATE ring in a DMA buffer", ret, 0);
+	if (ret)
+		return;
+	expect("DMA_FREE of a live channel's ring buffer", dma_free(fd, b.d.handle), -EBUSY);
+	ret = bo_alloc(fd, 2 << 20, &bo_va);
+	expect("BO_ALLOC 2 MiB", ret, 0);
+	if (ret)
+		return;
+	u = userd_map(fd, chan);
+	if (!u) {
+		FAIL("mmap USERD of channel %u: %s", chan, strerror(errno));
+		return;
+	}
+	PASS("mmap USERD of channel %u", chan);
+
+	ndw = build_job((uint32_t *)(b.p + 4096), bo_va, dst_gpa, 4096, 0xc0ffee11u);
+	t0 = now_s();
+	submit(ring, u, 0, pb_gpa, ndw);
+	ret = wait_done(u, 1);
+	expect("GPFIFO entry: memset + copy to guest memory, ENTRIES_DONE in USERD", ret, 0);
+	printf("INFO job took %.2f s; GP_GET %u ENTRIES_DONE %u\n", now_s() - t0,
+	       userd_rd(u, VGMEM_USERD_GP_GET), userd_rd(u, VGMEM_USERD_ENTRIES_DONE));
+	for (i = 0; i < 1024; i++)
+		if (((uint32_t *)(b.p + 8192))[i] != 0xc0ffee11u)
+			bad++;
+	if (!ret && !bad)
+		PASS("the copy's 4096 bytes arrived in the DMA buffer");
+	else
+		FAIL("%u of 1024 words wrong in the DMA buffer", bad);
+
+	/* A second channel faults on a zero-length entry. */
+	expect("WAIT_FAULT with no fault, timeout 0",
+	       xioctl(fd, VGMEM_GIOC_WAIT_FAULT, &(struct vgmem_guest_wait){ 0 }), -ETIMEDOUT);
+	ret = chan_create(fd, b.d.gpa + 2048, 16, &chan2);
+	expect("CHAN_CREATE second channel", ret, 0);
+	if (ret)
+		return;
+	u2 = userd_map(fd, chan2);
+	if (!u2) {
+		FAIL("mmap USERD of channel %u: %s", chan2, strerror(errno));
+		return;
+	}
+	submit((uint64_t *)(b.p + 2048), u2, 0, pb_gpa, 0);
+	memset(&w, 0, sizeof(w));
+	w.timeout_ns = (uint64_t)JOB_TIMEOUT_S * 1000000000ull;
+	ret = xioctl(fd, VGMEM_GIOC_WAIT_FAULT, &w);
+	if (!ret && w.faulted == (1ull << chan2))
+		PASS("WAIT_FAULT: channel %u faulted (USERD ERROR %u)", chan2,
+		     userd_rd(u2, VGMEM_USERD_ERROR));
+	else
+		FAIL("WAIT_FAULT: %d faulted 0x%llx, expected channel %u", ret,
+		     (unsigned long long)w.faulted, chan2);
+	pfd.fd = fd;
+	pfd.events = POLLPRI;
+	pfd.revents = 0;
+	ret = poll(&pfd, 1, 0);
+	if (ret == 1 && (pfd.revents & POLLPRI))
+		PASS("poll: POLLPRI");
+	else
+		FAIL("poll: %d revents 0x%x", ret, pfd.revents);
+
+	/* Destroyed: the page leaves the mapping, the fault bit goes. */
+	expect("CHAN_DESTROY faulted channel", chan_destroy(fd, chan2), 0);
+	if (reads_sigbus(u2))
+		PASS("USERD page of a destroyed channel: SIGBUS");
+	else
+		FAIL("USERD page of a destroyed channel still readable");
+	munmap((void *)u2, 4096);
+	expect("WAIT_FAULT after the faulted channel is gone",
+	       xioctl(fd, VGMEM_GIOC_WAIT_FAULT, &(struct vgmem_guest_wait){ 0 }), -ETIMEDOUT);
+	expect("CHAN_DESTROY twice", chan_destroy(fd, chan2), -ENOENT);
+
+	expect("BO_FREE", bo_free(fd, bo_va), 0);
+	expect("CHAN_DESTROY", chan_destroy(fd, chan), 0);
+	munmap((void *)u, 4096);
+	expect("DMA_FREE after its channels died", dma_free(fd, b.d.handle), 0);
+	munmap(b.p, 16384);
+}
+
+static int cmd_basic(const char *irq)
+{
+	int fd = dev_open();
+
+	check_query(fd, irq);
+	check_malformed(fd);
+	check_dma_total(fd);
+	check_submit(fd);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
+/* The child: a channel, a BO, mapped DMA; tells its channel id, waits. */
+static void hold(int wfd)
+{
+	struct dmabuf b;
+	uint64_t va;
+	uint32_t chan = 0;
+	int fd = dev_open();
+
+	if (dma_alloc(fd, 65536, &b) || chan_create(fd, b.d.gpa, 64, &chan) ||
+	    bo_alloc(fd, 4 << 20, &va) || !userd_map(fd, chan))
+		_exit(2);
+	if (write(wfd, &chan, sizeof(chan)) != sizeof(chan))
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+static int cmd_kill(void)
+{
+	struct vgmem_vm_stats s;
+	struct dmabuf b;
+	uint32_t chan = 99, again = 98;
+	int pfd[2], fd, st, ret;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		hold(pfd[1]);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &chan, sizeof(chan)) != sizeof(chan)) {
+		FAIL("the child did not get its channel, BO and buffer");
+		return 1;
+	}
+	fd = dev_open();
+	ret = stats(fd, &s);
+	if (!ret && s.allocated >= (4 << 20))
+		PASS("while the child lives: STATS allocated %llu", (unsigned long long)s.allocated);
+	else
+		FAIL("while the child lives: STATS %d allocated %llu", ret,
+		     (unsigned long long)s.allocated);
+	close(fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		PASS("child holding channel %u killed", chan);
+	else
+		FAIL("child ended with status 0x%x", st);
+
+	fd = dev_open();
+	ret = stats(fd, &s);
+	if (!ret && s.allocated == 0)
+		PASS("after the kill, a fresh open sees STATS allocated 0");
+	else
+		FAIL("after the kill: STATS %d allocated %llu", ret,
+		     (unsigned long long)s.allocated);
+	/* Channel ids are the lowest free: the child's must be free again. */
+	if (!dma_alloc(fd, 4096, &b) && !chan_create(fd, b.d.gpa, 16, &again) &&
+	    again == chan)
+		PASS("the killed child's channel id %u is free again", chan);
+	else
+		FAIL("new channel got id %u, the killed child had %u", again, chan);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
+static int sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int cmd_unbind(const char *bdf)
+{
+	struct vgmem_guest_query q;
+	struct vgmem_vm_stats s;
+	struct dmabuf b;
+	volatile uint32_t *u;
+	uint64_t va;
+	uint32_t chan;
+	int fd, ret, i;
+
+	fd = dev_open();
+	if (dma_alloc(fd, 65536, &b) || chan_create(fd, b.d.gpa, 64, &chan) ||
+	    bo_alloc(fd, 2 << 20, &va) || !(u = userd_map(fd, chan))) {
+		FAIL("setting up a channel, a BO and a buffer");
+		return 1;
+	}
+	(void)userd_rd(u, VGMEM_USERD_GP_GET);
+	ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/unbind", bdf);
+	expect("unbind with a file open and a channel mapped", ret, 0);
+	if (access(DEV, F_OK))
+		PASS("%s is gone", DEV);
+	else
+		FAIL("%s still there after unbind", DEV);
+	expect("QUERY after unbind", xioctl(fd, VGMEM_GIOC_QUERY, &q), -ENODEV);
+	expect("CTRL after unbind", stats(fd, &s), -ENODEV);
+	if (reads_sigbus(u))
+		PASS("USERD mapping after unbind: SIGBUS");
+	else
+		FAIL("USERD mapping still readable after unbind");
+	b.p[0] = 1;	/* still this process's memory until unmapped */
+	munmap(b.p, 65536);
+	munmap((void *)u, 4096);
+	close(fd);
+	PASS("close after unbind");
+
+	ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/bind", bdf);
+	expect("bind again", ret, 0);
+	for (i = 0; i < 100 && access(DEV, F_OK); i++)
+		usleep(100000);
+	fd = dev_open();
+	ret = stats(fd, &s);
+	if (!ret && s.allocated == 0)
+		PASS("after rebind: STATS allocated 0 (the unbind freed the open file's BO)");
+	else
+		FAIL("after rebind: STATS %d allocated %llu", ret, (unsigned long long)s.allocated);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "basic"))
+		return cmd_basic(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "kill"))
+		return cmd_kill();
+	if (argc == 3 && !strcmp(argv[1], "unbind"))
+		return cmd_unbind(argv[2]);
+	fprintf(stderr, "usage: vggd-check basic msi|intx|none | kill | unbind BDF\n");
+	return 2;
+}
