@@ -119,29 +119,41 @@ void vgg_scan_faults(struct vgg_dev *gdev)
 		wake_up_all(&gdev->wq);
 }
 
+/* Rounds of the interrupt handler before it leaves the rest to polling. */
+#define VGG_IRQ_ROUNDS	8
+
+/*
+ * MSI is an edge on IRQ_CAUSE & IRQ_MASK becoming non-zero: a cause raised
+ * while another is still set makes none. So the handler acknowledges what
+ * it read and reads again until IRQ_CAUSE is zero; from then on any cause
+ * fires anew.
+ */
 static irqreturn_t vgg_irq(int irq, void *data)
 {
 	struct vgg_dev *gdev = data;
+	irqreturn_t ret = IRQ_NONE;
 	u32 cause;
+	int round;
 
 	spin_lock(&gdev->lock);
-	if (gdev->gone) {
-		spin_unlock(&gdev->lock);
-		return IRQ_NONE;
+	for (round = 0; !gdev->gone && round < VGG_IRQ_ROUNDS; round++) {
+		cause = ioread32(gdev->regs + VGMEM_REG_IRQ_CAUSE);
+		/* Not ours (a shared INTx line), or a device that has vanished. */
+		if (cause == ~0u)
+			break;
+		cause &= VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT;
+		if (!cause)
+			break;
+		/* Acknowledge before looking: a cause raised meanwhile stays. */
+		iowrite32(cause, gdev->regs + VGMEM_REG_IRQ_CAUSE);
+		if (cause & VGMEM_IRQ_CHAN_FAULT)
+			vgg_faults_locked(gdev);
+		ret = IRQ_HANDLED;
 	}
-	cause = ioread32(gdev->regs + VGMEM_REG_IRQ_CAUSE);
-	/* Not ours (a shared INTx line), or a device that has vanished. */
-	if (cause == ~0u || !(cause & (VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT))) {
-		spin_unlock(&gdev->lock);
-		return IRQ_NONE;
-	}
-	/* Acknowledge first: a cause raised from here on fires again. */
-	iowrite32(cause, gdev->regs + VGMEM_REG_IRQ_CAUSE);
-	if (cause & VGMEM_IRQ_CHAN_FAULT)
-		vgg_faults_locked(gdev);
 	spin_unlock(&gdev->lock);
-	wake_up_all(&gdev->wq);
-	return IRQ_HANDLED;
+	if (ret == IRQ_HANDLED)
+		wake_up_all(&gdev->wq);
+	return ret;
 }
 
 void vgg_zap_userd(struct vgg_dev *gdev, u64 offset, u64 len)
