@@ -237,7 +237,6 @@ static const struct file_operations vgg_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = vgg_mmap,
 	.poll = vgg_poll,
-	.llseek = no_llseek,
 };
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
