@@ -15,9 +15,14 @@
  *
  * Signals: waiting for the queue is interruptible (-EINTR, nothing was
  * sent). Once the doorbell rang the command is the device's and its
- * result must be kept (a channel created for a dying process must still
- * be known to be destroyed), so the rest of the wait ignores signals.
- * Only the device going away ends it early (-ENODEV).
+ * answer must be kept (a channel created for a dying process must still
+ * be known, to be destroyed at close), so the rest of the wait ends only
+ * for a fatal signal, and then the submitter leaves an IOU (struct
+ * vgg_owed): the next submitter waits for that command first and keeps
+ * its answer there, and the killed submitter's file applies it under its
+ * lock before doing anything else (file.c, vgg_file_settle). Internal
+ * commands (release, remove, probe) wait for the device alone. The device
+ * going away ends every wait (-ENODEV).
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -107,10 +112,21 @@ out:
 	return ret;
 }
 
-/* Wait for the doorbell's command; signals do not end it (see above). */
-static int vgg_ctrlq_wait(struct vgg_dev *gdev, u32 target, u32 op, s32 *qerr)
+enum vgg_wait {
+	VGG_WAIT_INTR,		/* any signal ends it: nothing handed over yet */
+	VGG_WAIT_KILLABLE,	/* only a fatal signal: the caller keeps an IOU */
+	VGG_WAIT_UNINTR,	/* nothing but the device ends it */
+};
+
+/*
+ * Wait for CONSUMER to reach target: 0, -ENODEV, -EIO (*qerr) or, as the
+ * mode allows, -EINTR.
+ */
+static int vgg_ctrlq_wait(struct vgg_dev *gdev, u32 target, u32 op, s32 *qerr,
+			  enum vgg_wait mode)
 {
 	unsigned long start = jiffies, warned = 0, slice;
+	long r = 0;
 	int ret;
 
 	slice = gdev->irq >= 0 ? msecs_to_jiffies(VGG_CTRLQ_SLICE_MS) : 1;
@@ -118,9 +134,22 @@ static int vgg_ctrlq_wait(struct vgg_dev *gdev, u32 target, u32 op, s32 *qerr)
 		ret = vgg_ctrlq_check(gdev, target, qerr);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		wait_event_idle_timeout(gdev->wq,
-					vgg_ctrlq_check(gdev, target, qerr) != 0,
-					slice);
+		switch (mode) {
+		case VGG_WAIT_INTR:
+			r = wait_event_interruptible_timeout(gdev->wq,
+					vgg_ctrlq_check(gdev, target, qerr) != 0, slice);
+			break;
+		case VGG_WAIT_KILLABLE:
+			r = wait_event_killable_timeout(gdev->wq,
+					vgg_ctrlq_check(gdev, target, qerr) != 0, slice);
+			break;
+		case VGG_WAIT_UNINTR:
+			wait_event_idle_timeout(gdev->wq,
+					vgg_ctrlq_check(gdev, target, qerr) != 0, slice);
+			break;
+		}
+		if (r < 0)
+			return -EINTR;
 		if (jiffies_to_msecs(jiffies - start) / VGG_CTRLQ_WARN_MS > warned) {
 			warned++;
 			dev_warn(&gdev->pdev->dev, "control command %u still running after %lu s; waiting on\n",
@@ -129,18 +158,57 @@ static int vgg_ctrlq_wait(struct vgg_dev *gdev, u32 target, u32 op, s32 *qerr)
 	}
 }
 
-/*
- * Run one command. 0: the device answered (cmd->status and the out
- * fields); -EINTR: a signal came before the command was handed over (only
- * with intr); -ENODEV: the device is gone; -EIO: the device stopped the
- * queue (the queue is re-armed for the next command).
- */
-int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr)
+static struct vgmem_ctrl *vgg_ctrlq_slot(struct vgg_dev *gdev, u32 index)
 {
-	struct vgmem_ctrl *slot;
+	return &gdev->ring[index & (VGG_CTRLQ_ENTRIES - 1)];
+}
+
+/* The wait for the command in slot ended with ret: take its answer. */
+static int vgg_ctrlq_collect(struct vgg_dev *gdev, int ret, s32 qerr,
+			     struct vgmem_ctrl *cmd, const struct vgmem_ctrl *slot)
+{
+	lockdep_assert_held(&gdev->ctrlq_lock);
+	if (ret == -EIO) {
+		dev_err_ratelimited(&gdev->pdev->dev, "control queue stopped by the device: CTRLQ_ERROR %d (command %u)\n",
+				    qerr, cmd->op);
+		gdev->ctrlq_broken = true;
+		vgg_ctrlq_arm(gdev);
+		return ret;
+	}
+	if (ret)
+		return ret;
+	dma_rmb();
+	memcpy(cmd, slot, sizeof(*cmd));
+	return 0;
+}
+
+/*
+ * A killed submitter left its command with the device: wait for it and
+ * keep the answer in its IOU for the file to apply. 0, or -EINTR (intr).
+ */
+static int vgg_ctrlq_settle(struct vgg_dev *gdev, bool intr)
+{
+	struct vgg_owed *o = gdev->owed;
 	s32 qerr = 0;
-	u32 target;
 	int ret;
+
+	lockdep_assert_held(&gdev->ctrlq_lock);
+	if (!o)
+		return 0;
+	ret = vgg_ctrlq_wait(gdev, o->target, o->cmd.op, &qerr,
+			     intr ? VGG_WAIT_INTR : VGG_WAIT_UNINTR);
+	if (ret == -EINTR)
+		return ret;
+	o->result = vgg_ctrlq_collect(gdev, ret, qerr, &o->cmd,
+				      vgg_ctrlq_slot(gdev, o->target - 1));
+	o->done = true;
+	gdev->owed = NULL;
+	return 0;
+}
+
+int vgg_ctrlq_settle_owed(struct vgg_dev *gdev, struct vgg_owed *o, bool intr)
+{
+	int ret = 0;
 
 	if (intr) {
 		if (mutex_lock_interruptible(&gdev->ctrlq_lock))
@@ -148,12 +216,45 @@ int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr)
 	} else {
 		mutex_lock(&gdev->ctrlq_lock);
 	}
+	if (!o->done)
+		ret = vgg_ctrlq_settle(gdev, intr);
+	mutex_unlock(&gdev->ctrlq_lock);
+	return ret;
+}
+
+/*
+ * Run one command. 0: the device answered (cmd->status and the out
+ * fields); -ENODEV: the device is gone; -EIO: the device stopped the
+ * queue (it is re-armed for the next command); -EINTR: a signal came
+ * before the command was handed over (intr only), *owed NULL; or a fatal
+ * signal came after it was: *owed is the IOU (struct vgg_owed) through
+ * which the caller's file learns the answer later.
+ */
+int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr,
+		   struct vgg_owed **owed)
+{
+	struct vgmem_ctrl *slot;
+	struct vgg_owed *o;
+	s32 qerr = 0;
+	u32 target;
+	int ret;
+
+	*owed = NULL;
+	if (intr) {
+		if (mutex_lock_interruptible(&gdev->ctrlq_lock))
+			return -EINTR;
+	} else {
+		mutex_lock(&gdev->ctrlq_lock);
+	}
+	ret = vgg_ctrlq_settle(gdev, intr);
+	if (ret)
+		goto out_unlock;
 	if (gdev->ctrlq_broken) {
 		ret = vgg_ctrlq_arm(gdev);
 		if (ret)
 			goto out_unlock;
 	}
-	slot = &gdev->ring[gdev->ctrlq_prod & (VGG_CTRLQ_ENTRIES - 1)];
+	slot = vgg_ctrlq_slot(gdev, gdev->ctrlq_prod);
 	memcpy(slot, cmd, sizeof(*cmd));
 	slot->status = 0;
 	target = gdev->ctrlq_prod + 1;
@@ -163,19 +264,21 @@ int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr)
 		goto out_unlock;
 	gdev->ctrlq_prod = target;
 
-	ret = vgg_ctrlq_wait(gdev, target, cmd->op, &qerr);
-	if (ret == -EIO) {
-		dev_err_ratelimited(&gdev->pdev->dev, "control queue stopped by the device: CTRLQ_ERROR %d (command %u)\n",
-				    qerr, cmd->op);
-		gdev->ctrlq_broken = true;
-		if (!vgg_ctrlq_arm(gdev))
-			gdev->ctrlq_broken = false;
-		goto out_unlock;
+	ret = vgg_ctrlq_wait(gdev, target, cmd->op, &qerr,
+			     intr ? VGG_WAIT_KILLABLE : VGG_WAIT_UNINTR);
+	if (ret == -EINTR) {
+		/* Killed: the device has the command; leave an IOU. */
+		o = kzalloc(sizeof(*o), GFP_KERNEL);
+		if (o) {
+			o->cmd = *cmd;
+			o->target = target;
+			gdev->owed = o;
+			*owed = o;
+			goto out_unlock;
+		}
+		ret = vgg_ctrlq_wait(gdev, target, cmd->op, &qerr, VGG_WAIT_UNINTR);
 	}
-	if (ret)
-		goto out_unlock;
-	dma_rmb();
-	memcpy(cmd, slot, sizeof(*cmd));
+	ret = vgg_ctrlq_collect(gdev, ret, qerr, cmd, slot);
 out_unlock:
 	mutex_unlock(&gdev->ctrlq_lock);
 	return ret;

@@ -43,6 +43,8 @@ u64 vgg_file_faulted(struct vgg_file *gf)
 	return f;
 }
 
+static int vgg_file_settle(struct vgg_file *gf, bool intr);
+
 /* ---- DMA buffers -------------------------------------------------------- */
 
 static void vgg_dma_release(struct vgg_file *gf, struct vgg_dmabuf *buf)
@@ -133,6 +135,10 @@ int vgg_file_dma_free(struct vgg_file *gf, const struct vgmem_guest_dma_free *ar
 		return -EINVAL;
 	if (mutex_lock_interruptible(&gf->lock))
 		return -EINTR;
+	/* A killed submitter's CHAN_CREATE may have its ring in this buffer. */
+	ret = vgg_file_settle(gf, true);
+	if (ret)
+		goto out;
 	buf = arg->handle ? xa_load(&gf->dma, arg->handle) : NULL;
 	if (!buf) {
 		ret = -EBADF;
@@ -332,13 +338,6 @@ static size_t vgg_ctrl_used(u32 op)
 	}
 }
 
-/* Run a command on the device; 0 with cmd->status, or the driver's errno. */
-static int vgg_exec(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr)
-{
-	lockdep_assert_held(&gf->lock);
-	return vgg_ctrlq_exec(gf->gdev, cmd, intr);
-}
-
 static void vgg_chan_forget(struct vgg_file *gf, u32 chan)
 {
 	struct vgg_dev *gdev = gf->gdev;
@@ -358,51 +357,31 @@ static void vgg_chan_forget(struct vgg_file *gf, u32 chan)
 	}
 }
 
-/* Destroy a channel of this file on the device; 0, or why not. */
-static int vgg_chan_destroy(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr)
-{
-	u32 chan = cmd->chan.chan_id;
-	int ret;
+static int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx);
 
-	lockdep_assert_held(&gf->lock);
-	/*
-	 * Zap before the device lets the id go: another file could get it
-	 * the moment the command completes. Faults wait for our lock and
-	 * then find the channel gone (or still ours, if the command fails).
-	 */
-	vgg_zap_userd(gf->gdev, VGMEM_GUEST_MMAP_USERD(chan), PAGE_SIZE);
-	ret = vgg_exec(gf, cmd, intr);
-	if (ret == -ENODEV || (!ret && (!cmd->status || cmd->status == -ENOENT)))
-		vgg_chan_forget(gf, chan);
-	return ret;
+/* Give back what the device made but the file cannot own (its mistake). */
+static void vgg_undo(struct vgg_file *gf, u32 op, u32 chan, u64 va)
+{
+	struct vgmem_ctrl *undo = kzalloc(sizeof(*undo), GFP_KERNEL);
+
+	if (!undo)
+		return;
+	undo->op = op;
+	undo->chan.chan_id = chan;
+	if (op == VGMEM_CTRL_BO_FREE)
+		undo->bo.va = va;
+	vgg_run(gf, undo, false, NULL);
+	kfree(undo);
 }
 
-static int vgg_ctrl_chan_create(struct vgg_file *gf, struct vgmem_ctrl *cmd)
+/* CHAN_CREATE succeeded: the channel is this file's. */
+static int vgg_chan_adopt(struct vgg_file *gf, u32 id, struct vgg_dmabuf *ring)
 {
 	struct vgg_dev *gdev = gf->gdev;
-	struct vgmem_ctrl_chan *c = &cmd->chan;
-	struct vgg_dmabuf *ring;
-	struct vgmem_ctrl *undo;
-	bool give_back;
-	u32 id;
-	int ret;
 
 	lockdep_assert_held(&gf->lock);
-	if (c->gpfifo_entries < VGMEM_GP_ENTRIES_MIN ||
-	    c->gpfifo_entries > VGMEM_GP_ENTRIES_MAX ||
-	    !is_power_of_2(c->gpfifo_entries) || !IS_ALIGNED(c->gpfifo_gpa, 8))
-		return -EINVAL;
-	ring = vgg_dma_find(gf, c->gpfifo_gpa, (u64)c->gpfifo_entries * 8);
-	if (!ring)
-		return -EINVAL;
-	c->chan_id = 0;
-	ret = vgg_exec(gf, cmd, true);
-	if (ret || cmd->status)
-		return ret;
-	id = c->chan_id;
 	spin_lock_irq(&gdev->lock);
-	if (id < gdev->max_channels && !gdev->chan_owner[id] &&
-	    !(gf->chans & BIT_ULL(id))) {
+	if (id < gdev->max_channels && !gdev->chan_owner[id]) {
 		gdev->chan_owner[id] = gf;
 		gf->faulted &= ~BIT_ULL(id);
 		spin_unlock_irq(&gdev->lock);
@@ -410,37 +389,21 @@ static int vgg_ctrl_chan_create(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 		gf->chan_ring[id] = ring;
 		return 0;
 	}
-	/* Nobody's: the device's own mistake, give it back. */
-	give_back = id < gdev->max_channels && !gdev->chan_owner[id];
 	spin_unlock_irq(&gdev->lock);
 	dev_err_ratelimited(&gdev->pdev->dev, "CHAN_CREATE returned channel %u, which is out of range or taken\n",
 			    id);
-	undo = give_back ? kzalloc(sizeof(*undo), GFP_KERNEL) : NULL;
-	if (undo) {
-		undo->op = VGMEM_CTRL_CHAN_DESTROY;
-		undo->chan.chan_id = id;
-		vgg_exec(gf, undo, false);
-	}
-	kfree(undo);
+	/* Beyond BAR2, nobody can use it: give it back (a taken id stays its owner's). */
+	if (id >= gdev->max_channels)
+		vgg_undo(gf, VGMEM_CTRL_CHAN_DESTROY, id, 0);
 	return -EIO;
 }
 
-static int vgg_ctrl_bo_alloc(struct vgg_file *gf, struct vgmem_ctrl *cmd)
+/* BO_ALLOC succeeded: the BO is this file's. */
+static int vgg_bo_adopt(struct vgg_file *gf, u64 va, u64 size)
 {
-	struct vgmem_ctrl_bo *b = &cmd->bo;
-	struct vgmem_ctrl *undo;
-	u64 va, size;
 	int ret;
 
 	lockdep_assert_held(&gf->lock);
-	if (b->rsvd || (b->flags & ~VGMEM_BO_FLAGS_ALL) ||
-	    (!(b->flags & VGMEM_BO_FIXED_VA) && b->va))
-		return -EINVAL;
-	size = b->size;
-	ret = vgg_exec(gf, cmd, true);
-	if (ret || cmd->status)
-		return ret;
-	va = b->va;
 	if (IS_ALIGNED(va, VGMEM_PAGE_SIZE) && va >= VGMEM_VA_START &&
 	    va < VGMEM_VA_END && !xa_load(&gf->bos, va >> PAGE_SHIFT)) {
 		ret = xa_err(xa_store(&gf->bos, va >> PAGE_SHIFT,
@@ -451,29 +414,119 @@ static int vgg_ctrl_bo_alloc(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 		dev_err_ratelimited(&gf->gdev->pdev->dev, "BO_ALLOC returned VA 0x%llx, which is misaligned, out of range or taken\n",
 				    (unsigned long long)va);
 		ret = -EIO;
+		if (xa_load(&gf->bos, va >> PAGE_SHIFT))
+			return ret;
 	}
 	/* Not recorded, so not this file's: free it again. */
-	undo = kzalloc(sizeof(*undo), GFP_KERNEL);
-	if (undo) {
-		undo->op = VGMEM_CTRL_BO_FREE;
-		undo->bo.va = va;
-		if (!xa_load(&gf->bos, va >> PAGE_SHIFT))
-			vgg_exec(gf, undo, false);
-	}
-	kfree(undo);
+	vgg_undo(gf, VGMEM_CTRL_BO_FREE, 0, va);
 	return ret;
 }
 
-static int vgg_bo_free(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr)
+/*
+ * The device answered cmd (ret 0: cmd->status and the out fields), or
+ * could not (ret < 0): make the file agree with the device. Returns what
+ * the caller's ioctl returns.
+ */
+static int vgg_ctrl_apply(struct vgg_file *gf, struct vgmem_ctrl *cmd, int ret,
+			  void *ctx)
 {
-	u64 va = cmd->bo.va;
+	bool gone_or_done = ret == -ENODEV ||
+		(!ret && (!cmd->status || cmd->status == -ENOENT));
+
+	lockdep_assert_held(&gf->lock);
+	switch (cmd->op) {
+	case VGMEM_CTRL_CHAN_CREATE:
+		if (ret || cmd->status)
+			return ret;
+		return vgg_chan_adopt(gf, cmd->chan.chan_id, ctx);
+	case VGMEM_CTRL_CHAN_DESTROY:
+		/* Gone from the device (or the device is gone): forget it. */
+		if (gone_or_done && cmd->chan.chan_id < VGMEM_MAX_CHANNELS)
+			vgg_chan_forget(gf, cmd->chan.chan_id);
+		return ret;
+	case VGMEM_CTRL_BO_ALLOC:
+		if (ret || cmd->status)
+			return ret;
+		return vgg_bo_adopt(gf, cmd->bo.va, cmd->bo.size);
+	case VGMEM_CTRL_BO_FREE:
+		if (gone_or_done)
+			xa_erase(&gf->bos, cmd->bo.va >> PAGE_SHIFT);
+		return ret;
+	default:
+		return ret;
+	}
+}
+
+/*
+ * Run a command and make the file agree with the answer. ctx: the ring
+ * buffer of a CHAN_CREATE. A submitter killed while the device has its
+ * command leaves the IOU in gf->owed and returns -EINTR.
+ */
+static int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx)
+{
+	struct vgg_owed *owed;
 	int ret;
 
 	lockdep_assert_held(&gf->lock);
-	ret = vgg_exec(gf, cmd, intr);
-	if (ret == -ENODEV || (!ret && (!cmd->status || cmd->status == -ENOENT)))
-		xa_erase(&gf->bos, va >> PAGE_SHIFT);
-	return ret;
+	ret = vgg_ctrlq_exec(gf->gdev, cmd, intr, &owed);
+	if (owed) {
+		owed->ctx = ctx;
+		gf->owed = owed;
+		return -EINTR;
+	}
+	return vgg_ctrl_apply(gf, cmd, ret, ctx);
+}
+
+/*
+ * Apply the answer of a killed submitter's command, waiting for it if
+ * need be: first thing under the file's lock for everything that looks
+ * at channels, BOs or ring buffers. 0, or -EINTR (intr).
+ */
+static int vgg_file_settle(struct vgg_file *gf, bool intr)
+{
+	struct vgg_owed *o = gf->owed;
+	int ret;
+
+	lockdep_assert_held(&gf->lock);
+	if (!o)
+		return 0;
+	ret = vgg_ctrlq_settle_owed(gf->gdev, o, intr);
+	if (ret)
+		return ret;
+	gf->owed = NULL;
+	vgg_ctrl_apply(gf, &o->cmd, o->result, o->ctx);
+	kfree(o);
+	return 0;
+}
+
+static int vgg_ctrl_chan_create(struct vgg_file *gf, struct vgmem_ctrl *cmd)
+{
+	struct vgmem_ctrl_chan *c = &cmd->chan;
+	struct vgg_dmabuf *ring;
+
+	lockdep_assert_held(&gf->lock);
+	if (c->gpfifo_entries < VGMEM_GP_ENTRIES_MIN ||
+	    c->gpfifo_entries > VGMEM_GP_ENTRIES_MAX ||
+	    !is_power_of_2(c->gpfifo_entries) || !IS_ALIGNED(c->gpfifo_gpa, 8))
+		return -EINVAL;
+	ring = vgg_dma_find(gf, c->gpfifo_gpa, (u64)c->gpfifo_entries * 8);
+	if (!ring)
+		return -EINVAL;
+	c->chan_id = 0;
+	return vgg_run(gf, cmd, true, ring);
+}
+
+/* Destroy a channel of this file on the device. */
+static int vgg_chan_destroy(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr)
+{
+	lockdep_assert_held(&gf->lock);
+	/*
+	 * Zap before the device lets the id go: another file could get it
+	 * the moment the command completes. Faults wait for our lock and
+	 * then find the channel gone (or still ours, if the command fails).
+	 */
+	vgg_zap_userd(gf->gdev, VGMEM_GUEST_MMAP_USERD(cmd->chan.chan_id), PAGE_SIZE);
+	return vgg_run(gf, cmd, intr, NULL);
 }
 
 static bool vgg_owns_bo(struct vgg_file *gf, u64 va)
@@ -485,6 +538,7 @@ static bool vgg_owns_bo(struct vgg_file *gf, u64 va)
 
 int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 {
+	struct vgmem_ctrl_bo *b = &cmd->bo;
 	size_t used;
 	int ret;
 
@@ -503,16 +557,15 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 
 	if (mutex_lock_interruptible(&gf->lock))
 		return -EINTR;
-	if (gf->dropped) {
-		mutex_unlock(&gf->lock);
-		return -ENODEV;
-	}
+	ret = gf->dropped ? -ENODEV : vgg_file_settle(gf, true);
+	if (ret)
+		goto out_unlock;
 	switch (cmd->op) {
 	case VGMEM_CTRL_QUERY:
 	case VGMEM_CTRL_STATS:
 		/* The whole member is output. */
 		memset(cmd->raw, 0, used);
-		ret = vgg_exec(gf, cmd, true);
+		ret = vgg_run(gf, cmd, true, NULL);
 		break;
 	case VGMEM_CTRL_CHAN_CREATE:
 		ret = vgg_ctrl_chan_create(gf, cmd);
@@ -527,20 +580,25 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 			ret = vgg_chan_destroy(gf, cmd, true);
 		break;
 	case VGMEM_CTRL_BO_ALLOC:
-		ret = vgg_ctrl_bo_alloc(gf, cmd);
+		if (b->rsvd || (b->flags & ~VGMEM_BO_FLAGS_ALL) ||
+		    (!(b->flags & VGMEM_BO_FIXED_VA) && b->va))
+			ret = -EINVAL;
+		else
+			ret = vgg_run(gf, cmd, true, NULL);
 		break;
 	case VGMEM_CTRL_BO_FREE:
-		if (cmd->bo.size || cmd->bo.flags || cmd->bo.rsvd)
+		if (b->size || b->flags || b->rsvd)
 			ret = -EINVAL;
-		else if (!vgg_owns_bo(gf, cmd->bo.va))
+		else if (!vgg_owns_bo(gf, b->va))
 			ret = -ENOENT;
 		else
-			ret = vgg_bo_free(gf, cmd, true);
+			ret = vgg_run(gf, cmd, true, NULL);
 		break;
 	default:
 		ret = -EINVAL;
 		break;
 	}
+out_unlock:
 	mutex_unlock(&gf->lock);
 	return ret;
 }
@@ -561,6 +619,7 @@ void vgg_file_drop_device(struct vgg_file *gf)
 
 	lockdep_assert_held(&gf->lock);
 	gf->dropped = true;
+	vgg_file_settle(gf, false);
 	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL | __GFP_NOFAIL);
 	for (chan = 0; chan < VGMEM_MAX_CHANNELS; chan++) {
 		if (!(gf->chans & BIT_ULL(chan)))
@@ -575,7 +634,7 @@ void vgg_file_drop_device(struct vgg_file *gf)
 		memset(cmd, 0, sizeof(*cmd));
 		cmd->op = VGMEM_CTRL_BO_FREE;
 		cmd->bo.va = (u64)idx << PAGE_SHIFT;
-		if (vgg_bo_free(gf, cmd, false) || cmd->status)
+		if (vgg_run(gf, cmd, false, NULL) || cmd->status)
 			xa_erase(&gf->bos, idx);
 	}
 	kfree(cmd);
@@ -592,6 +651,7 @@ void vgg_file_destroy(struct vgg_file *gf)
 	unsigned long idx;
 
 	mutex_lock(&gf->lock);
+	vgg_file_settle(gf, false);
 	xa_destroy(&gf->bos);
 	xa_for_each(&gf->dma, idx, buf) {
 		xa_erase(&gf->dma, idx);

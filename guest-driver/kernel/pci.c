@@ -279,6 +279,7 @@ static void vgg_teardown_irq(struct vgg_dev *gdev)
 /* Ask the device for its limits; the driver answers VGMEM_GIOC_QUERY from them. */
 static int vgg_query(struct vgg_dev *gdev)
 {
+	struct vgg_owed *owed;
 	struct vgmem_ctrl *cmd;
 	int ret;
 
@@ -286,7 +287,7 @@ static int vgg_query(struct vgg_dev *gdev)
 	if (!cmd)
 		return -ENOMEM;
 	cmd->op = VGMEM_CTRL_QUERY;
-	ret = vgg_ctrlq_exec(gdev, cmd, false);
+	ret = vgg_ctrlq_exec(gdev, cmd, false, &owed);
 	if (!ret && cmd->status)
 		ret = cmd->status;
 	if (ret) {

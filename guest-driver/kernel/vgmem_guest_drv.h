@@ -45,6 +45,19 @@ extern unsigned int vgg_irq_mode;	/* VGMEM_GUEST_IRQ_*: the preferred one */
 
 struct vgg_file;
 
+/*
+ * The IOU of a command whose submitter was killed after the doorbell
+ * (ctrlq.c). cmd, result and done are under ctrlq_lock until done; then
+ * the file that owns it (vgg_file.owed) applies and frees it.
+ */
+struct vgg_owed {
+	struct vgmem_ctrl cmd;		/* in, then the device's answer */
+	u32 target;			/* CONSUMER value that completes it */
+	int result;			/* 0: cmd holds the answer; or -errno */
+	bool done;
+	void *ctx;			/* the file's note (CHAN_CREATE: the ring) */
+};
+
 /* vm_flags became read-only (vm_flags_set) in 6.3. */
 static inline void vm_flags_set_compat(struct vm_area_struct *vma, vm_flags_t flags)
 {
@@ -79,6 +92,7 @@ struct vgg_dev {
 	dma_addr_t ring_dma;
 	u32 ctrlq_prod;
 	bool ctrlq_broken;		/* the device stopped the queue: re-arm */
+	struct vgg_owed *owed;		/* a killed submitter's command, or NULL */
 
 	/*
 	 * lock (irq-safe spinlock) protects gone, every BAR0 access after
@@ -137,7 +151,9 @@ struct vgg_dmabuf {
  * channel n is this file's), chan_ring[] (the buffer channel n's ring
  * lies in), bos (BO VA >> 12 -> xa_mk_value(size >> 12)), dma (handle ->
  * vgg_dmabuf), zombies (freed buffers still mapped or read by channels)
- * dma_total (bytes of live and zombie buffers) and dropped (the device
+ * dma_total (bytes of live and zombie buffers), owed (the answer of a
+ * command whose submitter was killed, applied first by whoever takes
+ * lock next) and dropped (the device
  * side is cleaned: the driver is going, no new resources). Held across control
  * commands, never across user copies. faulted (bit n: channel n faulted)
  * is under gdev->lock, because the interrupt handler sets it.
@@ -153,6 +169,7 @@ struct vgg_file {
 	struct list_head zombies;
 	u64 dma_total;
 	bool dropped;			/* vgg_file_drop_device ran: -ENODEV */
+	struct vgg_owed *owed;		/* a command of a killed submitter */
 	u64 faulted;
 };
 
@@ -169,7 +186,9 @@ void vgg_zap_userd(struct vgg_dev *gdev, u64 offset, u64 len);
 /* ctrlq.c */
 int vgg_ctrlq_arm(struct vgg_dev *gdev);
 void vgg_ctrlq_quiesce(struct vgg_dev *gdev);
-int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr);
+int vgg_ctrlq_exec(struct vgg_dev *gdev, struct vgmem_ctrl *cmd, bool intr,
+		   struct vgg_owed **owed);
+int vgg_ctrlq_settle_owed(struct vgg_dev *gdev, struct vgg_owed *o, bool intr);
 
 /* chardev.c */
 int vgg_chardev_init(void);

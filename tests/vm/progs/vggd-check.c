@@ -14,7 +14,10 @@
  *                          gone after CHAN_DESTROY
  *   vggd-check kill        a child holding a channel, a BO and DMA buffers
  *                          is SIGKILLed: a fresh open sees STATS allocated
- *                          0 and the child's channel id free again
+ *                          0 and the child's channel id free again; then
+ *                          children creating and destroying channels and
+ *                          BOs in a loop are killed at varied moments, with
+ *                          the same check after each
  *   vggd-check unbind BDF  unbinds the driver from PCI function BDF while a
  *                          file holds a mapped channel: calls fail -ENODEV,
  *                          the USERD page is gone (SIGBUS), close is clean,
@@ -659,6 +662,71 @@ static int cmd_kill(void)
 	return failures ? 1 : 0;
 }
 
+/* The child: creates and destroys channels and BOs until it is killed. */
+static void churn(int wfd)
+{
+	struct dmabuf b;
+	uint64_t va;
+	uint32_t chan;
+	int fd = dev_open();
+
+	if (dma_alloc(fd, 4096, &b))
+		_exit(2);
+	if (write(wfd, "r", 1) != 1)
+		_exit(3);
+	for (;;) {
+		if (!chan_create(fd, b.d.gpa, 16, &chan)) {
+			if (!bo_alloc(fd, 2 << 20, &va))
+				bo_free(fd, va);
+			chan_destroy(fd, chan);
+		}
+	}
+}
+
+/*
+ * Kills land in the middle of control commands: whatever the device did
+ * for the killed process is undone when its file closes.
+ */
+static int cmd_kill_churn(void)
+{
+	struct vgmem_vm_stats s;
+	struct dmabuf b;
+	uint32_t chan;
+	int round, pfd[2], fd, st, ret;
+	char c;
+	pid_t pid;
+
+	for (round = 0; round < 6; round++) {
+		if (pipe(pfd))
+			return 1;
+		pid = fork();
+		if (pid == 0) {
+			close(pfd[0]);
+			churn(pfd[1]);
+		}
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1) {
+			FAIL("churn child %d did not start", round);
+			return 1;
+		}
+		close(pfd[0]);
+		usleep(50000 + round * 150000);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fd = dev_open();
+		ret = stats(fd, &s);
+		chan = 99;
+		if (ret || s.allocated || dma_alloc(fd, 4096, &b) ||
+		    chan_create(fd, b.d.gpa, 16, &chan) || chan != 0)
+			FAIL("churn round %d: STATS %d allocated %llu, new channel id %u (expected 0)",
+			     round, ret, (unsigned long long)s.allocated, chan);
+		close(fd);
+	}
+	if (!failures)
+		PASS("6 processes killed amid control commands left nothing on the device");
+	return failures ? 1 : 0;
+}
+
 static int sysfs_write(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY), ret = 0;
@@ -726,7 +794,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "basic"))
 		return cmd_basic(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "kill"))
-		return cmd_kill();
+		return cmd_kill() | cmd_kill_churn();
 	if (argc == 3 && !strcmp(argv[1], "unbind"))
 		return cmd_unbind(argv[2]);
 	fprintf(stderr, "usage: vggd-check basic msi|intx|none | kill | unbind BDF\n");
