@@ -93,16 +93,22 @@ static int vgg_ctrlq_check(struct vgg_dev *gdev, u32 target, s32 *qerr)
 		goto out;
 	}
 	cons = ioread32(gdev->regs + VGMEM_REG_CTRLQ_CONSUMER);
-	status = ioread32(gdev->regs + VGMEM_REG_STATUS);
-	/* All ones from every register: the device has been pulled out. */
-	if (cons == ~0u && status == ~0u) {
-		ret = -ENODEV;
-		goto out;
+	status = 0;
+	if (cons == ~0u) {
+		status = ioread32(gdev->regs + VGMEM_REG_STATUS);
+		/* All ones from every register: the device has been pulled out. */
+		if (status == ~0u) {
+			ret = -ENODEV;
+			goto out;
+		}
 	}
 	if ((s32)(cons - target) >= 0) {
 		ret = 1;
 		goto out;
 	}
+	/* Each read is a trap to the hypervisor: STATUS only when needed. */
+	if (cons != ~0u)
+		status = ioread32(gdev->regs + VGMEM_REG_STATUS);
 	if (status & VGMEM_STATUS_CTRLQ_ERROR) {
 		*qerr = (s32)ioread32(gdev->regs + VGMEM_REG_CTRLQ_ERROR);
 		ret = -EIO;
