@@ -7,8 +7,8 @@
  *
  * One character device per vGPU, /dev/vgmemN (N from 0, in probe order;
  * /sys/class/vgmem_guest/vgmemN/device links to the PCI device). Everything
- * a process creates through an open file (channels, BOs, file maps, DMA
- * buffers, eventfds) belongs to that file: closing it, or the process
+ * a process creates through an open file (channels, BOs, DMA buffers)
+ * belongs to that file: closing it, or the process
  * dying, destroys all of it on the device. Files never see each other's
  * resources: a channel id, BO VA or DMA handle of another file is refused
  * as if it did not exist.
@@ -115,8 +115,9 @@ struct vgmem_guest_dma_free {
  * VGMEM_GIOC_WAIT_FAULT: wait until a channel of this file faults (its
  * USERD ERROR becomes non-zero: the device raises VGMEM_IRQ_CHAN_FAULT), or
  * timeout_ns passes (0: just look). Out: faulted, a bit per channel id of
- * this file that has faulted since the file was opened. -ETIMEDOUT when
- * none did in time. poll(2) on the file reports POLLPRI the same way.
+ * this file that has faulted and is not destroyed yet (destroying a
+ * channel clears its bit, so one fault does not wake every later wait).
+ * -ETIMEDOUT when none did in time. poll(2) on the file reports POLLPRI the same way.
  * Completion of GPFIFO entries is read from the channel's USERD page
  * (GP_GET, ENTRIES_DONE); the device raises no interrupt for it.
  */

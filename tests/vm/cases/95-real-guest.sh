@@ -2,7 +2,8 @@
 # 95-real-guest: a real nested guest (L2: Debian's kernel under Debian's
 # QEMU inside this VM) gets a vgmem mdev as a PCI device (vfio-pci) and a
 # virtio-fs share. In L2: the share mounts and a file written there arrives
-# here byte for byte; vgpci-touch finds 1b36:10f0, enables it, reads REG_ID
+# here byte for byte; the guest driver, if built, probed the device and
+# is unbound again; vgpci-touch finds 1b36:10f0, enables it, reads REG_ID
 # and REG_ABI_VERSION through the trapped BAR0, and touches every 4 KiB page
 # of BAR2 (the USERD pages): with no channel open, every page reads 0 and
 # takes a write, nothing faults, and L2's QEMU survives to power off
@@ -32,6 +33,18 @@ if l2_mount_share vgshare /mnt; then
 		l2_pass "virtio-fs: wrote /mnt/from-l2 (L2 uptime $t0..$(l2_uptime) s)"
 fi
 t1=$(l2_uptime)
+# The guest driver (loaded by L2's /init when it is built) claims the
+# device at probe; the raw PCI checks need it unbound, which also unbinds
+# it with no file open.
+drv=/sys/bus/pci/drivers/vgmem_guest
+for d in $drv/0000:*; do
+	[ -e "$d" ] || continue
+	if echo "${d##*/}" > $drv/unbind; then
+		l2_pass "vgmem_guest bound ${d##*/} at probe and unbinds"
+	else
+		l2_fail "unbinding vgmem_guest from ${d##*/}"
+	fi
+done
 vgpci-touch
 rc=$?
 [ $rc = 0 ] && l2_pass "vgpci-touch" || l2_fail "vgpci-touch exited $rc"
