@@ -33,6 +33,32 @@ if l2_mount_share vgshare /mnt; then
 		l2_pass "virtio-fs: wrote /mnt/from-l2 (L2 uptime $t0..$(l2_uptime) s)"
 fi
 t1=$(l2_uptime)
+# The guest driver through libvgmem's PCI transport, as a tenant uses it:
+# a query and a fill-check whose every byte the GPU checksums; then the
+# driver's own checks (malformed calls, DMA buffers, a channel's work seen
+# in its mmapped USERD page, faults, a killed process leaving nothing).
+if [ -c /dev/vgmem0 ]; then
+	t2=$(l2_uptime)
+	if vgmem-guest --pci auto info > /tmp/info.out 2>&1; then
+		l2_pass "vgmem-guest --pci auto info: $(grep -E '^(abi_version|quota) ' /tmp/info.out | tr '\n' ' ')"
+	else
+		cat /tmp/info.out
+		l2_fail "vgmem-guest --pci auto info"
+	fi
+	out=$(vgmem-guest --pci /dev/vgmem0 fill-check --size 4M --bo 2M --seed 95 2>&1)
+	case "$out" in
+	*"RESULT ok"*) l2_pass "vgmem-guest --pci fill-check: $(echo "$out" | grep RESULT)" ;;
+	*) echo "$out"; l2_fail "vgmem-guest --pci fill-check" ;;
+	esac
+	for c in "basic msi" kill; do
+		{ vggd-check $c; echo "rc=$?" > /tmp/gd.rc; } |
+			sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
+		[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check $c: $(cat /tmp/gd.rc)"
+	done
+	echo "L2 TIME guest driver checks $t2..$(l2_uptime) s (L2 uptime)"
+else
+	l2_fail "no /dev/vgmem0: the guest driver did not probe the vGPU"
+fi
 # The guest driver (loaded by L2's /init when it is built) claims the
 # device at probe; the raw PCI checks need it unbound, which also unbinds
 # it with no file open.

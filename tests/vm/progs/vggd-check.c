@@ -613,7 +613,7 @@ static void hold(int wfd)
 static int cmd_kill(void)
 {
 	struct vgmem_vm_stats s;
-	struct dmabuf b;
+	struct dmabuf b = { .p = NULL };
 	uint32_t chan = 99, again = 98;
 	int pfd[2], fd, st, ret;
 	pid_t pid;
@@ -658,6 +658,9 @@ static int cmd_kill(void)
 		PASS("the killed child's channel id %u is free again", chan);
 	else
 		FAIL("new channel got id %u, the killed child had %u", again, chan);
+	/* A mapping keeps the file, and so its channel, alive: unmap first. */
+	if (b.p)
+		munmap(b.p, 4096);
 	close(fd);
 	return failures ? 1 : 0;
 }
@@ -716,10 +719,13 @@ static int cmd_kill_churn(void)
 		fd = dev_open();
 		ret = stats(fd, &s);
 		chan = 99;
+		b.p = NULL;
 		if (ret || s.allocated || dma_alloc(fd, 4096, &b) ||
 		    chan_create(fd, b.d.gpa, 16, &chan) || chan != 0)
 			FAIL("churn round %d: STATS %d allocated %llu, new channel id %u (expected 0)",
 			     round, ret, (unsigned long long)s.allocated, chan);
+		if (b.p)
+			munmap(b.p, 4096);
 		close(fd);
 	}
 	if (!failures)
