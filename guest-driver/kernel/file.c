@@ -319,25 +319,6 @@ static bool vgg_ctrl_tail_zero(const struct vgmem_ctrl *cmd, size_t used)
 	return !memchr_inv(cmd->raw + used, 0, sizeof(cmd->raw) - used);
 }
 
-/* The union member each op the driver passes on uses, 0 for others. */
-static size_t vgg_ctrl_used(u32 op)
-{
-	switch (op) {
-	case VGMEM_CTRL_QUERY:
-		return sizeof(struct vgmem_ctrl_query);
-	case VGMEM_CTRL_CHAN_CREATE:
-	case VGMEM_CTRL_CHAN_DESTROY:
-		return sizeof(struct vgmem_ctrl_chan);
-	case VGMEM_CTRL_BO_ALLOC:
-	case VGMEM_CTRL_BO_FREE:
-		return sizeof(struct vgmem_ctrl_bo);
-	case VGMEM_CTRL_STATS:
-		return sizeof(struct vgmem_vm_stats);
-	default:
-		return 0;
-	}
-}
-
 static void vgg_chan_forget(struct vgg_file *gf, u32 chan)
 {
 	struct vgg_dev *gdev = gf->gdev;
@@ -550,7 +531,7 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 	case VGMEM_CTRL_FILE_SYNC:
 		return -EPERM;
 	}
-	used = vgg_ctrl_used(cmd->op);
+	used = vgmem_ctrl_used(cmd->op);
 	if (!used || !vgg_ctrl_tail_zero(cmd, used))
 		return -EINVAL;
 	cmd->status = 0;
@@ -565,6 +546,10 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 	case VGMEM_CTRL_STATS:
 		/* The whole member is output. */
 		memset(cmd->raw, 0, used);
+		ret = vgg_run(gf, cmd, true, NULL);
+		break;
+	case VGMEM_CTRL_SHARES:
+		/* index is the input; the device checks it and rsvd. */
 		ret = vgg_run(gf, cmd, true, NULL);
 		break;
 	case VGMEM_CTRL_CHAN_CREATE:

@@ -205,33 +205,6 @@ static int vg_ctrl_shares(struct vg_vm *vm, struct vgmem_ctrl_shares *s)
 }
 
 /* Size of the union member each op uses. */
-static size_t vg_ctrl_used(u32 op)
-{
-	switch (op) {
-	case VGMEM_CTRL_QUERY:
-		return sizeof(struct vgmem_ctrl_query);
-	case VGMEM_CTRL_CHAN_CREATE:
-	case VGMEM_CTRL_CHAN_DESTROY:
-		return sizeof(struct vgmem_ctrl_chan);
-	case VGMEM_CTRL_BO_ALLOC:
-	case VGMEM_CTRL_BO_FREE:
-		return sizeof(struct vgmem_ctrl_bo);
-	case VGMEM_CTRL_STATS:
-		return sizeof(struct vgmem_vm_stats);
-	case VGMEM_CTRL_FILE_MAP:
-		return sizeof(struct vgmem_ctrl_file_map);
-	case VGMEM_CTRL_FILE_UNMAP:
-	case VGMEM_CTRL_FILE_ACQUIRE:
-	case VGMEM_CTRL_FILE_RELEASE:
-	case VGMEM_CTRL_FILE_SYNC:
-		return sizeof(struct vgmem_ctrl_file_range);
-	case VGMEM_CTRL_SHARES:
-		return sizeof(struct vgmem_ctrl_shares);
-	default:
-		return 0;
-	}
-}
-
 void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd)
 {
 	size_t used;
@@ -239,7 +212,7 @@ void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd)
 
 	if (!cmd)
 		return;
-	used = vg_ctrl_used(cmd->op);
+	used = vgmem_ctrl_used(cmd->op);
 	if (!vm || !used || !vg_ctrl_tail_zero(cmd, used)) {
 		cmd->status = -EINVAL;
 		return;

@@ -375,6 +375,39 @@ struct vgmem_ctrl {
 /* One command fills one 512-byte slot of the control queue (core/ctrl.c checks). */
 #define VGMEM_CTRL_SLOT_SIZE		512
 
+/*
+ * The bytes of the union op uses (its struct); 0 for an unknown op. Every
+ * byte of the union after them must be zero in a command (reserved), which
+ * the device checks and the guest driver checks before passing one on. One
+ * table for both ends, so an op added here is known to both.
+ */
+static inline unsigned int vgmem_ctrl_used(__u32 op)
+{
+	switch (op) {
+	case VGMEM_CTRL_QUERY:
+		return sizeof(struct vgmem_ctrl_query);
+	case VGMEM_CTRL_CHAN_CREATE:
+	case VGMEM_CTRL_CHAN_DESTROY:
+		return sizeof(struct vgmem_ctrl_chan);
+	case VGMEM_CTRL_BO_ALLOC:
+	case VGMEM_CTRL_BO_FREE:
+		return sizeof(struct vgmem_ctrl_bo);
+	case VGMEM_CTRL_STATS:
+		return sizeof(struct vgmem_vm_stats);
+	case VGMEM_CTRL_FILE_MAP:
+		return sizeof(struct vgmem_ctrl_file_map);
+	case VGMEM_CTRL_FILE_UNMAP:
+	case VGMEM_CTRL_FILE_ACQUIRE:
+	case VGMEM_CTRL_FILE_RELEASE:
+	case VGMEM_CTRL_FILE_SYNC:
+		return sizeof(struct vgmem_ctrl_file_range);
+	case VGMEM_CTRL_SHARES:
+		return sizeof(struct vgmem_ctrl_shares);
+	default:
+		return 0;
+	}
+}
+
 /* ---- the vGPU as a PCI device (VFIO mediated device) ------------------ */
 /*
  * vendor:device 1b36:10f0 (the id range QEMU uses for its own emulated

@@ -14,12 +14,26 @@
 # vmtest-timeout: 1800
 # vmtest-needs: qemu
 
+# The file cache (8 MiB of VRAM) holds the vGPU's share table.
+LRC_PARAM=/sys/module/vgmem/parameters/lrc_budget_mb
+module_loaded vgmem || modprobe vgmem $VG_PARAMS || fail "loading vgmem"
+LRC_OLD=$(cat $LRC_PARAM) || fail "vgmem has no lrc_budget_mb parameter"
+trap 'echo $LRC_OLD > $LRC_PARAM' EXIT
+echo 8 > $LRC_PARAM
 vg_setup gpus=1 vram_mb=64
 info "L1 uptime at case start: $(l1_uptime)s"
 u=$(mdev_create 1g) || exit 1
 
 share=/tmp/rg-share
 mkdir -p $share
+# The share L2 mounts is id 1, tag vgshare; eleven more (tags s2..s12)
+# make the table two SHARES pages long, so the guest driver's paging runs.
+shares="--share 1:$share:tag=vgshare"
+for i in $(seq 2 12); do
+	mkdir -p /tmp/rg-s$i
+	shares="$shares --share $i:/tmp/rg-s$i:ro:tag=s$i"
+done
+out=$(vgmem-nl set-shares $u $shares 2>&1) || fail "vgmem-nl set-shares: $out"
 token=$(new_uuid)
 # What L2 writes into the share, made here by the same busybox.
 { echo "$token"; seq 1 10000; } > /tmp/rg-expected
@@ -41,6 +55,14 @@ if [ -c /dev/vgmem0 ]; then
 	t2=$(l2_uptime)
 	if vgmem-guest --pci auto info > /tmp/info.out 2>&1; then
 		l2_pass "vgmem-guest --pci auto info: $(grep -E '^(abi_version|quota) ' /tmp/info.out | tr '\n' ' ')"
+		if grep -q '^shares 12' /tmp/info.out &&
+			grep -q 'id=1 ro=0 tag=vgshare' /tmp/info.out &&
+			grep -q 'id=12 ro=1 tag=s12' /tmp/info.out; then
+			l2_pass "the vGPU's 12 shares with their tags, over two SHARES pages"
+		else
+			cat /tmp/info.out
+			l2_fail "shares in vgmem-guest --pci auto info"
+		fi
 	else
 		cat /tmp/info.out
 		l2_fail "vgmem-guest --pci auto info"

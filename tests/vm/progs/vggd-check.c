@@ -7,6 +7,7 @@
  *   vggd-check basic IRQ   QUERY (the interrupt in use must be IRQ: msi,
  *                          intx or none), malformed calls refused with the
  *                          documented errno, DMA buffers and their mmap, a
+ *                          SHARES paged through the driver, a
  *                          channel with its ring in a DMA buffer running a
  *                          memset and a copy to guest memory (completion
  *                          read from the mmapped USERD page), a channel
@@ -581,12 +582,76 @@ static void check_submit(int fd)
 	munmap(b.p, 16384);
 }
 
+/*
+ * SHARES passes through the driver, paged: every page agrees on the total,
+ * the pages together list each share once by id ascending, the page at
+ * total is empty and one past it refused by the device.
+ */
+static void check_shares(int fd)
+{
+	struct vgmem_ctrl c;
+	uint32_t total = 0, seen = 0, last = 0, idx;
+	int ret;
+
+	for (idx = 0;; idx += VGMEM_CTRL_SHARES_PER_CMD) {
+		memset(&c, 0, sizeof(c));
+		c.op = VGMEM_CTRL_SHARES;
+		c.shares.index = idx;
+		ret = ctrl_status(fd, &c);
+		if (ret) {
+			FAIL("SHARES from %u: %s", idx, strerror(-ret));
+			return;
+		}
+		if (!idx)
+			total = c.shares.total;
+		if (c.shares.total != total ||
+		    c.shares.count > VGMEM_CTRL_SHARES_PER_CMD ||
+		    c.shares.count != (total - idx < VGMEM_CTRL_SHARES_PER_CMD ?
+				       total - idx : VGMEM_CTRL_SHARES_PER_CMD)) {
+			FAIL("SHARES from %u: total %u count %u (first page said total %u)",
+			     idx, c.shares.total, c.shares.count, total);
+			return;
+		}
+		for (uint32_t i = 0; i < c.shares.count; i++, seen++) {
+			if (seen && c.shares.e[i].share_id <= last) {
+				FAIL("SHARES: id %u after %u", c.shares.e[i].share_id, last);
+				return;
+			}
+			last = c.shares.e[i].share_id;
+			printf("INFO share id=%u flags=%u tag=%.*s\n", last,
+			       c.shares.e[i].flags, VGMEM_SHARE_TAG_SIZE, c.shares.e[i].tag);
+		}
+		if (idx + c.shares.count >= total)
+			break;
+	}
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_SHARES;
+	c.shares.index = total;
+	ret = ctrl_status(fd, &c);
+	if (ret || c.shares.count || c.shares.total != total)
+		FAIL("SHARES at index total (%u): %d, count %u", total, ret, c.shares.count);
+	if (seen == total)
+		PASS("SHARES: %u shares over %u page(s)", total,
+		     (total + VGMEM_CTRL_SHARES_PER_CMD - 1) / VGMEM_CTRL_SHARES_PER_CMD);
+	else
+		FAIL("SHARES: %u entries listed, total %u", seen, total);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_SHARES;
+	c.shares.index = total + 1;
+	expect("SHARES past the end", ctrl_status(fd, &c), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_SHARES;
+	c.raw[sizeof(c.shares)] = 1;
+	expect("SHARES with a byte past its struct", ctrl(fd, &c), -EINVAL);
+}
+
 static int cmd_basic(const char *irq)
 {
 	int fd = dev_open();
 
 	check_query(fd, irq);
 	check_malformed(fd);
+	check_shares(fd);
 	check_dma_total(fd);
 	check_submit(fd);
 	close(fd);
