@@ -15,7 +15,7 @@
  *  BO_ALLOC      size, flags, va if FIXED_VA va without FIXED_VA, rsvd
  *  BO_FREE       va                          size, flags, rsvd
  *  STATS         -                           (whole union is output)
- *  FILE_MAP      share_id, path, offset,     rsvd, path bytes after its NUL
+ *  FILE_MAP      share_id, path, offset,     ino without FILE_INO, path bytes after its NUL
  *                length, flags               (va is output)
  *  FILE_UNMAP    va                          length, flags, rsvd
  *  FILE_ACQUIRE  va, length                  flags, rsvd
@@ -145,9 +145,12 @@ static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 	u64 va;
 	int err;
 
-	if (m->rsvd || !vg_ctrl_path_ok(m->path))
+	if (!vg_ctrl_path_ok(m->path))
 		return -EINVAL;
-	if (m->flags != VGMEM_FILE_RO && m->flags != VGMEM_FILE_RW)
+	if ((m->flags & ~VGMEM_FILE_INO) != VGMEM_FILE_RO &&
+	    (m->flags & ~VGMEM_FILE_INO) != VGMEM_FILE_RW)
+		return -EINVAL;
+	if (!(m->flags & VGMEM_FILE_INO) && m->ino)
 		return -EINVAL;
 	if (!m->length || (m->offset | m->length) & (VGMEM_FILE_ALIGN - 1))
 		return -EINVAL;
@@ -157,8 +160,8 @@ static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 	ctx = vg_lrc_vm_ctx(vm);
 	if (!ctx)
 		return -ENOENT;
-	err = vg_lrc_map(ctx, m->share_id, m->path, m->offset, m->length,
-			 m->flags, &va);
+	err = vg_lrc_map_ino(ctx, m->share_id, m->path, m->offset, m->length,
+			     m->flags, m->ino, &va);
 	if (err)
 		return err;
 	m->va = va;

@@ -229,13 +229,16 @@ struct vgmem_ctrl_bo {
  * of VGMEM_FILE_ALIGN (the GPU page), length not zero and at most
  * VGMEM_BO_MAX_SIZE; offset + length may reach at most the file's size
  * rounded up to VGMEM_FILE_ALIGN (bytes past the end of the file read as
- * zero). flags: exactly one of VGMEM_FILE_RO, VGMEM_FILE_RW. The VA comes
+ * zero). flags: exactly one of VGMEM_FILE_RO, VGMEM_FILE_RW, and
+ * optionally VGMEM_FILE_INO (with ino: -ESTALE if the path names a file
+ * with another inode number). The VA comes
  * from the same VA space as BOs (never overlapping one) and is aligned to
  * VGMEM_FILE_ALIGN.
  *
  * Errors (docs/abi.md): -EINVAL a bad field (reserved not zero, no NUL in
  * path, empty path, misaligned or zero offset/length, unknown flags, a
- * range outside its file map, a path naming no regular file); -ENOENT no
+ * range outside its file map, a path naming no regular file, ino without
+ * VGMEM_FILE_INO); -ESTALE the file's inode number is not ino; -ENOENT no
  * such share (of this VM) or no such file; -EACCES the path escapes its
  * share or meets a symlink, or RW on a file or share the host may only
  * read; -EFBIG beyond the file or VGMEM_BO_MAX_SIZE; -ENOSPC no free VA
@@ -249,15 +252,23 @@ struct vgmem_ctrl_bo {
 #define VGMEM_FILE_ALIGN		(64ull << 10)	/* GPU page */
 #define VGMEM_FILE_RO			(1u << 0)
 #define VGMEM_FILE_RW			(1u << 1)
-#define VGMEM_FILE_FLAGS_ALL		(VGMEM_FILE_RO | VGMEM_FILE_RW)
+/*
+ * With VGMEM_FILE_INO, ino is the inode number the file must have on the
+ * host (what the guest's virtio-fs mount shows as st_ino): a path that
+ * names another file by now gets -ESTALE. The guest driver sets it from
+ * the file it was handed, so a rename racing with the map cannot swap
+ * the file. Without it, ino must be zero.
+ */
+#define VGMEM_FILE_INO			(1u << 2)
+#define VGMEM_FILE_FLAGS_ALL		(VGMEM_FILE_RO | VGMEM_FILE_RW | VGMEM_FILE_INO)
 
 struct vgmem_ctrl_file_map {
 	__u32 share_id;
-	__u32 flags;		/* VGMEM_FILE_RO or VGMEM_FILE_RW */
+	__u32 flags;		/* VGMEM_FILE_RO or VGMEM_FILE_RW, | VGMEM_FILE_INO */
 	__u64 offset;		/* bytes into the file, VGMEM_FILE_ALIGN multiple */
 	__u64 length;		/* VGMEM_FILE_ALIGN multiple, not zero */
 	__u64 va;		/* out */
-	__u64 rsvd;
+	__u64 ino;		/* with VGMEM_FILE_INO; zero otherwise */
 	char path[VGMEM_FILE_PATH_MAX];
 };
 

@@ -144,8 +144,10 @@ static void test_map_fields(void **state)
 	map_refused(&t->a, &c, -EINVAL, "empty path");
 	/* Reserved and the bytes of the slot past the struct. */
 	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RO);
-	c.file_map.rsvd = 1;
-	map_refused(&t->a, &c, -EINVAL, "rsvd");
+	c.file_map.ino = 1;
+	map_refused(&t->a, &c, -EINVAL, "ino without VGMEM_FILE_INO");
+	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_INO);
+	map_refused(&t->a, &c, -EINVAL, "FILE_INO without RO or RW");
 	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RO);
 	c.raw[sizeof(c.raw) - 1] = 1;
 	map_refused(&t->a, &c, -EINVAL, "slot tail");
@@ -187,6 +189,38 @@ static void test_map_fields(void **state)
 	}
 	assert_untouched(t);
 	assert_true(probe_va(&t->a) == va0);
+}
+
+/*
+ * VGMEM_FILE_INO: the map is made only if the path still names the file
+ * the guest was handed (its inode number), so a rename racing with the
+ * guest driver's MAP_FD cannot swap in another file of the share.
+ */
+static void test_map_ino(void **state)
+{
+	struct hfx *t = *state;
+	struct vgmem_ctrl c;
+	struct stat st;
+	char p[256], q[256];
+
+	assert_int_equal(stat(lrc_path(&t->fx, "sa/data", p, sizeof(p)), &st), 0);
+	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RO | VGMEM_FILE_INO);
+	c.file_map.ino = st.st_ino + 1;
+	map_refused(&t->a, &c, -ESTALE, "another file's inode number");
+	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RW | VGMEM_FILE_INO);
+	c.file_map.ino = 0;
+	map_refused(&t->a, &c, -ESTALE, "inode number 0");
+	assert_untouched(t);
+	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RO | VGMEM_FILE_INO);
+	c.file_map.ino = st.st_ino;
+	assert_int_equal(vgmem_ctrl(t->a.dev, &c), 0);
+	assert_int_equal(vgmem_unmap_file(t->a.dev, c.file_map.va), 0);
+	/* The same name for a new file: the old number no longer fits. */
+	assert_int_equal(rename(p, lrc_path(&t->fx, "sa/data.old", q, sizeof(q))), 0);
+	lrc_put(&t->fx, "sa/data", t->data, FILE_BYTES, 0644);
+	map_cmd(&c, 0, "data", 0, GPAGE, VGMEM_FILE_RO | VGMEM_FILE_INO);
+	c.file_map.ino = st.st_ino;
+	map_refused(&t->a, &c, -ESTALE, "renamed over");
 }
 
 static void test_paths(void **state)
@@ -410,8 +444,8 @@ static void test_no_context(void **state)
 					&va), -ENOENT);
 	assert_int_equal(va, 3);
 	map_cmd(&c, 0, "x", 0, GPAGE, VGMEM_FILE_RO);
-	c.file_map.rsvd = 1;
-	map_refused(&(struct lrc_guest){ .dev = dev }, &c, -EINVAL, "rsvd, no ctx");
+	c.file_map.ino = 1;
+	map_refused(&(struct lrc_guest){ .dev = dev }, &c, -EINVAL, "ino without FILE_INO, no ctx");
 	assert_int_equal(vgmem_bo_alloc(dev, 2 * MiB, &bo), 0);
 	assert_int_equal(vgmem_unmap_file(dev, bo), -EBADF);
 	assert_int_equal(vgmem_acquire(dev, bo, 0), -EBADF);
@@ -426,6 +460,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_map_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_ino, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_vm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),

@@ -426,19 +426,32 @@ void vg_lrc_map_clear(struct vg_lrc_map *m, u32 idx)
 int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	       u64 offset, u64 length, u32 flags, u64 *va)
 {
+	if (flags & VGMEM_FILE_INO)
+		return -EINVAL;
+	return vg_lrc_map_ino(ctx, share_id, relpath, offset, length, flags, 0,
+			      va);
+}
+
+int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
+		   u64 offset, u64 length, u32 flags, u64 ino, u64 *va)
+{
 	struct vg_lrc *lrc;
 	struct vg_lrc_share *s;
 	struct vg_lrc_ino *f;
 	struct vg_lrc_map *m;
 	struct vg_va_node *next;
 	struct vg_gpu *gpu;
+	bool want_ino = flags & VGMEM_FILE_INO;
 	u64 end, start;
 	bool rw;
 	int err;
 
 	if (!ctx || !relpath || !va || !relpath[0])
 		return -EINVAL;
+	flags &= ~VGMEM_FILE_INO;
 	if (flags != VGMEM_FILE_RO && flags != VGMEM_FILE_RW)
+		return -EINVAL;
+	if (!want_ino && ino)
 		return -EINVAL;
 	if (!length || !IS_ALIGNED(offset, VGMEM_FILE_ALIGN) ||
 	    !IS_ALIGNED(length, VGMEM_FILE_ALIGN))
@@ -475,6 +488,11 @@ int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	err = vg_lrc_ino_get(lrc, s->root, relpath, rw, &f);
 	if (err)
 		goto err_unlock;
+	/* The path names another file than the one the guest was handed. */
+	if (want_ino && f->id.ino != ino) {
+		err = -ESTALE;
+		goto err_put_file;
+	}
 	if (end > ALIGN(f->size, VGMEM_FILE_ALIGN)) {
 		err = -EFBIG;
 		goto err_put_file;

@@ -193,6 +193,12 @@ int vg_lrc_shares_list(struct vg_lrc_ctx *ctx, struct vgmem_ctrl_shares *out);
 int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	       u64 offset, u64 length, u32 flags, u64 *va);
 /*
+ * The same, and with VGMEM_FILE_INO in flags the file must have inode
+ * number ino (the store's vg_lrc_file_id.ino): -ESTALE otherwise.
+ */
+int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
+		   u64 offset, u64 length, u32 flags, u64 ino, u64 *va);
+/*
  * Unmap the file map starting at va (-EBADF if none): the context's
  * unreleased writes in it are released implicitly, then released data
  * is written back (no released byte is lost).
