@@ -2,31 +2,43 @@
 /*
  * The generic netlink family "vgmem": GPUs and vGPUs with their statistics,
  * the knobs mgmtd turns (entitlement, quota, chunk policy, return interval,
- * oversubscription limit) and a multicast group of events. The protocol is
- * specified in include/uapi/vgmem.h and explained in docs/abi.md.
+ * oversubscription limit) and a multicast group of events (its messages are
+ * built in events.c). The protocol is specified in include/uapi/vgmem.h and
+ * explained in docs/abi.md.
+ *
+ * Who may ask: writes (SET_*) need CAP_NET_ADMIN, and so do GET_VM and the
+ * events group unless the module is loaded with netlink_open=1 (below);
+ * GET_GPU and GET_LRC are open.
  *
  * Locking: requests hold vgmem_gpus_lock while they use a GPU (so it stays
  * registered) and a GPU's lock while they walk its vGPUs; a request that
  * must call code taking the GPU's lock itself keeps its vGPU alive with a
- * reference on the VFIO device instead. Events from the core arrive with
- * the core's gpu->lock held and build their message right there; channel
- * faults arrive from the engine thread in atomic context and are queued.
+ * reference on the VFIO device instead.
  */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/uuid.h>
-#include <linux/workqueue.h>
 #include <net/genetlink.h>
 
 #include "vgmem_drv.h"
 
-static struct genl_family vgmem_genl_family;
+/*
+ * GET_VM and the events group tell whoever asks every tenant's VM UUIDs,
+ * usage, pressure, relocation sizes and suspension times, and channel
+ * faults: on a shared host that is the operator's business, so both need
+ * CAP_NET_ADMIN (in the initial user namespace) unless the operator opens
+ * them here. Read-only once loaded: the group's permission is checked when
+ * a socket joins, so closing it later would leave the members that joined
+ * while it was open listening.
+ */
+static bool netlink_open;
+module_param(netlink_open, bool, 0444);
+MODULE_PARM_DESC(netlink_open,
+		 "let users without CAP_NET_ADMIN read vGPUs (GET_VM) and join the events group (default: no)");
 
-enum vgmem_nl_mcgrp {
-	VGMEM_NL_MCGRP_EVENTS,
-};
-
-static const struct genl_multicast_group vgmem_nl_mcgrps[] = {
+/* Flags set at init from netlink_open, before the family registers. */
+static struct genl_multicast_group vgmem_nl_mcgrps[] __ro_after_init = {
 	[VGMEM_NL_MCGRP_EVENTS] = { .name = VGMEM_GENL_MCGRP_EVENTS },
 };
 
@@ -84,7 +96,7 @@ static const struct nla_policy vgmem_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
  * core keeps a guid_t, whose first three fields are little endian (that is
  * how it prints the name with %pUl). The swap is its own inverse.
  */
-static void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
+void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
 {
 	static const u8 order[VGMEM_UUID_LEN] = {
 		3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15
@@ -95,7 +107,7 @@ static void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
 		dst[i] = src[order[i]];
 }
 
-static int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
+int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
 {
 	u8 u[VGMEM_UUID_LEN];
 
@@ -812,175 +824,10 @@ out_unlock:
 	return ret;
 }
 
-/* ---- events ---------------------------------------------------------------- */
-
-static bool vgmem_nl_listened(void)
-{
-	return genl_has_listeners(&vgmem_genl_family, &init_net,
-				  VGMEM_NL_MCGRP_EVENTS);
-}
-
-static struct sk_buff *vgmem_nl_event_new(u8 cmd, int gpu, void **hdr)
-{
-	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-
-	if (!msg)
-		return NULL;
-	*hdr = genlmsg_put(msg, 0, 0, &vgmem_genl_family, 0, cmd);
-	if (!*hdr || nla_put_u32(msg, VGMEM_A_GPU_INDEX, gpu)) {
-		nlmsg_free(msg);
-		return NULL;
-	}
-	return msg;
-}
-
-static void vgmem_nl_event_send(struct sk_buff *msg, void *hdr)
-{
-	genlmsg_end(msg, hdr);
-	/* -ESRCH only says nobody listens any more. */
-	genlmsg_multicast(&vgmem_genl_family, msg, 0, VGMEM_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
-}
-
-/*
- * Core hooks: the core's gpu->lock is held, the VM exists and so does its
- * vGPU (a vGPU is removed only after its device, and so its VM, is gone).
- */
-static void vgmem_nl_ev_pressure(void *priv, struct vg_vm *req, u64 need)
-{
-	struct vgmem_gpu *gpu = priv;
-	struct vgmem_vgpu *v = vg_vm_priv(req);
-	struct sk_buff *msg;
-	void *hdr;
-
-	if (!vgmem_nl_listened())
-		return;
-	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_PRESSURE, gpu->id, &hdr);
-	if (!msg)
-		return;
-	if (vgmem_nl_put_uuid(msg, v) ||
-	    nla_put_u64_64bit(msg, VGMEM_A_EV_NEED, need, VGMEM_A_PAD)) {
-		nlmsg_free(msg);
-		return;
-	}
-	vgmem_nl_event_send(msg, hdr);
-}
-
-static void vgmem_nl_ev_relocated(void *priv, struct vg_vm *vm,
-				  enum vg_loc to, u32 chunks, u64 bytes,
-				  u64 suspend_ns)
-{
-	struct vgmem_gpu *gpu = priv;
-	struct vgmem_vgpu *v = vg_vm_priv(vm);
-	struct sk_buff *msg;
-	void *hdr;
-
-	if (!vgmem_nl_listened())
-		return;
-	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_RELOCATION, gpu->id, &hdr);
-	if (!msg)
-		return;
-	if (vgmem_nl_put_uuid(msg, v) ||
-	    nla_put_u32(msg, VGMEM_A_EV_DIRECTION,
-			to == VG_LOC_HOST ? VGMEM_RELOC_OUT : VGMEM_RELOC_IN) ||
-	    nla_put_u32(msg, VGMEM_A_EV_CHUNKS, chunks) ||
-	    nla_put_u64_64bit(msg, VGMEM_A_EV_BYTES, bytes, VGMEM_A_PAD) ||
-	    nla_put_u64_64bit(msg, VGMEM_A_EV_SUSPEND_NS, suspend_ns,
-			      VGMEM_A_PAD)) {
-		nlmsg_free(msg);
-		return;
-	}
-	vgmem_nl_event_send(msg, hdr);
-}
-
-const struct vg_gpu_events vgmem_nl_gpu_events = {
-	.pressure = vgmem_nl_ev_pressure,
-	.relocated = vgmem_nl_ev_relocated,
-};
-
-/*
- * Channel faults come from the engine thread in atomic context: they are
- * copied (the vGPU may be gone when the work runs) onto a bounded queue,
- * so a guest faulting in a loop cannot make the host allocate without end.
- */
-#define VGMEM_NL_FAULTS_MAX	256
-
-struct vgmem_nl_fault {
-	struct list_head node;
-	int gpu;
-	u32 chan;
-	u32 error;
-	u8 uuid[VGMEM_UUID_LEN];
-};
-
-static void vgmem_nl_fault_work(struct work_struct *work);
-
-static DEFINE_SPINLOCK(vgmem_nl_faults_lock);
-static LIST_HEAD(vgmem_nl_faults);		/* vgmem_nl_faults_lock */
-static unsigned int vgmem_nl_nr_faults;		/* vgmem_nl_faults_lock */
-static bool vgmem_nl_live;			/* vgmem_nl_faults_lock */
-static DECLARE_WORK(vgmem_nl_faults_work, vgmem_nl_fault_work);
-
-void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error)
-{
-	struct vgmem_nl_fault *f;
-	unsigned long flags;
-	bool queued = false;
-
-	if (!READ_ONCE(vgmem_nl_live) || !vgmem_nl_listened())
-		return;
-	f = kmalloc(sizeof(*f), GFP_ATOMIC);
-	if (!f)
-		return;
-	f->gpu = v->gpu->id;
-	f->chan = chan;
-	f->error = error;
-	vgmem_nl_swap_uuid(f->uuid, v->mdev->uuid.b);
-
-	spin_lock_irqsave(&vgmem_nl_faults_lock, flags);
-	if (vgmem_nl_live && vgmem_nl_nr_faults < VGMEM_NL_FAULTS_MAX) {
-		list_add_tail(&f->node, &vgmem_nl_faults);
-		vgmem_nl_nr_faults++;
-		queued = true;
-		schedule_work(&vgmem_nl_faults_work);
-	}
-	spin_unlock_irqrestore(&vgmem_nl_faults_lock, flags);
-	if (!queued)
-		kfree(f);
-}
-
-static void vgmem_nl_fault_work(struct work_struct *work)
-{
-	struct vgmem_nl_fault *f, *tmp;
-	struct sk_buff *msg;
-	LIST_HEAD(todo);
-	void *hdr;
-
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	list_splice_init(&vgmem_nl_faults, &todo);
-	vgmem_nl_nr_faults = 0;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
-
-	list_for_each_entry_safe(f, tmp, &todo, node) {
-		msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_CHAN_FAULT, f->gpu,
-					 &hdr);
-		if (msg) {
-			if (nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN,
-				    f->uuid) ||
-			    nla_put_u32(msg, VGMEM_A_EV_CHANNEL, f->chan) ||
-			    nla_put_u32(msg, VGMEM_A_EV_ERROR, f->error))
-				nlmsg_free(msg);
-			else
-				vgmem_nl_event_send(msg, hdr);
-		}
-		list_del(&f->node);
-		kfree(f);
-	}
-}
-
 /* ---- the family ------------------------------------------------------------- */
 
-static const struct genl_ops vgmem_nl_ops[] = {
+/* GET_VM's flags are set at init from netlink_open. */
+static struct genl_ops vgmem_nl_ops[] __ro_after_init = {
 	{
 		.cmd = VGMEM_CMD_GET_GPU,
 		.doit = vgmem_nl_get_gpu_doit,
@@ -1017,7 +864,7 @@ static const struct genl_ops vgmem_nl_ops[] = {
 	},
 };
 
-static struct genl_family vgmem_genl_family __ro_after_init = {
+struct genl_family vgmem_genl_family __ro_after_init = {
 	.name = VGMEM_GENL_NAME,
 	.version = VGMEM_GENL_VERSION,
 	.maxattr = VGMEM_A_MAX,
@@ -1041,28 +888,31 @@ int vgmem_netlink_init(void)
 		     (int)__VGMEM_POLICY_MAX != (int)VG_POLICY_NR);
 	BUILD_BUG_ON(sizeof(guid_t) != VGMEM_UUID_LEN);
 
+	if (!netlink_open) {
+		unsigned int i;
+
+		/*
+		 * genetlink checks both before our code runs: GENL_ADMIN_PERM
+		 * for the request and the dump (netlink_capable(), so the
+		 * socket's opener needs it too), the group's flag when a
+		 * socket joins (a stable backport Debian 12's 6.1 carries;
+		 * a kernel without it would not build this).
+		 */
+		for (i = 0; i < ARRAY_SIZE(vgmem_nl_ops); i++)
+			if (vgmem_nl_ops[i].cmd == VGMEM_CMD_GET_VM)
+				vgmem_nl_ops[i].flags |= GENL_ADMIN_PERM;
+		vgmem_nl_mcgrps[VGMEM_NL_MCGRP_EVENTS].flags |=
+			GENL_MCAST_CAP_NET_ADMIN;
+	}
 	ret = genl_register_family(&vgmem_genl_family);
 	if (ret)
 		return ret;
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	vgmem_nl_live = true;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
+	vgmem_nl_events_start();
 	return 0;
 }
 
 void vgmem_netlink_exit(void)
 {
-	struct vgmem_nl_fault *f, *tmp;
-
-	/* No GPU is left (backends pin this module): no new events come. */
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	vgmem_nl_live = false;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
-	cancel_work_sync(&vgmem_nl_faults_work);
-	list_for_each_entry_safe(f, tmp, &vgmem_nl_faults, node) {
-		list_del(&f->node);
-		kfree(f);
-	}
-	vgmem_nl_nr_faults = 0;
+	vgmem_nl_events_stop();
 	genl_unregister_family(&vgmem_genl_family);
 }

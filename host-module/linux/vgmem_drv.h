@@ -270,6 +270,20 @@ void vgmem_chan_fault(void *priv, struct vg_chan *ch, u32 error);
 /* netlink.c: the generic netlink family "vgmem" (include/uapi/vgmem.h). */
 int vgmem_netlink_init(void);
 void vgmem_netlink_exit(void);
+extern struct genl_family vgmem_genl_family;
+enum vgmem_nl_mcgrp {
+	VGMEM_NL_MCGRP_EVENTS,
+};
+/* UUIDs: wire order (RFC 4122 text order) <-> guid_t; its own inverse. */
+void vgmem_nl_swap_uuid(u8 *dst, const u8 *src);
+int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v);
+
+/*
+ * events.c: the family's events group. Started once the family is
+ * registered, stopped before it goes (queued faults are dropped).
+ */
+void vgmem_nl_events_start(void);
+void vgmem_nl_events_stop(void);
 /* The core's event hooks of every registered GPU (priv: the vgmem_gpu). */
 extern const struct vg_gpu_events vgmem_nl_gpu_events;
 /* A channel fault, from the engine thread (atomic): queued for multicast. */

@@ -519,7 +519,10 @@ static inline int vgmem_ctrlq_producer_ok(__u32 new_prod, __u32 prod,
  * VRAM) with -EINVAL from the command itself. Either way
  * an extended-ack message (NLMSGERR_ATTR_MSG, with NLMSGERR_ATTR_OFFS or
  * NLMSGERR_ATTR_MISS_TYPE) says why. No such object: -ENODEV.
- * SET_* need CAP_NET_ADMIN (-EPERM otherwise); GET_* are open to everyone.
+ * SET_* need CAP_NET_ADMIN (-EPERM otherwise). So do GET_VM (request and
+ * dump) and joining the events group, unless vgmem.ko is loaded with
+ * netlink_open=1: they name every tenant's VMs, pressure, relocations and
+ * faults. GET_GPU and GET_LRC are open to everyone.
  *
  * A VM is a vGPU, i.e. a VFIO mediated device, named by its mdev UUID: 16
  * bytes in RFC 4122 order, the order of the UUID's text form (the text

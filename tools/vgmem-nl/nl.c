@@ -611,8 +611,15 @@ int vgnl_subscribe(struct vgnl *h)
 	 * between two reads; the kernel caps it at net.core.rmem_max.
 	 */
 	nl_socket_set_buffer_size(h->sk, VGNL_EVENT_RCVBUF, 0);
-	if (nl_socket_add_membership(h->sk, h->mcgrp))
-		return -EIO;
+	/*
+	 * setsockopt() itself rather than nl_socket_add_membership(), whose
+	 * libnl error code would hide the kernel's errno: the group needs
+	 * CAP_NET_ADMIN unless vgmem.ko is loaded with netlink_open=1, and
+	 * -EPERM must reach the caller as such.
+	 */
+	if (setsockopt(nl_socket_get_fd(h->sk), SOL_NETLINK,
+		       NETLINK_ADD_MEMBERSHIP, &h->mcgrp, sizeof(h->mcgrp)))
+		return -errno;
 	return 0;
 }
 

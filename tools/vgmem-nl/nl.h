@@ -197,7 +197,8 @@ int vgnl_get_lrc(struct vgnl *h, struct vgnl_lrc *out);
  * polled; vgnl_read_events() reads what is queued (blocking if nothing is)
  * and calls fn for each event until fn returns non-zero, which it returns.
  * -ENOBUFS: the socket's queue overran and the kernel dropped events;
- * reading can go on.
+ * reading can go on. vgnl_subscribe() gives -EPERM without CAP_NET_ADMIN
+ * (unless vgmem.ko's netlink_open=1), as GET_VM does.
  */
 typedef int (*vgnl_event_fn)(const struct vgnl_event *ev, void *priv);
 int vgnl_subscribe(struct vgnl *h);

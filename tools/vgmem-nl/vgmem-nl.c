@@ -41,7 +41,9 @@ static void usage(FILE *f)
 		"  monitor [--count N] [--timeout SECONDS]\n"
 		"                                  print events (pressure, relocation, chan_fault)\n"
 		"BYTES takes a K, M, G or T suffix (powers of 1024). Changes need\n"
-		"CAP_NET_ADMIN. Exit status: 0 ok, 1 refused or failed, 2 bad usage.\n");
+		"CAP_NET_ADMIN, and so do vGPUs (list vms, show vm/shares) and monitor\n"
+		"unless vgmem is loaded with netlink_open=1.\n"
+		"Exit status: 0 ok, 1 refused or failed, 2 bad usage.\n");
 }
 
 static int bad_usage(const char *why)

@@ -4,9 +4,12 @@
 # entitlement, quota and GPU knob changes take effect (in the dump, in sysfs
 # and in admission) and a quota below the allocation is refused; malformed
 # and out-of-range attributes are refused with an errno and a reason and
-# change nothing; writes without CAP_NET_ADMIN are refused; events arrive
-# for pressure, relocation and channel faults; dumps stay consistent (or are
-# flagged) while mdevs are created and removed in a loop.
+# change nothing; writes without CAP_NET_ADMIN are refused, and so are
+# GET_VM (request and dump) and the events group unless vgmem is loaded with
+# netlink_open=1, where an unprivileged reader lists the vGPUs and receives
+# events; events arrive for pressure, relocation and channel faults; dumps
+# stay consistent (or are flagged) while mdevs are created and removed in a
+# loop.
 # vmtest-timeout: 300
 
 command -v vgmem-nl > /dev/null || skip "vgmem-nl is not built yet"
@@ -143,9 +146,23 @@ out=$(vgnl-check as-nobody vgmem-nl set-entitlement $a 1M 2>&1) &&
 echo "$out" | grep -q "Operation not permitted" || fail "vgmem-nl set-entitlement as uid 65534: $out"
 out=$(vgnl-check as-nobody vgmem-nl set-policy 0 cold 2>&1) &&
 	fail "vgmem-nl set-policy as uid 65534 succeeded"
-l=$(vgnl-check as-nobody vgmem-nl list vms 2>&1) || fail "vgmem-nl list vms as uid 65534: $l"
-echo "$l" | grep -q "^vm $a " || fail "vgmem-nl list vms as uid 65534 lacks $a: $l"
-info "as uid 65534: list works, set refused: $out"
+info "as uid 65534: set refused: $out"
+# Other tenants' VMs and events are the operator's (netlink_open=0, the
+# default): uid 65534 reads the GPUs, but not the vGPUs nor the events.
+l=$(vgnl-check as-nobody vgmem-nl list gpus 2>&1) || fail "vgmem-nl list gpus as uid 65534: $l"
+echo "$l" | grep -q "^gpu index=0 " || fail "vgmem-nl list gpus as uid 65534: $l"
+l=$(vgnl-check as-nobody vgmem-nl list vms 2>&1) &&
+	fail "vgmem-nl list vms as uid 65534 succeeded: $l"
+echo "$l" | grep -q "Operation not permitted" || fail "vgmem-nl list vms as uid 65534: $l"
+echo "$l" | grep -q "$a" && fail "vgmem-nl list vms as uid 65534 leaked $a: $l"
+l=$(vgnl-check as-nobody vgmem-nl show vm $a 2>&1) &&
+	fail "vgmem-nl show vm as uid 65534 succeeded: $l"
+echo "$l" | grep -q "Operation not permitted" || fail "vgmem-nl show vm as uid 65534: $l"
+l=$(vgnl-check as-nobody vgmem-nl monitor --timeout 5 2>&1) &&
+	fail "vgmem-nl monitor as uid 65534 succeeded: $l"
+echo "$l" | grep -q "joining the events group: Operation not permitted" ||
+	fail "vgmem-nl monitor as uid 65534: $l"
+info "as uid 65534: list vms, show vm and monitor refused: $l"
 expect_eq "$(gpu_attr policy 0)" lra "policy after a refused set-policy"
 expect_eq "$(mdev_attr $a entitlement)" $((16 * MIB)) "entitlement after refused writes"
 
@@ -215,3 +232,44 @@ expect_eq "$(echo "$out" | grep -c '^vm ')" 13 "vGPUs after the loop"
 for u in $(ls $MDEV_DEVS); do mdev_remove $u; done
 out=$(nl list vms) || exit 1
 expect_eq "$(echo "$out" | grep -c '^vm ')" 0 "vGPUs after removing all"
+
+# ---- netlink_open=1: vGPU dumps and events open to every local user -------------
+# An operator who wants them open loads vgmem with netlink_open=1 (read-only
+# at run time). The default is put back for the cases after this one, also
+# when this part fails.
+vg_unload || fail "unloading vgmem for netlink_open=1"
+trap 'vg_unload > /dev/null 2>&1; vg_load > /dev/null 2>&1' EXIT
+modprobe vgmem $VG_PARAMS netlink_open=1 || fail "loading vgmem with netlink_open=1"
+expect_eq "$(cat /sys/module/vgmem/parameters/netlink_open)" Y "netlink_open after loading with 1"
+echo 0 > /sys/module/vgmem/parameters/netlink_open 2> /dev/null &&
+	fail "netlink_open was changed at run time"
+vg_setup gpus=1 vram_mb=64
+set_oversub 6400
+a=$(mdev_create 1g) || exit 1
+vgnl-check noadmin $a 0 open || fail "reads without CAP_NET_ADMIN under netlink_open=1 (see above)"
+l=$(vgnl-check as-nobody vgmem-nl list vms 2>&1) ||
+	fail "vgmem-nl list vms as uid 65534 under netlink_open=1: $l"
+echo "$l" | grep -q "^vm $a " || fail "vgmem-nl list vms as uid 65534 lacks $a: $l"
+out=$(vgnl-check as-nobody vgmem-nl set-entitlement $a 1M 2>&1) &&
+	fail "vgmem-nl set-entitlement as uid 65534 succeeded under netlink_open=1"
+echo "$out" | grep -q "Operation not permitted" || fail "set-entitlement as uid 65534: $out"
+if command -v vgmem-guest > /dev/null; then
+	# An unprivileged listener gets the events.
+	vgnl-check as-nobody vgmem-nl monitor --count 1 --timeout 120 \
+		> /tmp/nl.open.events 2> /tmp/nl.open.err &
+	mon=$!
+	wait_until 30 grep -q monitoring /tmp/nl.open.err ||
+		fail "vgmem-nl monitor as uid 65534 did not start: $(cat /tmp/nl.open.err)"
+	guest e --dev $a hostile wild-va
+	wait $mon
+	rc=$?
+	info "events as uid 65534: $(cat /tmp/nl.open.events)"
+	expect_eq $rc 0 "exit status of vgmem-nl monitor --count 1 as uid 65534"
+	grep -q "^chan_fault gpu=0 vm=$a " /tmp/nl.open.events ||
+		fail "no chan_fault event for $a as uid 65534: $(cat /tmp/nl.open.events)"
+fi
+mdev_remove $a
+vg_unload || fail "unloading vgmem after netlink_open=1"
+trap - EXIT
+vg_load || fail "loading vgmem with the default parameters again"
+expect_eq "$(cat /sys/module/vgmem/parameters/netlink_open)" N "netlink_open by default"

@@ -7,8 +7,10 @@
  *       hand-made requests with malformed or out-of-range attributes, each
  *       refused with the documented errno and an extended-ack message, and
  *       the vGPU and GPU unchanged afterwards;
- *   vgnl-check noadmin UUID GPU
- *       drops CAP_NET_ADMIN, then: reads work, SET_VM and SET_GPU get -EPERM;
+ *   vgnl-check noadmin UUID GPU [open]
+ *       drops CAP_NET_ADMIN, then: GET_GPU works, SET_VM and SET_GPU get
+ *       -EPERM, and GET_VM (request and dump) and joining the events group
+ *       get -EPERM too, or work with "open" (vgmem.ko's netlink_open=1);
  *   vgnl-check as-nobody PROGRAM ARGS...
  *       runs PROGRAM as uid/gid 65534 with no capabilities (busybox has no
  *       setpriv --reuid), to show that vgmem-nl itself is refused;
@@ -23,6 +25,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,18 +258,42 @@ static int drop_net_admin(void)
 	return 0;
 }
 
-static int cmd_noadmin(const char *uuid_s, const char *gpu_s)
+/*
+ * What a reader without CAP_NET_ADMIN gets: with vgmem.ko's default
+ * (netlink_open=0) GET_GPU only, GET_VM (request and dump) and the events
+ * group are refused with -EPERM, since they name other tenants' VMs and
+ * their pressure, relocations and faults; with open (netlink_open=1) those
+ * work too. Writes are refused either way.
+ */
+static int cmd_noadmin(const char *uuid_s, const char *gpu_s, bool open)
 {
 	struct vgnl_vm_set vs = { .has_entitlement = true,
 				  .entitlement = 1 << 20 };
 	struct vgnl_gpu_set gs = { .has_return_ms = true, .return_ms = 20 };
+	uint32_t gpu = (uint32_t)strtoul(gpu_s, NULL, 0);
+	int want = open ? 0 : -EPERM;
 	uint8_t uuid[VGMEM_UUID_LEN];
-	struct vgnl_vm vm, after;
-	struct vgnl *h;
+	struct vgnl_vm vm, after, *vms;
+	struct vgnl *h, *ev;
+	struct vgnl_gpu g;
+	bool have_vm;
+	size_t n = 0;
 	int ret;
 
 	if (vgnl_uuid_parse(uuid_s, uuid))
 		return 2;
+	/* Read as administrator first: the refused write must not change it. */
+	ret = vgnl_open(&h);
+	if (ret) {
+		FAIL("vgnl_open: %d", ret);
+		return 1;
+	}
+	have_vm = !vgnl_get_vm(h, uuid, &vm);
+	vgnl_close(h);
+	if (!have_vm) {
+		FAIL("GET_VM with CAP_NET_ADMIN failed");
+		return 1;
+	}
 	ret = drop_net_admin();
 	if (ret) {
 		FAIL("dropping CAP_NET_ADMIN: %d", ret);
@@ -278,26 +305,51 @@ static int cmd_noadmin(const char *uuid_s, const char *gpu_s)
 		FAIL("vgnl_open without CAP_NET_ADMIN: %d", ret);
 		return 1;
 	}
-	ret = vgnl_get_vm(h, uuid, &vm);
+	ret = vgnl_get_gpu(h, gpu, &g);
 	if (ret)
-		FAIL("GET_VM without CAP_NET_ADMIN: %d", ret);
+		FAIL("GET_GPU without CAP_NET_ADMIN: %d", ret);
 	else
-		printf("ok GET_VM works without CAP_NET_ADMIN\n");
+		printf("ok GET_GPU works without CAP_NET_ADMIN\n");
+	ret = vgnl_get_vm(h, uuid, &after);
+	if (ret != want)
+		FAIL("GET_VM without CAP_NET_ADMIN: got %d, expected %d", ret,
+		     want);
+	else
+		printf("ok GET_VM without CAP_NET_ADMIN: %d\n", ret);
+	ret = vgnl_list_vms(h, -1, &vms, &n);
+	if (ret != want)
+		FAIL("GET_VM dump without CAP_NET_ADMIN: got %d, expected %d",
+		     ret, want);
+	else
+		printf("ok GET_VM dump without CAP_NET_ADMIN: %d (%zu vGPUs)\n",
+		       ret, ret ? 0 : n);
+	if (!ret)
+		free(vms);
+	ret = vgnl_open(&ev);
+	if (ret) {
+		FAIL("vgnl_open for events without CAP_NET_ADMIN: %d", ret);
+	} else {
+		ret = vgnl_subscribe(ev);
+		if (ret != want)
+			FAIL("joining the events group without CAP_NET_ADMIN: got %d, expected %d",
+			     ret, want);
+		else
+			printf("ok joining the events group without CAP_NET_ADMIN: %d\n",
+			       ret);
+		vgnl_close(ev);
+	}
 	ret = vgnl_set_vm(h, uuid, &vs);
 	if (ret != -EPERM)
 		FAIL("SET_VM without CAP_NET_ADMIN: got %d, expected %d", ret,
 		     -EPERM);
 	else
 		printf("ok SET_VM without CAP_NET_ADMIN: %d\n", ret);
-	ret = vgnl_set_gpu(h, (uint32_t)strtoul(gpu_s, NULL, 0), &gs);
+	ret = vgnl_set_gpu(h, gpu, &gs);
 	if (ret != -EPERM)
 		FAIL("SET_GPU without CAP_NET_ADMIN: got %d, expected %d", ret,
 		     -EPERM);
 	else
 		printf("ok SET_GPU without CAP_NET_ADMIN: %d\n", ret);
-	if (!vgnl_get_vm(h, uuid, &after) &&
-	    after.st.entitlement != vm.st.entitlement)
-		FAIL("the refused SET_VM changed the entitlement");
 	vgnl_close(h);
 	return failures ? 1 : 0;
 }
@@ -391,11 +443,14 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "malformed"))
 		return cmd_malformed(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "noadmin"))
-		return cmd_noadmin(argv[2], argv[3]);
+		return cmd_noadmin(argv[2], argv[3], false);
+	if (argc == 5 && !strcmp(argv[1], "noadmin") &&
+	    !strcmp(argv[4], "open"))
+		return cmd_noadmin(argv[2], argv[3], true);
 	if (argc >= 3 && !strcmp(argv[1], "dump-loop"))
 		return cmd_dump_loop(atoi(argv[2]), argc - 3, argv + 3);
 	fprintf(stderr,
-		"usage: vgnl-check malformed UUID GPU | noadmin UUID GPU |\n"
+		"usage: vgnl-check malformed UUID GPU | noadmin UUID GPU [open] |\n"
 		"       as-nobody PROGRAM ARGS... | dump-loop SECONDS UUID...\n");
 	return 2;
 }
