@@ -6,6 +6,14 @@
  * entitlement released), one whose metadata changes gets its new policy
  * live. Bad metadata: an "error" event and a log line, nothing else.
  *
+ * One mdev, one owner: the VM of an mdev is the domain's that claimed it
+ * first. Another domain naming the same mdev is refused (an "error" event
+ * naming both) and remembered, so that its starts, stops, metadata changes
+ * and undefinition touch nothing; once the owner is undefined (or names
+ * another mdev), the best remaining claimant takes the VM over. At every
+ * full sync (start, reconnection) the owner is chosen by claim_before(),
+ * never by libvirt's listing order, and recorded in the state database.
+ *
  * Threads: one event-loop thread runs virEventRunDefaultImpl(); every
  * callback runs on it and calls into the model (which has its own lock).
  * The domain table (domain UUID -> mdev UUID, needed when a transient
@@ -32,6 +40,11 @@ struct lv_dom {
 	char uuid[VIR_UUID_STRING_BUFLEN];	/* the domain's own UUID */
 	char name[MG_NAME_LEN];
 	char mdev[MG_ID_LEN];
+	/*
+	 * The VM of mdev is this domain's. At most one entry per mdev has
+	 * it; the others are refused claimants.
+	 */
+	bool owner;
 };
 
 struct mg_libvirt {
@@ -89,8 +102,9 @@ static struct lv_dom *dom_find(struct mg_libvirt *lv, const char *uuid)
 	return NULL;
 }
 
+/* Adds or updates the domain's entry. */
 static void dom_remember(struct mg_libvirt *lv, const char *uuid,
-			 const char *name, const char *mdev)
+			 const char *name, const char *mdev, bool owner)
 {
 	struct lv_dom *d;
 
@@ -113,11 +127,13 @@ static void dom_remember(struct mg_libvirt *lv, const char *uuid,
 	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	snprintf(d->mdev, sizeof(d->mdev), "%s", mdev);
+	d->owner = owner;
 	pthread_mutex_unlock(&lv->lock);
 }
 
-static bool dom_lookup_mdev(struct mg_libvirt *lv, const char *uuid,
-			    char mdev[MG_ID_LEN], bool forget)
+/* A copy of the domain's entry (removed from the table with forget). */
+static bool dom_lookup(struct mg_libvirt *lv, const char *uuid,
+		       struct lv_dom *out, bool forget)
 {
 	struct lv_dom *d;
 	bool found = false;
@@ -125,13 +141,171 @@ static bool dom_lookup_mdev(struct mg_libvirt *lv, const char *uuid,
 	pthread_mutex_lock(&lv->lock);
 	d = dom_find(lv, uuid);
 	if (d) {
-		snprintf(mdev, MG_ID_LEN, "%s", d->mdev);
+		*out = *d;
 		found = true;
 		if (forget)
 			*d = lv->doms[--lv->nr_doms];
 	}
 	pthread_mutex_unlock(&lv->lock);
 	return found;
+}
+
+/* A copy of the entry of the domain that owns mdev's VM, if any. */
+static bool dom_owner(struct mg_libvirt *lv, const char *mdev,
+		      struct lv_dom *out)
+{
+	bool found = false;
+	size_t i;
+
+	pthread_mutex_lock(&lv->lock);
+	for (i = 0; i < lv->nr_doms && !found; i++) {
+		if (lv->doms[i].owner && !strcmp(lv->doms[i].mdev, mdev)) {
+			*out = lv->doms[i];
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&lv->lock);
+	return found;
+}
+
+/* ---- claims: one owner per mdev --------------------------------------- */
+
+/* What a domain claims, for choosing among the claimants of one mdev. */
+struct lv_claim {
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	char mdev[MG_ID_LEN];		/* "" if the domain is not ours */
+	bool active;
+	bool recorded;			/* the state database's owner of mdev */
+	bool first;			/* goes before every other claimant */
+};
+
+/*
+ * Whether claim a wins over claim b for one mdev: the owner recorded in
+ * the state database (it owned the VM before: a restart changes nothing),
+ * then a running domain before a stopped one (only one can hold the vGPU
+ * open, and it does), then the smaller domain UUID. Each is a property of
+ * the claims themselves, so libvirt's listing order never decides.
+ */
+static bool claim_before(const struct lv_claim *a, const struct lv_claim *b)
+{
+	if (a->recorded != b->recorded)
+		return a->recorded;
+	if (a->active != b->active)
+		return a->active;
+	return strcmp(a->uuid, b->uuid) < 0;
+}
+
+/* Fills c for dom: its UUID, the mdev it validly claims, its state. */
+static void lv_claim_read(struct mg_libvirt *lv, virDomainPtr dom,
+			  struct lv_claim *c)
+{
+	char err[MG_WHY_LEN], owner[MG_ID_LEN];
+	struct mg_vm_policy meta;
+	unsigned int mask = 0;
+	int gpu;
+	char *xml;
+
+	memset(c, 0, sizeof(*c));
+	if (virDomainGetUUIDString(dom, c->uuid) < 0)
+		return;
+	xml = virDomainGetXMLDesc(dom, 0);
+	if (!xml)
+		return;
+	if (mg_domain_parse(xml, c->mdev, sizeof(c->mdev), &meta, &mask, &gpu,
+			    err, sizeof(err)) || !mask)
+		c->mdev[0] = 0;
+	free(xml);
+	c->active = virDomainIsActive(dom) == 1;
+	c->recorded = c->mdev[0] && !mg_vm_owner_get(lv->mg, c->mdev, owner) &&
+		      !strcmp(owner, c->uuid);
+}
+
+static void lv_refuse(struct mg_libvirt *lv, const char *name,
+		      const char *mdev, const struct lv_dom *owner)
+{
+	char ename[2 * MG_NAME_LEN], eowner[2 * MG_NAME_LEN];
+
+	mg_err("libvirt: domain %s names mdev %s, the vGPU of domain %s (%s): refused, the VM stays %s's",
+	       name, mdev, owner->name, owner->uuid, owner->name);
+	mg_json_escape(ename, sizeof(ename), name);
+	mg_json_escape(eowner, sizeof(eowner), owner->name);
+	mg_emit(lv->mg, "error", mdev,
+		"{\"op\":\"claim\",\"name\":\"%s\",\"owner\":\"%s\","
+		"\"owner_uuid\":\"%s\",\"reason\":\"mdev %s is the vGPU of domain %s\"}",
+		ename, eowner, owner->uuid, mdev, eowner);
+}
+
+static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom);
+
+/*
+ * The owner of mdev is gone (undefined, or it names another mdev now):
+ * its VM is stopped and forgotten, and the best claimant left in the
+ * table (claim_before) takes the mdev over as if newly defined.
+ */
+static void lv_release(struct mg_libvirt *lv, const char *mdev)
+{
+	char (*uuids)[VIR_UUID_STRING_BUFLEN] = NULL;
+	struct lv_claim best, c;
+	virDomainPtr best_dom = NULL, dom;
+	size_t i, n = 0;
+
+	mg_vm_stop(lv->mg, mdev);
+	mg_vm_forget(lv->mg, mdev);
+	mg_vm_owner_set(lv->mg, mdev, NULL);
+	if (!lv->conn)
+		return;
+	pthread_mutex_lock(&lv->lock);
+	if (lv->nr_doms)
+		uuids = calloc(lv->nr_doms, sizeof(*uuids));
+	for (i = 0; uuids && i < lv->nr_doms; i++)
+		if (!strcmp(lv->doms[i].mdev, mdev))
+			memcpy(uuids[n++], lv->doms[i].uuid, sizeof(*uuids));
+	pthread_mutex_unlock(&lv->lock);
+	for (i = 0; i < n; i++) {
+		dom = virDomainLookupByUUIDString(lv->conn, uuids[i]);
+		if (!dom)
+			continue;
+		lv_claim_read(lv, dom, &c);
+		if (strcmp(c.mdev, mdev) || (best_dom && !claim_before(&c, &best))) {
+			virDomainFree(dom);
+			continue;
+		}
+		if (best_dom)
+			virDomainFree(best_dom);
+		best_dom = dom;
+		best = c;
+	}
+	free(uuids);
+	if (best_dom) {
+		lv_sync_domain(lv, best_dom);
+		virDomainFree(best_dom);
+	}
+}
+
+/*
+ * The domain claims mdev: it owns its VM unless another domain does, in
+ * which case it is refused (reported) and remembered as a claimant. A
+ * domain that owned another mdev before releases it.
+ */
+static bool lv_claim(struct mg_libvirt *lv, const char *uuid,
+		     const char *name, const char *mdev)
+{
+	struct lv_dom prev, owner;
+	bool had, taken, owned;
+
+	had = dom_lookup(lv, uuid, &prev, false);
+	taken = dom_owner(lv, mdev, &owner) && strcmp(owner.uuid, uuid);
+	owned = had && prev.owner && !strcmp(prev.mdev, mdev);
+	dom_remember(lv, uuid, name, mdev, !taken);
+	if (had && prev.owner && strcmp(prev.mdev, mdev))
+		lv_release(lv, prev.mdev);
+	if (taken) {
+		lv_refuse(lv, name, mdev, &owner);
+		return false;
+	}
+	if (!owned)
+		mg_vm_owner_set(lv->mg, mdev, uuid);
+	return true;
 }
 
 /* ---- domains -> model ----------------------------------------------- */
@@ -167,6 +341,11 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 					sizeof(bad));
 	free(xml);
 	if (ret) {
+		struct lv_dom o;
+
+		/* Another domain's VM is not this definition's to mark. */
+		if (mdev[0] && dom_owner(lv, mdev, &o) && strcmp(o.uuid, uuid))
+			mdev[0] = 0;
 		mg_vm_report_error(lv->mg, mdev[0] ? mdev : NULL, name, err);
 		return;
 	}
@@ -180,7 +359,10 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 				   "vgmem:gpu metadata but no <hostdev type='mdev'> with a UUID");
 		return;
 	}
-	dom_remember(lv, uuid, name, mdev);
+	if (!lv_claim(lv, uuid, name, mdev)) {
+		free(shares);
+		return;
+	}
 	if (active == 1)
 		ret = mg_vm_start(lv->mg, mdev, name, &meta, mask, gpu,
 				  MG_SRC_LIBVIRT, err, sizeof(err));
@@ -204,35 +386,63 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	free(shares);
 }
 
+/*
+ * Every domain, the owner of each mdev decided afresh: the claimants that
+ * go first (claim_before) are synced before the others, which are then
+ * refused. Ownership of domains no longer listed lapses.
+ */
 static void lv_sync_all(struct mg_libvirt *lv)
 {
 	virDomainPtr *doms = NULL;
-	int n, i;
+	struct lv_claim *c;
+	int n, i, j, pass;
 
 	n = virConnectListAllDomains(lv->conn, &doms, 0);
 	if (n < 0) {
 		mg_err("libvirt: cannot list domains: %s", lv_errmsg());
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		lv_sync_domain(lv, doms[i]);
-		virDomainFree(doms[i]);
+	c = calloc(n ? (size_t)n : 1, sizeof(*c));
+	for (i = 0; c && i < n; i++)
+		lv_claim_read(lv, doms[i], &c[i]);
+	for (i = 0; c && i < n; i++) {
+		c[i].first = true;
+		for (j = 0; j < n && c[i].mdev[0]; j++)
+			if (j != i && !strcmp(c[j].mdev, c[i].mdev) &&
+			    claim_before(&c[j], &c[i]))
+				c[i].first = false;
 	}
+	pthread_mutex_lock(&lv->lock);
+	lv->nr_doms = 0;
+	pthread_mutex_unlock(&lv->lock);
+	/* Without memory for the claims: listing order, as a last resort. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if ((!c && !pass) || (c && c[i].first == !pass))
+				lv_sync_domain(lv, doms[i]);
+	for (i = 0; i < n; i++)
+		virDomainFree(doms[i]);
+	free(c);
 	free(doms);
 }
 
 static void lv_domain_stopped(struct mg_libvirt *lv, virDomainPtr dom,
 			      bool undefined)
 {
-	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN];
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct lv_dom d;
 
 	if (virDomainGetUUIDString(dom, uuid) < 0)
 		return;
-	if (!dom_lookup_mdev(lv, uuid, mdev, undefined))
+	if (!dom_lookup(lv, uuid, &d, undefined))
 		return;
-	mg_vm_stop(lv->mg, mdev);
+	/* A refused claimant: the VM is another domain's. */
+	if (!d.owner)
+		return;
 	if (undefined)
-		mg_vm_forget(lv->mg, mdev);
+		lv_release(lv, d.mdev);
+	else
+		mg_vm_stop(lv->mg, d.mdev);
 }
 
 static int lv_lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event,
@@ -265,10 +475,12 @@ static int lv_lifecycle_cb(virConnectPtr conn, virDomainPtr dom, int event,
 static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 			  const char *nsuri, void *opaque)
 {
-	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN], err[MG_WHY_LEN];
+	char uuid[VIR_UUID_STRING_BUFLEN], err[MG_WHY_LEN];
 	struct mg_libvirt *lv = opaque;
 	struct mg_vm_policy meta;
 	const char *name = virDomainGetName(dom);
+	const char *mdev;
+	struct lv_dom d, o;
 	unsigned int mask = 0;
 	int gpu, active, ret;
 	char *xml;
@@ -279,9 +491,18 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 		return 0;
 	if (!name || virDomainGetUUIDString(dom, uuid) < 0)
 		return 0;
-	if (!dom_lookup_mdev(lv, uuid, mdev, false)) {
+	if (!dom_lookup(lv, uuid, &d, false)) {
 		/* metadata added to a domain we did not manage yet */
 		lv_sync_domain(lv, dom);
+		return 0;
+	}
+	mdev = d.mdev;
+	if (!d.owner) {
+		/* a refused claimant's policy is not the VM's */
+		if (dom_owner(lv, mdev, &o))
+			lv_refuse(lv, name, mdev, &o);
+		else
+			lv_sync_domain(lv, dom);
 		return 0;
 	}
 	active = virDomainIsActive(dom);

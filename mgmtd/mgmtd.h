@@ -68,6 +68,14 @@ int mg_adopt_backend_vms(struct mg *mg);
 int mg_vm_set_shares(struct mg *mg, const char *id,
 		     const struct mg_share *shares, size_t n,
 		     const char *bad);
+/*
+ * Which libvirt domain (its UUID) owns VM id, when several name its mdev
+ * (libvirt.c decides): recorded in the state database, so that the choice
+ * survives a restart. domain NULL forgets it. get: -ENOENT ("") if none
+ * is recorded.
+ */
+int mg_vm_owner_set(struct mg *mg, const char *id, const char *domain);
+int mg_vm_owner_get(struct mg *mg, const char *id, char domain[MG_ID_LEN]);
 /* Records a VM's definition error (bad metadata): event, log, info.error. */
 void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 			const char *msg);

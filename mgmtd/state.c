@@ -37,7 +37,11 @@ static const char schema[] =
 	" oversub_pct INTEGER NOT NULL, thrash_window_s INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS events ("
 	" id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, type TEXT NOT NULL,"
-	" vm TEXT NOT NULL, detail TEXT NOT NULL);";
+	" vm TEXT NOT NULL, detail TEXT NOT NULL);"
+	/* Added within schema 1: older databases gain it at their next open. */
+	"CREATE TABLE IF NOT EXISTS vm_owner ("
+	" id TEXT PRIMARY KEY, domain TEXT NOT NULL,"
+	" updated_ms INTEGER NOT NULL);";
 
 static int sql_err(struct mg_state *st, const char *what)
 {
@@ -321,6 +325,69 @@ int mg_state_load_knobs(struct mg_state *st, struct mg_knobs *k,
 		k->thrash_window_s = (uint32_t)sqlite3_column_int64(s, 4);
 	} else if (rc != SQLITE_DONE) {
 		ret = sql_err(st, "load knobs");
+	}
+out:
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&st->lock);
+	return ret;
+}
+
+int mg_state_put_owner(struct mg_state *st, const char *id,
+		       const char *domain)
+{
+	sqlite3_stmt *s = NULL;
+	int ret = 0, rc;
+
+	if (!id || strlen(id) >= MG_ID_LEN ||
+	    (domain && strlen(domain) >= MG_ID_LEN))
+		return -EINVAL;
+	pthread_mutex_lock(&st->lock);
+	if (domain) {
+		rc = sqlite3_prepare_v2(st->db,
+			"INSERT OR REPLACE INTO vm_owner(id, domain, updated_ms)"
+			" VALUES (?1, ?2, ?3)", -1, &s, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_text(s, 2, domain, -1, SQLITE_STATIC);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int64(s, 3, now_ms());
+	} else {
+		rc = sqlite3_prepare_v2(st->db,
+			"DELETE FROM vm_owner WHERE id = ?1", -1, &s, NULL);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	/* One statement: its own transaction, durable once it returns. */
+	if (rc != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE)
+		ret = sql_err(st, "put owner");
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&st->lock);
+	return ret;
+}
+
+int mg_state_get_owner(struct mg_state *st, const char *id,
+		       char domain[MG_ID_LEN])
+{
+	sqlite3_stmt *s = NULL;
+	int ret = 0, rc;
+
+	domain[0] = 0;
+	pthread_mutex_lock(&st->lock);
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT domain FROM vm_owner WHERE id = ?1", -1,
+			       &s, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+		ret = sql_err(st, "get owner");
+		goto out;
+	}
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *d = (const char *)sqlite3_column_text(s, 0);
+
+		snprintf(domain, MG_ID_LEN, "%s", d ? d : "");
+	} else if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+	} else {
+		ret = sql_err(st, "get owner");
 	}
 out:
 	sqlite3_finalize(s);

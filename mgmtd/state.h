@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * mgmtd's durable state: operator policy changes, global knobs and the
- * event history in one SQLite database.
+ * mgmtd's durable state: operator policy changes, global knobs, which
+ * libvirt domain owns each VM, and the event history in one SQLite
+ * database.
  *
  * Durability: journal_mode=WAL with synchronous=FULL. Every write is one
  * transaction, and in WAL mode with FULL the WAL is fsync()ed at every
@@ -45,6 +46,16 @@ int mg_state_put_knobs(struct mg_state *st, const struct mg_knobs *k,
 /* Loads them; *mask 0 if none were ever stored. */
 int mg_state_load_knobs(struct mg_state *st, struct mg_knobs *k,
 			unsigned int *mask);
+
+/*
+ * The libvirt domain (its UUID) that owns the VM id (an mdev UUID): when
+ * several domains name one mdev, this one keeps it across restarts.
+ * domain NULL deletes the record. get: -ENOENT if none is recorded.
+ */
+int mg_state_put_owner(struct mg_state *st, const char *id,
+		       const char *domain);
+int mg_state_get_owner(struct mg_state *st, const char *id,
+		       char domain[MG_ID_LEN]);
 
 /* Appends events (ids strictly above every stored one), one transaction. */
 int mg_state_add_events(struct mg_state *st, const struct mg_event *ev,

@@ -407,6 +407,22 @@ out_error:
 	return ret;
 }
 
+/* The state has its own lock; mg->state does not change while mg lives. */
+int mg_vm_owner_set(struct mg *mg, const char *id, const char *domain)
+{
+	int ret = mg_state_put_owner(mg->state, id, domain);
+
+	if (ret)
+		mg_err("vm %s: cannot record its owner %s: %s", id,
+		       domain ? domain : "(none)", strerror(-ret));
+	return ret;
+}
+
+int mg_vm_owner_get(struct mg *mg, const char *id, char domain[MG_ID_LEN])
+{
+	return mg_state_get_owner(mg->state, id, domain);
+}
+
 void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 			const char *msg)
 {

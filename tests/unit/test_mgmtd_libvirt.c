@@ -3,7 +3,9 @@
  * mgmtd with libvirt's test driver (test:///<dir>/node.xml): domains with
  * <vgmem:gpu> metadata and mdev hostdevs start, get their policy and
  * entitlement, change live through metadata, stop, are defined and
- * undefined; bad metadata gives an error event and touches nothing. The
+ * undefined; bad metadata gives an error event and touches nothing; a
+ * second domain naming a managed mdev is refused and changes nothing, and
+ * which domain owns an mdev never depends on libvirt's listing order. The
  * test driver keeps its state per connection, so the test drives the
  * domains through mgmtd's own connection (events fire within it).
  */
@@ -30,6 +32,7 @@
 #define U3	"c2177883-f1bb-47f0-914d-32a22e3a8803"
 #define U4	"c2177883-f1bb-47f0-914d-32a22e3a8804"
 #define U5	"c2177883-f1bb-47f0-914d-32a22e3a8805"
+#define U6	"c2177883-f1bb-47f0-914d-32a22e3a8806"
 #define NSA	"xmlns:vgmem='" MG_XMLNS "'"
 
 static char dir[64], db[128], uri[256];
@@ -104,19 +107,24 @@ static void fresh_db(void)
 	unlink(p);
 }
 
-static void fix_start(struct fix *f)
+static void fix_start_uri(struct fix *f, const char *u)
 {
 	char err[256];
 
 	assert_int_equal(mg_config_defaults(&f->cfg), 0);
 	assert_int_equal(mg_config_set(&f->cfg, "state_db", db, err, sizeof(err)), 0);
 	assert_int_equal(mg_config_set(&f->cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f->cfg, "libvirt_uri", uri, err, sizeof(err)), 0);
+	assert_int_equal(mg_config_set(&f->cfg, "libvirt_uri", u, err, sizeof(err)), 0);
 	assert_int_equal(mg_config_set(&f->cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
 	assert_int_equal(mg_create(&f->cfg, &f->mg), 0);
-	assert_int_equal(mg_libvirt_start(f->mg, uri, &f->lv), 0);
+	assert_int_equal(mg_libvirt_start(f->mg, u, &f->lv), 0);
 	f->conn = mg_libvirt_conn(f->lv);
 	assert_non_null(f->conn);
+}
+
+static void fix_start(struct fix *f)
+{
+	fix_start_uri(f, uri);
 }
 
 static void fix_stop(struct fix *f)
@@ -202,6 +210,36 @@ static int last_event(struct fix *f, const char *type, const char *vm,
 		free(ev);
 	}
 	return ret;
+}
+
+/* How many events of a type for vm have want in their detail. */
+static size_t count_events(struct fix *f, const char *type, const char *vm,
+			   const char *want)
+{
+	struct mg_event *ev;
+	size_t n, i, c = 0;
+
+	assert_int_equal(mg_events_since(f->mg, 0, 100000, &ev, &n), 0);
+	for (i = 0; i < n; i++)
+		if (!strcmp(ev[i].type, type) && !strcmp(ev[i].vm, vm) &&
+		    strstr(ev[i].detail, want))
+			c++;
+	free(ev);
+	return c;
+}
+
+/* Waits (bounded, for liveness only) until there are at least min. */
+static bool wait_events(struct fix *f, const char *type, const char *vm,
+			const char *want, size_t min)
+{
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		if (count_events(f, type, vm, want) >= min)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 static uint64_t core_quota(struct fix *f, const char *id)
@@ -418,6 +456,217 @@ static void test_define_start_undefine(void **state)
 	fix_stop(&f);
 }
 
+static bool has_name(const struct mg_vm_info *vi, int ret, const void *arg)
+{
+	return !ret && !strcmp(vi->name, (const char *)arg);
+}
+
+/*
+ * vm1's metadata set to weight w, and waited for: the libvirt thread
+ * handles events in order, so whatever was asked before has been handled
+ * too once this shows.
+ */
+static void vm1_weight(struct fix *f, virDomainPtr d1, uint32_t w)
+{
+	char m[128];
+
+	snprintf(m, sizeof(m),
+		 "<gpu quota='256M' weight='%u' min='32M' low='32M'/>", w);
+	assert_int_equal(virDomainSetMetadata(d1, VIR_DOMAIN_METADATA_ELEMENT,
+		m, "vgmem", MG_XMLNS, VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(f, U1, has_weight, &w));
+}
+
+/*
+ * A second domain naming a managed domain's mdev is refused with an error
+ * event naming both: its definition, start, stop, metadata changes and
+ * undefinition leave the first domain's VM as it is, and the first's
+ * metadata keeps applying. Once the first is undefined, the remaining
+ * claimant gets the vGPU.
+ */
+static void test_second_claimant_refused(void **state)
+{
+	char xml[1024];
+	struct mg_vm_info vi;
+	virDomainPtr d1, d6, d7;
+	struct mg_event ev;
+	bool running;
+	struct fix f;
+
+	(void)state;
+	fresh_db();
+	fix_start(&f);
+	d1 = virDomainLookupByName(f.conn, "vm1");
+	assert_non_null(d1);
+	d6 = virDomainDefineXML(f.conn, domain_xml(xml, sizeof(xml), "vm6", 6,
+		"<vgmem:gpu " NSA " quota='64M' weight='7'/>", U1));
+	assert_non_null(d6);
+	assert_true(wait_events(&f, "error", U1, "\"claim\"", 1));
+	assert_int_equal(last_event(&f, "error", U1, "\"claim\"", &ev), 0);
+	assert_non_null(strstr(ev.detail, "\"name\":\"vm6\""));
+	assert_non_null(strstr(ev.detail, "\"owner\":\"vm1\""));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_string_equal(vi.name, "vm1");
+	assert_true(vi.running);
+	assert_int_equal(vi.policy.quota, 256 * MiB);
+	assert_int_equal(vi.policy.weight, 100);
+	assert_int_equal(core_quota(&f, U1), 256 * MiB);
+
+	/* started and stopped: refused again, vm1's VM keeps running */
+	assert_int_equal(virDomainCreate(d6), 0);
+	assert_true(wait_events(&f, "error", U1, "\"claim\"", 2));
+	assert_int_equal(virDomainDestroy(d6), 0);
+	vm1_weight(&f, d1, 120);
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_string_equal(vi.name, "vm1");
+	assert_true(vi.running);
+	assert_int_equal(vi.policy.quota, 256 * MiB);
+	assert_non_null(mg_backend_embedded_guest(mg_get_backend(f.mg), U1));
+
+	/* its metadata changes are refused and change nothing */
+	assert_int_equal(virDomainSetMetadata(d6, VIR_DOMAIN_METADATA_ELEMENT,
+		"<gpu quota='64M' weight='9'/>", "vgmem", MG_XMLNS,
+		VIR_DOMAIN_AFFECT_CONFIG), 0);
+	assert_true(wait_events(&f, "error", U1, "\"claim\"", 3));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_int_equal(vi.policy.weight, 120);
+	assert_string_equal(vi.name, "vm1");
+
+	/* undefining it leaves vm1's VM; vm1's metadata still applies */
+	assert_int_equal(virDomainUndefine(d6), 0);
+	vm1_weight(&f, d1, 130);
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_string_equal(vi.name, "vm1");
+	assert_true(vi.running);
+
+	/* vm1 goes: the domain still naming the mdev takes it over */
+	d7 = virDomainDefineXML(f.conn, domain_xml(xml, sizeof(xml), "vm7", 7,
+		"<vgmem:gpu " NSA " quota='96M'/>", U1));
+	assert_non_null(d7);
+	assert_true(wait_events(&f, "error", U1, "\"name\":\"vm7\"", 1));
+	assert_int_equal(virDomainDestroy(d1), 0);
+	running = false;
+	assert_true(wait_for(&f, U1, is_running, &running));
+	assert_int_equal(virDomainUndefine(d1), 0);
+	assert_true(wait_for(&f, U1, has_name, "vm7"));
+	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
+	assert_int_equal(vi.policy.quota, 96 * MiB);
+	assert_false(vi.running);
+	assert_int_equal(virDomainCreate(d7), 0);
+	running = true;
+	assert_true(wait_for(&f, U1, is_running, &running));
+	assert_int_equal(core_quota(&f, U1), 96 * MiB);
+
+	virDomainFree(d1);
+	virDomainFree(d6);
+	virDomainFree(d7);
+	fix_stop(&f);
+}
+
+/* A node file of the test driver with the given domains, in this order. */
+struct nd {
+	const char *name;
+	int n;
+	const char *quota;
+	bool shutoff;
+};
+
+static void write_node(char *u, size_t ulen, const char *file,
+		       const struct nd *d, size_t nd)
+{
+	char path[160], x[1024], meta[160];
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(u, ulen, "test://%s", path);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "<node>\n");
+	for (i = 0; i < nd; i++) {
+		snprintf(meta, sizeof(meta), "<vgmem:gpu " NSA " quota='%s'/>",
+			 d[i].quota);
+		domain_xml(x, sizeof(x), d[i].name, d[i].n, meta, U6);
+		if (d[i].shutoff) {
+			/* the test driver's own namespace: defined, not running */
+			char *end = strstr(x, "</domain>");
+
+			assert_non_null(end);
+			snprintf(end, sizeof(x) - (size_t)(end - x),
+				 "<test:runstate xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>5</test:runstate></domain>");
+		}
+		fprintf(f, "%s\n", x);
+	}
+	fprintf(f, "</node>\n");
+	fclose(f);
+}
+
+/* The domain that owns U6 after mgmtd starts on the node file at u. */
+static void owner_after_start(const char *u, const char *want, uint64_t quota)
+{
+	struct mg_vm_info vi;
+	struct fix f;
+
+	fix_start_uri(&f, u);
+	assert_int_equal(mg_get_vm(f.mg, U6, &vi), 0);
+	assert_string_equal(vi.name, want);
+	assert_int_equal(vi.policy.quota, quota);
+	fix_stop(&f);
+}
+
+/*
+ * At start (and at every reconnection) the owner of an mdev that several
+ * domains name does not depend on libvirt's listing order: the owner
+ * recorded in the state database if it still names it, else a running
+ * domain before a stopped one, else the smallest domain UUID.
+ */
+static void test_claim_order_independent(void **state)
+{
+	const struct nd a = { "own-a", 21, "64M", false };
+	const struct nd b = { "own-b", 22, "96M", false };
+	const struct nd a_off = { "own-a", 21, "64M", true };
+	char u[256];
+	struct fix f;
+
+	(void)state;
+	/* no recorded owner: the smaller domain UUID, in either order */
+	fresh_db();
+	write_node(u, sizeof(u), "ab.xml", (struct nd[]){ a, b }, 2);
+	owner_after_start(u, "own-a", 64 * MiB);
+	fresh_db();
+	write_node(u, sizeof(u), "ba.xml", (struct nd[]){ b, a }, 2);
+	owner_after_start(u, "own-a", 64 * MiB);
+	fix_start_uri(&f, u);
+	assert_true(wait_events(&f, "error", U6, "\"name\":\"own-b\"", 1));
+	fix_stop(&f);
+
+	/* a running domain before a stopped one */
+	fresh_db();
+	write_node(u, sizeof(u), "aoffb.xml", (struct nd[]){ a_off, b }, 2);
+	owner_after_start(u, "own-b", 96 * MiB);
+	fresh_db();
+	write_node(u, sizeof(u), "baoff.xml", (struct nd[]){ b, a_off }, 2);
+	owner_after_start(u, "own-b", 96 * MiB);
+
+	/* the recorded owner, whatever the rule would say, in either order */
+	fresh_db();
+	write_node(u, sizeof(u), "b.xml", (struct nd[]){ b }, 1);
+	owner_after_start(u, "own-b", 96 * MiB);
+	write_node(u, sizeof(u), "ab.xml", (struct nd[]){ a, b }, 2);
+	owner_after_start(u, "own-b", 96 * MiB);
+	write_node(u, sizeof(u), "ba.xml", (struct nd[]){ b, a }, 2);
+	owner_after_start(u, "own-b", 96 * MiB);
+	/*
+	 * The recorded owner gone from libvirt: the rule decides again and
+	 * the new owner is recorded, so a stopped a keeps it from a running
+	 * b afterwards.
+	 */
+	write_node(u, sizeof(u), "a.xml", (struct nd[]){ a }, 1);
+	owner_after_start(u, "own-a", 64 * MiB);
+	write_node(u, sizeof(u), "aoffb.xml", (struct nd[]){ a_off, b }, 2);
+	owner_after_start(u, "own-a", 64 * MiB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +674,8 @@ int main(void)
 		cmocka_unit_test(test_connect_retried),
 		cmocka_unit_test(test_lifecycle_and_metadata),
 		cmocka_unit_test(test_define_start_undefine),
+		cmocka_unit_test(test_second_claimant_refused),
+		cmocka_unit_test(test_claim_order_independent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
