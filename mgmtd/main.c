@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	struct mg_libvirt *lv = NULL;
 	struct mg_rest *rest = NULL;
 	struct mg_config cfg;
-	char err[512] = "";
+	char err[512] = "", why[512] = "";
 	struct mg *mg = NULL;
 	sigset_t sigs;
 	int ret, sig;
@@ -108,7 +108,10 @@ int main(int argc, char **argv)
 	make_state_dir(cfg.state_db);
 	ret = mg_create(&cfg, &mg);
 	if (ret) {
-		mg_err("cannot start the model: %s", strerror(-ret));
+		/* -EBUSY: the state database is another mgmtd's (logged) */
+		mg_err("cannot start the model: %s", ret == -EBUSY ?
+		       "the state database is in use by another mgmtd" :
+		       strerror(-ret));
 		goto out_free_config;
 	}
 	if (cfg.libvirt_uri && *cfg.libvirt_uri &&
@@ -123,9 +126,10 @@ int main(int argc, char **argv)
 			lv = NULL;
 		}
 	}
-	ret = mg_rest_start(mg, &cfg, &rest);
+	ret = mg_rest_start(mg, &cfg, &rest, why, sizeof(why));
 	if (ret) {
-		mg_err("cannot start the REST server: %s", strerror(-ret));
+		mg_err("cannot start the REST server: %s",
+		       why[0] ? why : strerror(-ret));
 		goto out_stop_libvirt;
 	}
 	mg_info("mgmtd %s ready", MG_VERSION);

@@ -302,11 +302,12 @@ int mg_recompute(struct mg *mg);
 
 /*
  * The REST server (mgmtd/rest*.c) is started by main.c after mg_create()
- * and stopped before mg_destroy():
+ * and stopped before mg_destroy(). A failed start says why in why (may be
+ * NULL), e.g. that another mgmtd serves on the unix socket (-EADDRINUSE).
  */
 struct mg_rest;
 int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
-		  struct mg_rest **out);
+		  struct mg_rest **out, char *why, size_t whylen);
 void mg_rest_stop(struct mg_rest *rest);
 
 #endif /* VGMEM_MGMTD_MODEL_H */

@@ -361,7 +361,33 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 
 /* ---- listeners ------------------------------------------------------------ */
 
-static int make_unix_socket(struct mg_rest *r, const struct mg_config *cfg)
+/*
+ * Whether a process accepts connections on the unix socket sa names: 1
+ * (someone listens: a connection succeeded or the backlog is full), 0 (a
+ * stale socket file: nobody listens), or -errno when that cannot be told
+ * (e.g. -EACCES).
+ */
+static int unix_socket_live(const struct sockaddr_un *sa)
+{
+	int fd, ret;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa)))
+		ret = 1;
+	else if (errno == EAGAIN)
+		ret = 1;
+	else if (errno == ECONNREFUSED || errno == ENOENT)
+		ret = 0;
+	else
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int make_unix_socket(struct mg_rest *r, const struct mg_config *cfg,
+			    char *why, size_t whylen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = r->unix_path;
@@ -382,10 +408,29 @@ static int make_unix_socket(struct mg_rest *r, const struct mg_config *cfg)
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
-	/* A stale socket from a previous run; never remove anything else. */
+	/*
+	 * A stale socket from a previous run is replaced; a live one is
+	 * another mgmtd's (a second daemon on another state_db, or started
+	 * twice by hand), which keeps it: replacing it would cut that daemon
+	 * off from its clients. Nothing but a socket is ever removed.
+	 */
 	if (!lstat(path, &st)) {
-		if (!S_ISSOCK(st.st_mode))
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(why, whylen, "%s exists and is not a socket: not replacing it",
+				 path);
 			return -EEXIST;
+		}
+		ret = unix_socket_live(&sa);
+		if (ret > 0) {
+			snprintf(why, whylen, "another mgmtd is serving on %s: refusing to replace its socket",
+				 path);
+			return -EADDRINUSE;
+		}
+		if (ret < 0) {
+			snprintf(why, whylen, "cannot tell whether %s is in use (%s): not replacing it",
+				 path, strerror(-ret));
+			return ret;
+		}
 		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -409,8 +454,11 @@ static int make_unix_socket(struct mg_rest *r, const struct mg_config *cfg)
 		if (chown(path, (uid_t)-1, res->gr_gid))
 			goto err_unlink;
 	}
-	if (listen(fd, 128))
+	if (listen(fd, 128) || lstat(path, &st))
 		goto err_unlink;
+	/* What mg_rest_stop() may remove: this socket, nobody else's. */
+	r->unix_dev = st.st_dev;
+	r->unix_ino = st.st_ino;
 	r->unix_l.fd = fd;
 	return 0;
 
@@ -527,10 +575,17 @@ static int start_daemon(struct mg_rest *r, struct rest_listener *l)
 }
 
 int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
-		  struct mg_rest **out)
+		  struct mg_rest **out, char *why, size_t whylen)
 {
+	char dummy[1];
 	struct mg_rest *r;
 	int ret;
+
+	if (!why || !whylen) {
+		why = dummy;
+		whylen = sizeof(dummy);
+	}
+	why[0] = 0;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -557,7 +612,7 @@ int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
 			ret = -ENOMEM;
 			goto err_stop;
 		}
-		ret = make_unix_socket(r, cfg);
+		ret = make_unix_socket(r, cfg, why, whylen);
 		if (ret) {
 			free(r->unix_path);
 			r->unix_path = NULL;
@@ -610,7 +665,12 @@ void mg_rest_stop(struct mg_rest *r)
 	if (r->tcp_l.fd >= 0)
 		close(r->tcp_l.fd);
 	if (r->unix_path) {
-		unlink(r->unix_path);
+		struct stat st;
+
+		/* Only the socket this daemon bound, if it is still there. */
+		if (!lstat(r->unix_path, &st) && S_ISSOCK(st.st_mode) &&
+		    st.st_dev == r->unix_dev && st.st_ino == r->unix_ino)
+			unlink(r->unix_path);
 		free(r->unix_path);
 	}
 	sse_hub_destroy(r->sse);

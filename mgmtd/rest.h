@@ -54,6 +54,8 @@ struct mg_rest {
 	struct mg *mg;
 	struct rest_listener unix_l, tcp_l;
 	char *unix_path;	/* NULL: no unix listener */
+	dev_t unix_dev;		/* the socket file bound there (0: none yet) */
+	ino_t unix_ino;
 	gid_t unix_gid;		/* group allowed to write */
 	char *token;		/* TCP bearer token */
 	size_t token_len;

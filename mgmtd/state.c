@@ -5,11 +5,14 @@
  * whole change or none of it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -20,6 +23,7 @@
 
 struct mg_state {
 	sqlite3 *db;
+	int lock_fd;			/* <path>.lock, flock()ed; -1: none */
 	pthread_mutex_t lock;		/* one statement sequence at a time */
 };
 
@@ -61,6 +65,48 @@ static int exec(struct mg_state *st, const char *sql)
 	return 0;
 }
 
+/*
+ * One mgmtd per database. Two would each act on their own view of the VMs
+ * and overwrite each other's policies, and the second's REST socket would
+ * replace the first's. <path>.lock is flock()ed for as long as the state
+ * is open (the kernel drops the lock with its process, so a crash leaves
+ * nothing to clean up) and names the holder's pid for the message.
+ */
+static int state_lock(const char *path, int *out)
+{
+	char lp[4200], pid[24] = "";
+	ssize_t n;
+	int fd, ret;
+
+	if ((size_t)snprintf(lp, sizeof(lp), "%s.lock", path) >= sizeof(lp))
+		return -ENAMETOOLONG;
+	fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		mg_err("state: cannot open %s: %s", lp, strerror(-ret));
+		return ret;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		if (ret == -EBUSY)
+			mg_err("state: %s is in use by another mgmtd (pid %s, holding %s): refusing to start a second one on it",
+			       path, pid[0] ? pid : "unknown", lp);
+		else
+			mg_err("state: cannot lock %s: %s", lp, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
+		mg_warn("state: cannot write the pid into %s: %s", lp,
+			strerror(errno));
+	*out = fd;
+	return 0;
+}
+
 int mg_state_open(const char *path, struct mg_state **out)
 {
 	struct mg_state *st;
@@ -70,7 +116,17 @@ int mg_state_open(const char *path, struct mg_state **out)
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	st->lock_fd = -1;
 	pthread_mutex_init(&st->lock, NULL);
+	if (strcmp(path, ":memory:")) {
+		ret = state_lock(path, &st->lock_fd);
+		if (ret) {
+			pthread_mutex_destroy(&st->lock);
+			free(st);
+			return ret;
+		}
+		ret = -EIO;
+	}
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
@@ -121,6 +177,8 @@ int mg_state_open(const char *path, struct mg_state **out)
 err_close:
 	sqlite3_finalize(s);
 	sqlite3_close(st->db);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 	return ret;
@@ -131,6 +189,9 @@ void mg_state_close(struct mg_state *st)
 	if (!st)
 		return;
 	sqlite3_close(st->db);
+	/* The lock last: the database is closed when the next one opens it. */
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

@@ -30,7 +30,11 @@ struct mg_state_policy {
 	struct mg_vm_policy p;
 };
 
-/* Creates the file and schema if needed; ":memory:" works for tests. */
+/*
+ * Creates the file and schema if needed; ":memory:" works for tests.
+ * -EBUSY (and an error log line naming the holder's pid) if another
+ * process has the database open: <path>.lock is flock()ed until close.
+ */
 int mg_state_open(const char *path, struct mg_state **out);
 void mg_state_close(struct mg_state *st);
 

@@ -54,7 +54,7 @@ static __attribute__((unused)) int fix_start(struct fix *f, size_t nvms, size_t 
 	cfg.request_timeout_s = 10;
 	cfg.rest_threads = 2;
 	f->mg = fake_create(nvms);
-	ret = mg_rest_start(f->mg, &cfg, &f->rest);
+	ret = mg_rest_start(f->mg, &cfg, &f->rest, NULL, 0);
 	if (ret)
 		return ret;
 	f->port = mg_rest_tcp_port(f->rest);
