@@ -266,6 +266,14 @@ static void ctx_init(struct rest_ctx *c, struct mg_rest *r,
 	c->body = "";
 }
 
+/* How much of a body over the limit is read and discarded (rest.h). */
+static size_t discard_max(const struct mg_rest *r)
+{
+	size_t m = r->max_body * REST_DISCARD_FACTOR;
+
+	return m < REST_DISCARD_MIN ? REST_DISCARD_MIN : m;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -296,17 +304,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl) {
+			const char *expect;
 			char *end;
 			unsigned long long n;
 
 			errno = 0;
 			n = strtoull(cl, &end, 10);
-			if (errno || *end || n > r->max_body) {
+			expect = MHD_lookup_connection_value(conn,
+					MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+			/*
+			 * Answered before the body when the client waits for
+			 * "100 Continue" (it gets the final status instead and
+			 * sends nothing), or when the body is more than we
+			 * would read; else the body is read and discarded
+			 * first, so that a client writing it all before
+			 * reading gets the 413 rather than a broken pipe.
+			 */
+			if (errno || *end || n > discard_max(r) ||
+			    (n > r->max_body && expect &&
+			     !strcasecmp(expect, "100-continue"))) {
 				rest_problem(&c, 413, "too-large", NULL,
 					     "request bodies are limited to %zu bytes",
 					     r->max_body);
 				return send_out(r, conn, &c.out);
 			}
+			req->too_large = n > r->max_body;
 		}
 		/*
 		 * req->body stays empty (calloc: no buffer) until data comes:
@@ -316,10 +338,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (*upload_data_size) {
 		if (!req->too_large &&
-		    req->body.len + *upload_data_size > r->max_body)
+		    req->body.len + *upload_data_size > r->max_body) {
 			req->too_large = true;
-		if (!req->too_large)
+			req->discarded = req->body.len;
+			rbuf_free(&req->body);
+		}
+		if (req->too_large) {
+			req->discarded += *upload_data_size;
+			/*
+			 * A chunked body without end: MHD cannot answer in the
+			 * middle of a body, so the connection is closed.
+			 */
+			if (req->discarded > discard_max(r))
+				return MHD_NO;
+		} else {
 			rbuf_put(&req->body, upload_data, *upload_data_size);
+		}
 		*upload_data_size = 0;	/* consumed (or discarded) */
 		return MHD_YES;
 	}

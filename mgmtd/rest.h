@@ -31,6 +31,15 @@
 #define REST_MAX_BODY_DEFAULT	65536u
 #define REST_MAX_BODY_LIMIT	(16u << 20)
 #define REST_TOKEN_MAX		4096
+/*
+ * A body over the limit is read and thrown away, up to REST_DISCARD_FACTOR
+ * times the limit or REST_DISCARD_MIN, whichever is more, before its 413:
+ * a client that writes its whole request before reading would otherwise
+ * have the connection closed under it and see a broken pipe or a reset
+ * instead of the answer. Beyond that the connection is closed.
+ */
+#define REST_DISCARD_FACTOR	4u
+#define REST_DISCARD_MIN	(1u << 20)
 #define REST_CONN_LIMIT		256	/* per listener */
 /*
  * MHD's per-connection pool (request line, headers, reply headers; bodies
@@ -73,7 +82,8 @@ struct mg_rest {
 struct rest_req {
 	struct rbuf body;
 	bool started;		/* first call done (auth, route checked) */
-	bool too_large;
+	bool too_large;		/* over max_body: discarded, then 413 */
+	size_t discarded;	/* bytes of it read and thrown away */
 	bool may_write;		/* peer authorised to change state */
 };
 
