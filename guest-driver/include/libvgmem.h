@@ -34,6 +34,12 @@ struct vgmem_transport_ops {
 	/* Guest memory the GPU can reach by guest-physical address. */
 	int (*gmem_alloc)(void *t, size_t size, void **cpu, uint64_t *gpa);
 	void (*gmem_free)(void *t, void *cpu, size_t size);
+	/*
+	 * Optional: map a file open at fd (vgmem_map_fd). NULL: the transport
+	 * has no files of its own (-EOPNOTSUPP).
+	 */
+	int (*map_fd)(void *t, int fd, uint64_t offset, uint64_t length,
+		      uint32_t flags, uint64_t *va);
 };
 
 struct vgmem_dev;
@@ -72,6 +78,26 @@ int vgmem_bo_free(struct vgmem_dev *dev, uint64_t va);
 int vgmem_map_file(struct vgmem_dev *dev, uint32_t share_id, const char *path,
 		   uint64_t offset, uint64_t length, uint32_t flags,
 		   uint64_t *va);
+/*
+ * vgmem_map_fd: the same for a file the caller opened itself, inside a VM
+ * on its virtio-fs mount (PCI transport): the guest driver names the
+ * share by the mount's tag and the file by its path below the mount's
+ * root, so a process maps only what it may open (fd open for reading for
+ * VGMEM_FILE_RO, for reading and writing for VGMEM_FILE_RW). The mount
+ * must be bound to its tag first (vgmem_pci_share_bind). The guest's page
+ * cache of the file follows the map: vgmem_acquire first writes the
+ * range's dirty pages back (what the CPU wrote, also through mmap, reaches
+ * the GPU), vgmem_release, vgmem_file_sync and vgmem_unmap_file drop the
+ * range's cached pages (read() sees the GPU's bytes once synced).
+ * fd may be closed afterwards. Errors as vgmem_map_file, and -EBADF fd,
+ * -EXDEV not on a bound virtio-fs mount, -EACCES fd's mode,
+ * -EOPNOTSUPP a transport without files of its own (VFIO, in-process).
+ * Over the PCI transport vgmem_map_file opens the file on the mount
+ * bound to the share's tag (found in /proc/self/mountinfo) and maps it
+ * this way, so programs naming share and path run unchanged in a VM.
+ */
+int vgmem_map_fd(struct vgmem_dev *dev, int fd, uint64_t offset,
+		 uint64_t length, uint32_t flags, uint64_t *va);
 /*
  * Unmap the file map starting at va. Writes not yet released are released
  * implicitly and released data reaches the host's cache first: nothing is
@@ -285,6 +311,14 @@ const char *vgmem_pci_error(void);
 int vgmem_pci_get_query(struct vgmem_dev *dev, struct vgmem_guest_query *q);
 /* For tools that test the driver itself: the open file (owned by dev). */
 int vgmem_pci_fd(struct vgmem_dev *dev);
+/*
+ * Bind the virtio-fs mount whose root is dir to its tag, so that files on
+ * it can be mapped (root only: CAP_SYS_ADMIN; the binding holds the
+ * mount until unbound: umount gives EBUSY before). -ENODEV for a device
+ * of another transport, and the errors of VGMEM_GIOC_SHARE_BIND.
+ */
+int vgmem_pci_share_bind(struct vgmem_dev *dev, const char *tag, const char *dir);
+int vgmem_pci_share_unbind(struct vgmem_dev *dev, const char *tag);
 
 #ifdef __cplusplus
 }

@@ -184,6 +184,37 @@ static long vgg_ioctl_wait_fault(struct vgg_file *gf, void __user *uarg)
 	return copy_to_user(uarg, &w, sizeof(w)) ? -EFAULT : 0;
 }
 
+static long vgg_ioctl_bind(struct vgg_file *gf, void __user *uarg, bool bind)
+{
+	struct vgmem_guest_share_bind b;
+
+	if (copy_from_user(&b, uarg, sizeof(b)))
+		return -EFAULT;
+	return bind ? vgg_share_bind(gf, &b) : vgg_share_unbind(gf->gdev, &b);
+}
+
+static long vgg_ioctl_map_fd(struct vgg_file *gf, void __user *uarg)
+{
+	struct vgmem_guest_map_fd m;
+	struct vgmem_ctrl *undo;
+	long ret;
+
+	if (copy_from_user(&m, uarg, sizeof(m)))
+		return -EFAULT;
+	ret = vgg_file_map_fd(gf, &m);
+	if (ret || !copy_to_user(uarg, &m, sizeof(m)))
+		return ret;
+	/* The caller cannot learn the VA: take the map back. */
+	undo = kzalloc(sizeof(*undo), GFP_KERNEL);
+	if (undo) {
+		undo->op = VGMEM_CTRL_FILE_UNMAP;
+		undo->file.va = m.va;
+		vgg_file_ctrl(gf, undo);
+		kfree(undo);
+	}
+	return -EFAULT;
+}
+
 static long vgg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct vgg_file *gf = filp->private_data;
@@ -202,6 +233,12 @@ static long vgg_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return vgg_ioctl_dma_free(gf, uarg);
 	case VGMEM_GIOC_WAIT_FAULT:
 		return vgg_ioctl_wait_fault(gf, uarg);
+	case VGMEM_GIOC_SHARE_BIND:
+		return vgg_ioctl_bind(gf, uarg, true);
+	case VGMEM_GIOC_SHARE_UNBIND:
+		return vgg_ioctl_bind(gf, uarg, false);
+	case VGMEM_GIOC_MAP_FD:
+		return vgg_ioctl_map_fd(gf, uarg);
 	default:
 		return -ENOTTY;
 	}

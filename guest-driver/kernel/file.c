@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What one open file owns: channels, BOs and DMA buffers, and the checks
+ * What one open file owns: channels, BOs and DMA buffers (file maps:
+ * fmap.c), and the checks
  * that keep a process to its own. Everything a process passes is hostile:
  * every size, offset, alignment and sum is checked before use, and a
  * channel id, BO VA or DMA handle of another file is refused as if it did
@@ -29,6 +30,7 @@ struct vgg_file *vgg_file_create(struct vgg_dev *gdev)
 	xa_init(&gf->bos);
 	xa_init_flags(&gf->dma, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&gf->zombies);
+	INIT_LIST_HEAD(&gf->fmaps);
 	return gf;
 }
 
@@ -43,7 +45,6 @@ u64 vgg_file_faulted(struct vgg_file *gf)
 	return f;
 }
 
-static int vgg_file_settle(struct vgg_file *gf, bool intr);
 
 /* ---- DMA buffers -------------------------------------------------------- */
 
@@ -338,7 +339,6 @@ static void vgg_chan_forget(struct vgg_file *gf, u32 chan)
 	}
 }
 
-static int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx);
 
 /* Give back what the device made but the file cannot own (its mistake). */
 static void vgg_undo(struct vgg_file *gf, u32 op, u32 chan, u64 va)
@@ -433,6 +433,13 @@ static int vgg_ctrl_apply(struct vgg_file *gf, struct vgmem_ctrl *cmd, int ret,
 		if (gone_or_done)
 			xa_erase(&gf->bos, cmd->bo.va >> PAGE_SHIFT);
 		return ret;
+	case VGMEM_CTRL_FILE_MAP:
+		return vgg_fmap_apply_map(gf, cmd, ret, ctx);
+	case VGMEM_CTRL_FILE_UNMAP:
+		/* -EBADF: the device has no such map (any more): forget it too. */
+		if (gone_or_done || (!ret && cmd->status == -EBADF))
+			vgg_fmap_forget(gf, cmd->file.va);
+		return ret;
 	default:
 		return ret;
 	}
@@ -443,7 +450,7 @@ static int vgg_ctrl_apply(struct vgg_file *gf, struct vgmem_ctrl *cmd, int ret,
  * buffer of a CHAN_CREATE. A submitter killed while the device has its
  * command leaves the IOU in gf->owed and returns -EINTR.
  */
-static int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx)
+int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx)
 {
 	struct vgg_owed *owed;
 	int ret;
@@ -463,7 +470,7 @@ static int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void 
  * need be: first thing under the file's lock for everything that looks
  * at channels, BOs or ring buffers. 0, or -EINTR (intr).
  */
-static int vgg_file_settle(struct vgg_file *gf, bool intr)
+int vgg_file_settle(struct vgg_file *gf, bool intr)
 {
 	struct vgg_owed *o = gf->owed;
 	int ret;
@@ -523,14 +530,9 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 	size_t used;
 	int ret;
 
-	switch (cmd->op) {
-	case VGMEM_CTRL_FILE_MAP:
-	case VGMEM_CTRL_FILE_UNMAP:
-	case VGMEM_CTRL_FILE_ACQUIRE:
-	case VGMEM_CTRL_FILE_RELEASE:
-	case VGMEM_CTRL_FILE_SYNC:
+	/* A file map is made from a file descriptor: VGMEM_GIOC_MAP_FD. */
+	if (cmd->op == VGMEM_CTRL_FILE_MAP)
 		return -EPERM;
-	}
 	used = vgmem_ctrl_used(cmd->op);
 	if (!used || !vgg_ctrl_tail_zero(cmd, used))
 		return -EINVAL;
@@ -579,6 +581,12 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 		else
 			ret = vgg_run(gf, cmd, true, NULL);
 		break;
+	case VGMEM_CTRL_FILE_UNMAP:
+	case VGMEM_CTRL_FILE_ACQUIRE:
+	case VGMEM_CTRL_FILE_RELEASE:
+	case VGMEM_CTRL_FILE_SYNC:
+		ret = vgg_fmap_ctrl(gf, cmd);
+		break;
 	default:
 		ret = -EINVAL;
 		break;
@@ -606,6 +614,7 @@ void vgg_file_drop_device(struct vgg_file *gf)
 	gf->dropped = true;
 	vgg_file_settle(gf, false);
 	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL | __GFP_NOFAIL);
+	vgg_fmaps_drop(gf, cmd);
 	for (chan = 0; chan < VGMEM_MAX_CHANNELS; chan++) {
 		if (!(gf->chans & BIT_ULL(chan)))
 			continue;
@@ -638,6 +647,9 @@ void vgg_file_destroy(struct vgg_file *gf)
 	mutex_lock(&gf->lock);
 	vgg_file_settle(gf, false);
 	xa_destroy(&gf->bos);
+	/* Maps a killed submitter's FILE_MAP left after the drop. */
+	while (!list_empty(&gf->fmaps))
+		vgg_fmap_forget(gf, list_first_entry(&gf->fmaps, struct vgg_fmap, node)->va);
 	xa_for_each(&gf->dma, idx, buf) {
 		xa_erase(&gf->dma, idx);
 		vgg_dma_release(gf, buf);

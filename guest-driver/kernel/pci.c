@@ -31,6 +31,8 @@ static void vgg_dev_release(struct kref *kref)
 				  gdev->ring_dma);
 	if (gdev->map_inode)
 		iput(gdev->map_inode);
+	/* A probe that failed after the bindings could exist. */
+	vgg_binds_release(gdev);
 	pci_dev_put(gdev->pdev);
 	kfree(gdev);
 }
@@ -338,6 +340,8 @@ static int vgg_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&gdev->map_lock);
 	mutex_init(&gdev->files_lock);
 	INIT_LIST_HEAD(&gdev->files);
+	mutex_init(&gdev->binds_lock);
+	INIT_LIST_HEAD(&gdev->binds);
 
 	ret = pci_enable_device(pdev);
 	if (ret)
@@ -441,6 +445,8 @@ static void vgg_remove(struct pci_dev *pdev)
 		mutex_unlock(&gf->lock);
 	}
 	mutex_unlock(&gdev->files_lock);
+	/* The mounts bound to share tags may unmount again. */
+	vgg_binds_release(gdev);
 
 	/* From here on nobody but this function touches BAR0. */
 	spin_lock_irq(&gdev->lock);

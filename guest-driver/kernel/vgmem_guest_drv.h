@@ -10,6 +10,10 @@
  *   vgg_dev.ctrlq_lock the control queue (one submitter)
  *   vgg_dev.map_sem    USERD page faults against unplug
  *   vgg_dev.lock       spinlock: gone, BAR0 access, channel owners, faults
+ * vgg_dev.binds_lock is a leaf, never held with another of these.
+ * Under vgg_file.lock the page cache of a mapped share file is written
+ * back and dropped (fmap.c): that takes the file's page and mapping
+ * locks and waits for virtio-fs, never one of ours.
  * No lock is held across copy_{from,to}_user(): a fault in one of the
  * file's own mappings takes vgg_file.lock under mmap_lock.
  */
@@ -21,6 +25,7 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/path.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
@@ -127,6 +132,35 @@ struct vgg_dev {
 	struct mutex files_lock;
 	struct list_head files;
 	bool closing;
+
+	/*
+	 * binds_lock (a leaf) guards binds (struct vgg_bind: virtio-fs
+	 * mounts bound to share tags), nr_binds and binds_closed (the driver
+	 * let the device go: no more bindings).
+	 */
+	struct mutex binds_lock;
+	struct list_head binds;
+	unsigned int nr_binds;
+	bool binds_closed;
+};
+
+/* A virtio-fs mount bound to its share tag (fmap.c). */
+struct vgg_bind {
+	struct list_head node;		/* in vgg_dev.binds */
+	struct path root;		/* held: the mount and its superblock stay */
+	char tag[VGMEM_SHARE_TAG_SIZE];
+};
+
+/*
+ * A file map of an open file (fmap.c), in vgg_file.fmaps under its lock:
+ * GPU VA [va, va + length) shows file bytes [offset, offset + length).
+ */
+struct vgg_fmap {
+	struct list_head node;
+	u64 va;
+	u64 length;
+	u64 offset;
+	struct file *file;		/* held: its page cache is kept coherent */
 };
 
 /*
@@ -150,7 +184,8 @@ struct vgg_dmabuf {
  * One open file. lock protects everything but faulted: chans (bit n:
  * channel n is this file's), chan_ring[] (the buffer channel n's ring
  * lies in), bos (BO VA >> 12 -> xa_mk_value(size >> 12)), dma (handle ->
- * vgg_dmabuf), zombies (freed buffers still mapped or read by channels)
+ * vgg_dmabuf), zombies (freed buffers still mapped or read by channels),
+ * fmaps and nr_fmaps (its file maps),
  * dma_total (bytes of live and zombie buffers), owed (the answer of a
  * command whose submitter was killed, applied first by whoever takes
  * lock next) and dropped (the device
@@ -170,6 +205,8 @@ struct vgg_file {
 	u64 dma_total;
 	bool dropped;			/* vgg_file_drop_device ran: -ENODEV */
 	struct vgg_owed *owed;		/* a command of a killed submitter */
+	struct list_head fmaps;		/* struct vgg_fmap */
+	unsigned int nr_fmaps;
 	u64 faulted;
 };
 
@@ -205,5 +242,18 @@ int vgg_file_dma_alloc(struct vgg_file *gf, struct vgmem_guest_dma *arg);
 int vgg_file_dma_free(struct vgg_file *gf, const struct vgmem_guest_dma_free *arg);
 int vgg_file_mmap(struct vgg_file *gf, struct vm_area_struct *vma);
 u64 vgg_file_faulted(struct vgg_file *gf);
+int vgg_run(struct vgg_file *gf, struct vgmem_ctrl *cmd, bool intr, void *ctx);
+int vgg_file_settle(struct vgg_file *gf, bool intr);
+
+/* fmap.c */
+int vgg_share_bind(struct vgg_file *gf, const struct vgmem_guest_share_bind *arg);
+int vgg_share_unbind(struct vgg_dev *gdev, const struct vgmem_guest_share_bind *arg);
+void vgg_binds_release(struct vgg_dev *gdev);
+int vgg_file_map_fd(struct vgg_file *gf, struct vgmem_guest_map_fd *arg);
+int vgg_fmap_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd);
+int vgg_fmap_apply_map(struct vgg_file *gf, const struct vgmem_ctrl *cmd,
+		       int ret, struct vgg_fmap *m);
+void vgg_fmap_forget(struct vgg_file *gf, u64 va);
+void vgg_fmaps_drop(struct vgg_file *gf, struct vgmem_ctrl *cmd);
 
 #endif /* VGMEM_GUEST_DRV_H */

@@ -39,6 +39,16 @@ int vgmem_map_file(struct vgmem_dev *dev, uint32_t share_id, const char *path,
 	return 0;
 }
 
+int vgmem_map_fd(struct vgmem_dev *dev, int fd, uint64_t offset,
+		 uint64_t length, uint32_t flags, uint64_t *va)
+{
+	if (!dev || !va || fd < 0)
+		return fd < 0 && dev && va ? -EBADF : -EINVAL;
+	if (!dev->ops->map_fd)
+		return -EOPNOTSUPP;
+	return dev->ops->map_fd(dev->t, fd, offset, length, flags, va);
+}
+
 static int file_range_op(struct vgmem_dev *dev, uint32_t op, uint64_t va,
 			 uint64_t length)
 {

@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "vgmem_priv.h"
-#include "../../include/uapi/vgmem_guest.h"
+#include "pci_priv.h"
 
 #define PCI_SYSFS_CLASS		"/sys/class/" VGMEM_GUEST_CLASS
 
@@ -52,8 +52,7 @@ struct pci_dev {
 static const struct vgmem_transport_ops pci_ops;
 static __thread char pci_err[256];
 
-static void set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void set_error(const char *fmt, ...)
+void vgmem_pci_set_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -67,7 +66,7 @@ const char *vgmem_pci_error(void)
 	return pci_err[0] ? pci_err : "no error";
 }
 
-static int xioctl(int fd, unsigned long req, void *arg)
+int vgmem_pci_ioctl(int fd, unsigned long req, void *arg)
 {
 	int ret;
 
@@ -92,12 +91,17 @@ static int p_ctrl(void *t, struct vgmem_ctrl *cmd)
 	void *m;
 	int ret;
 
+	/* The driver maps files from descriptors only: open it, then map. */
+	if (op == VGMEM_CTRL_FILE_MAP) {
+		vgmem_pci_map_path(p->fd, cmd);
+		return 0;
+	}
 	pthread_mutex_lock(&p->lock);
 	if (op == VGMEM_CTRL_CHAN_DESTROY)
 		userd_unmap(p, cmd->chan.chan_id);
-	ret = xioctl(p->fd, VGMEM_GIOC_CTRL, cmd);
+	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_CTRL, cmd);
 	if (ret) {
-		set_error("%s: control command %u: %s", VGMEM_GUEST_DEV_PREFIX,
+		vgmem_pci_set_error("%s: control command %u: %s", VGMEM_GUEST_DEV_PREFIX,
 			  op, strerror(-ret));
 		cmd->status = ret;
 		ret = 0;
@@ -114,11 +118,11 @@ static int p_ctrl(void *t, struct vgmem_ctrl *cmd)
 
 		/* A channel we cannot submit to is of no use: give it back. */
 		ret = id < VGMEM_MAX_CHANNELS ? -errno : -ERANGE;
-		set_error("mapping the USERD page of channel %u: %s", id, strerror(-ret));
+		vgmem_pci_set_error("mapping the USERD page of channel %u: %s", id, strerror(-ret));
 		memset(&undo, 0, sizeof(undo));
 		undo.op = VGMEM_CTRL_CHAN_DESTROY;
 		undo.chan.chan_id = id;
-		xioctl(p->fd, VGMEM_GIOC_CTRL, &undo);
+		vgmem_pci_ioctl(p->fd, VGMEM_GIOC_CTRL, &undo);
 		cmd->status = ret;
 		cmd->chan.chan_id = 0;
 		ret = 0;
@@ -172,9 +176,9 @@ static int p_gmem_alloc(void *t, size_t size, void **cpu, uint64_t *gpa)
 	if (!e)
 		return -ENOMEM;
 	d.size = (size + VGMEM_PAGE_SIZE - 1) & ~(VGMEM_PAGE_SIZE - 1);
-	ret = xioctl(p->fd, VGMEM_GIOC_DMA_ALLOC, &d);
+	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_DMA_ALLOC, &d);
 	if (ret) {
-		set_error("DMA buffer of %llu bytes: %s", (unsigned long long)d.size,
+		vgmem_pci_set_error("DMA buffer of %llu bytes: %s", (unsigned long long)d.size,
 			  strerror(-ret));
 		free(e);
 		return ret;
@@ -183,10 +187,10 @@ static int p_gmem_alloc(void *t, size_t size, void **cpu, uint64_t *gpa)
 		 (off_t)d.mmap_offset);
 	if (m == MAP_FAILED) {
 		ret = -errno;
-		set_error("mapping a DMA buffer of %llu bytes: %s",
+		vgmem_pci_set_error("mapping a DMA buffer of %llu bytes: %s",
 			  (unsigned long long)d.size, strerror(-ret));
 		fr.handle = d.handle;
-		xioctl(p->fd, VGMEM_GIOC_DMA_FREE, &fr);
+		vgmem_pci_ioctl(p->fd, VGMEM_GIOC_DMA_FREE, &fr);
 		free(e);
 		return ret;
 	}
@@ -223,8 +227,16 @@ static void p_gmem_free(void *t, void *cpu, size_t size)
 	munmap(e->cpu, e->size);
 	fr.handle = e->handle;
 	/* The driver keeps the memory until the GPU can no longer read it. */
-	xioctl(p->fd, VGMEM_GIOC_DMA_FREE, &fr);
+	vgmem_pci_ioctl(p->fd, VGMEM_GIOC_DMA_FREE, &fr);
 	free(e);
+}
+
+static int p_map_fd(void *t, int fd, uint64_t offset, uint64_t length,
+		    uint32_t flags, uint64_t *va)
+{
+	struct pci_dev *p = t;
+
+	return vgmem_pci_map_fd(p->fd, fd, offset, length, flags, va);
 }
 
 static const struct vgmem_transport_ops pci_ops = {
@@ -233,6 +245,7 @@ static const struct vgmem_transport_ops pci_ops = {
 	.userd_write = p_userd_write,
 	.gmem_alloc = p_gmem_alloc,
 	.gmem_free = p_gmem_free,
+	.map_fd = p_map_fd,
 };
 
 static struct pci_dev *to_pci(struct vgmem_dev *dev)
@@ -270,7 +283,7 @@ int vgmem_pci_find(unsigned int index, char *path, size_t len)
 	/* /sys/class/vgmem_guest/vgmemN, in N order (versionsort: 2 < 10). */
 	n = scandir(PCI_SYSFS_CLASS, &names, NULL, versionsort);
 	if (n < 0) {
-		set_error("%s: %s (is the guest driver vgmem_guest loaded?)",
+		vgmem_pci_set_error("%s: %s (is the guest driver vgmem_guest loaded?)",
 			  PCI_SYSFS_CLASS, strerror(errno));
 		return -ENODEV;
 	}
@@ -286,7 +299,7 @@ int vgmem_pci_find(unsigned int index, char *path, size_t len)
 	}
 	free(names);
 	if (ret == -ENODEV)
-		set_error("no vGPU number %u in %s (%u found)", index, PCI_SYSFS_CLASS, found);
+		vgmem_pci_set_error("no vGPU number %u in %s (%u found)", index, PCI_SYSFS_CLASS, found);
 	return ret;
 }
 
@@ -311,27 +324,27 @@ int vgmem_open_pci(const char *path, struct vgmem_dev **out)
 	p->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (p->fd < 0) {
 		ret = -errno;
-		set_error("%s: %s", path, strerror(-ret));
+		vgmem_pci_set_error("%s: %s", path, strerror(-ret));
 		goto err_release;
 	}
-	ret = xioctl(p->fd, VGMEM_GIOC_QUERY, &p->q);
+	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_QUERY, &p->q);
 	if (ret) {
-		set_error("%s: QUERY: %s (not a vgmem guest device?)", path, strerror(-ret));
+		vgmem_pci_set_error("%s: QUERY: %s (not a vgmem guest device?)", path, strerror(-ret));
 		goto err_release;
 	}
 	if (p->q.driver_version != VGMEM_GUEST_DRIVER_VERSION ||
 	    p->q.abi_version != VGMEM_ABI_VERSION) {
-		set_error("%s: driver interface %u and device ABI %u; this library speaks %u and %u",
+		vgmem_pci_set_error("%s: driver interface %u and device ABI %u; this library speaks %u and %u",
 			  path, p->q.driver_version, p->q.abi_version,
 			  VGMEM_GUEST_DRIVER_VERSION, VGMEM_ABI_VERSION);
 		ret = -EPROTO;
 		goto err_release;
 	}
-	set_error("%s", "");
+	vgmem_pci_set_error("%s", "");
 	ret = vgmem_open(&pci_ops, p, out);
 	if (ret) {
 		if (!pci_err[0])
-			set_error("%s: QUERY through the driver: %s", path, strerror(-ret));
+			vgmem_pci_set_error("%s: QUERY through the driver: %s", path, strerror(-ret));
 		goto err_release;
 	}
 	return 0;
@@ -372,4 +385,57 @@ int vgmem_pci_fd(struct vgmem_dev *dev)
 	if (!dev)
 		return -EINVAL;
 	return p ? p->fd : -ENODEV;
+}
+
+int vgmem_pci_share_bind(struct vgmem_dev *dev, const char *tag, const char *dir)
+{
+	struct vgmem_guest_share_bind b = { .fd = -1 };
+	struct pci_dev *p = to_pci(dev);
+	int ret;
+
+	if (!dev || !tag || !dir)
+		return -EINVAL;
+	if (!p)
+		return -ENODEV;
+	if (!vgmem_share_tag_ok(tag)) {
+		vgmem_pci_set_error("'%s' is not a virtio-fs tag a share can have", tag);
+		return -EINVAL;
+	}
+	strncpy(b.tag, tag, sizeof(b.tag) - 1);
+	b.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b.fd < 0) {
+		ret = -errno;
+		vgmem_pci_set_error("%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_SHARE_BIND, &b);
+	close(b.fd);
+	if (ret)
+		vgmem_pci_set_error("binding %s to tag %s: %s%s", dir, tag, strerror(-ret),
+				    ret == -EINVAL ? " (not the root of a virtio-fs mount?)" :
+				    ret == -ENOENT ? " (no share of this vGPU has the tag)" :
+				    ret == -EEXIST ? " (the tag or the mount is bound already)" :
+				    ret == -EPERM ? " (root only)" : "");
+	return ret;
+}
+
+int vgmem_pci_share_unbind(struct vgmem_dev *dev, const char *tag)
+{
+	struct vgmem_guest_share_bind b = { .fd = -1 };
+	struct pci_dev *p = to_pci(dev);
+	int ret;
+
+	if (!dev || !tag)
+		return -EINVAL;
+	if (!p)
+		return -ENODEV;
+	if (!vgmem_share_tag_ok(tag)) {
+		vgmem_pci_set_error("'%s' is not a virtio-fs tag a share can have", tag);
+		return -EINVAL;
+	}
+	strncpy(b.tag, tag, sizeof(b.tag) - 1);
+	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_SHARE_UNBIND, &b);
+	if (ret)
+		vgmem_pci_set_error("unbinding tag %s: %s", tag, strerror(-ret));
+	return ret;
 }

@@ -26,6 +26,7 @@ enum vgg_cmd {
 	VGG_HOSTILE,
 	VGG_BENCH,
 	VGG_FILE,
+	VGG_SHARE,
 	VGG_CMD_NR
 };
 
@@ -92,6 +93,10 @@ struct vgg_opts {
 	bool rw;			/* hold --rw */
 	double hold_after;		/* write --hold-after: seconds, 0: no */
 	const char *expect_error;	/* --expect-error ENAME */
+
+	/* share {bind|unbind} TAG [DIR] */
+	bool share_bind;
+	const char *tag, *dir;
 };
 
 struct vgg_ctx {
@@ -126,6 +131,7 @@ int vgg_cmd_bench(struct vgg_ctx *c);
 /* The enum vgg_bench_kind of a name, or -1. */
 int vgg_bench_kind(const char *name);
 int vgg_cmd_file(struct vgg_ctx *c);
+int vgg_cmd_share(struct vgg_ctx *c);
 /* The enum vgg_file_kind of a name, or -1; and back. */
 int vgg_file_kind(const char *name);
 const char *vgg_file_kind_name(int kind);

@@ -715,3 +715,24 @@ out_chan:
 	vgmem_chan_destroy(ch);
 	return ret;
 }
+
+/* ---- share ------------------------------------------------------------------ */
+
+int vgg_cmd_share(struct vgg_ctx *c)
+{
+	const struct vgg_opts *o = c->o;
+	int ret;
+
+	if (o->share_bind)
+		ret = vgmem_pci_share_bind(c->dev, o->tag, o->dir);
+	else
+		ret = vgmem_pci_share_unbind(c->dev, o->tag);
+	if (ret) {
+		fprintf(c->err, "vgmem-guest: %s\n", vgmem_pci_error());
+		return vgg_detail(c, VGG_FAIL, "share %s %s: %d %s", o->share_bind ?
+				  "bind" : "unbind", o->tag, ret, vgmem_pci_error());
+	}
+	if (o->share_bind)
+		return vgg_detail(c, VGG_OK, "share bind tag=%s dir=%s", o->tag, o->dir);
+	return vgg_detail(c, VGG_OK, "share unbind tag=%s", o->tag);
+}

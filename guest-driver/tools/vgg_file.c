@@ -115,6 +115,8 @@ static int fail(struct vgg_ctx *c, struct fmap *m, const char *step, int ret)
 	uint32_t e = m && m->ch ? vgmem_chan_error(m->ch, &addr) : 0;
 
 	vgg_log(c, "error file-%s %d %s", step, ret, vgg_file_errname(ret));
+	if (c->pci)
+		vgg_log(c, "error pci %s", vgmem_pci_error());
 	if (ret == -EILSEQ && m)
 		return vgg_detail(c, VGG_FAIL, "file %s %s: %s: %d EILSEQ fnv=%016llx expected=%016llx",
 				  vgg_file_kind_name(c->o->kind), c->o->path, step, ret,

@@ -24,6 +24,7 @@ static const char *const cmd_names[VGG_CMD_NR] = {
 	[VGG_HOSTILE] = "hostile",
 	[VGG_BENCH] = "bench",
 	[VGG_FILE] = "file",
+	[VGG_SHARE] = "share",
 };
 
 static const char *const hostile_names[VGG_H_NR] = {
@@ -102,6 +103,8 @@ static const char usage_all[] =
 	"                                timings (docs/vgmem-guest.md)\n"
 	"  file {read|write|hold|sync} SHARE PATH [options]\n"
 	"                                share files through the LRC file cache\n"
+	"  share {bind TAG DIR | unbind TAG}\n"
+	"                                (--pci, root) bind a virtio-fs mount to its tag\n"
 	"\n"
 	"  --dev UUID     the vGPU mdev, opened through VFIO\n"
 	"  --pci DEV      inside a VM: the vGPU through the guest driver,\n"
@@ -202,7 +205,18 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"row (or half); --expect-pattern SEED,SEED2 means first halves SEED + r,\n"
 	"second halves SEED2 + r. --expect-error ENAME (EACCES, ENOENT, EINVAL,\n"
 	"EFBIG, ENAMETOOLONG, ...) succeeds only if the map fails with exactly that.\n"
-	"Errors are reported with their errno name and meaning (docs/abi.md).\n",
+	"Errors are reported with their errno name and meaning (docs/abi.md).\n"
+	"With --pci, PATH is opened on the virtio-fs mount bound to SHARE's tag\n"
+	"(vgmem-guest share bind) and mapped from the open file.\n",
+	[VGG_SHARE] =
+	"usage: vgmem-guest --pci DEV share bind TAG DIR\n"
+	"       vgmem-guest --pci DEV share unbind TAG\n"
+	"Inside a VM, as root: tells the guest driver that the virtio-fs mount\n"
+	"whose root is DIR was mounted with tag TAG (mount -t virtiofs TAG DIR),\n"
+	"which must be one of the vGPU's shares (see info). Files on it can then\n"
+	"be mapped onto the GPU by any process that can open them and the\n"
+	"device. The binding holds the mount: unbind it before umount (umount\n"
+	"fails with EBUSY otherwise). docs/guest.md explains it.\n",
 };
 
 static int find_name(const char *const *names, int n, const char *s)
@@ -396,6 +410,18 @@ static int parse_values(struct vgg_ctx *c, struct vgg_opts *o, const char *val[O
 		break;
 	case VGG_FILE:
 		return parse_file(c, o, val, share_arg);
+	case VGG_SHARE:
+		if (!o->pci)
+			return usage(c, cmd, "share goes with --pci (a vGPU inside a VM)");
+		if (!o->tag)
+			return usage(c, cmd, "share needs bind TAG DIR or unbind TAG");
+		if (o->share_bind != !!o->dir)
+			return usage(c, cmd, o->share_bind ? "share bind needs TAG and DIR" :
+				     "share unbind takes only TAG");
+		if (!vgmem_share_tag_ok(o->tag))
+			return usage(c, cmd, "'%s' is not a virtio-fs tag (1-%d bytes, no '/' or control characters)",
+				     o->tag, VGMEM_SHARE_TAG_MAX);
+		break;
 	case VGG_BENCH:
 		if (o->kind < 0)
 			return usage(c, cmd, "bench needs a kind");
@@ -597,6 +623,15 @@ static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 			share_arg = a;
 		} else if (o->cmd == VGG_FILE && !o->path) {
 			o->path = a;
+		} else if (o->cmd == VGG_SHARE && o->kind < 0) {
+			if (strcmp(a, "bind") && strcmp(a, "unbind"))
+				return usage(c, (int)o->cmd, "unknown share action '%s'", a);
+			o->kind = 0;
+			o->share_bind = !strcmp(a, "bind");
+		} else if (o->cmd == VGG_SHARE && !o->tag) {
+			o->tag = a;
+		} else if (o->cmd == VGG_SHARE && o->share_bind && !o->dir) {
+			o->dir = a;
 		} else if (o->cmd == VGG_BENCH && o->kind < 0) {
 			k = vgg_bench_kind(a);
 			if (k < 0)
@@ -704,6 +739,7 @@ int vgg_main(int argc, char **argv, FILE *out, FILE *err)
 		[VGG_HOSTILE] = vgg_cmd_hostile,
 		[VGG_BENCH] = vgg_cmd_bench,
 		[VGG_FILE] = vgg_cmd_file,
+		[VGG_SHARE] = vgg_cmd_share,
 	};
 	struct vgg_opts o;
 	struct vgg_ctx c;

@@ -7,11 +7,11 @@
  *
  * One character device per vGPU, /dev/vgmemN (N from 0, in probe order;
  * /sys/class/vgmem_guest/vgmemN/device links to the PCI device). Everything
- * a process creates through an open file (channels, BOs, DMA buffers)
- * belongs to that file: closing it, or the process
- * dying, destroys all of it on the device. Files never see each other's
- * resources: a channel id, BO VA or DMA handle of another file is refused
- * as if it did not exist.
+ * a process creates through an open file (channels, BOs, DMA buffers, file
+ * maps) belongs to that file: closing it, or the process dying, destroys
+ * all of it on the device. Files never see each other's resources: a
+ * channel id, BO VA, file map or DMA handle of another file is refused as
+ * if it did not exist.
  *
  * The vGPU reads GPFIFO rings and pushbuffers by guest-physical address
  * (include/uapi/vgmem.h): in a guest without an IOMMU, a process that can
@@ -65,10 +65,12 @@ struct vgmem_guest_query {
  *    channel belongs to this file;
  *  - CHAN_DESTROY: a channel of this file;
  *  - BO_ALLOC (the BO belongs to this file), BO_FREE (a BO of this file);
- *  - FILE_MAP, FILE_UNMAP, FILE_ACQUIRE, FILE_RELEASE, FILE_SYNC are
- *    refused (-EPERM) for now: file maps will be made from a file
- *    descriptor the process opened on its virtio-fs mount, so that a
- *    process can only map files it may open itself.
+ *  - FILE_MAP is refused (-EPERM): a file map is made from a file
+ *    descriptor with VGMEM_GIOC_MAP_FD, so that a process maps only files
+ *    it may open itself;
+ *  - FILE_UNMAP, FILE_ACQUIRE, FILE_RELEASE, FILE_SYNC: on a map this file
+ *    made (-EBADF otherwise: the range must start inside one of its maps),
+ *    with the guest's page cache kept coherent (VGMEM_GIOC_MAP_FD).
  * Reserved fields must be zero and the union's bytes past the op's struct
  * too (-EINVAL). The device's answer is in status (0 or -errno) and the
  * out fields; ioctl(2) returns 0 then.
@@ -126,11 +128,84 @@ struct vgmem_guest_wait {
 	__u64 faulted;			/* out: bit n = channel n */
 };
 
+/*
+ * Files of the VM's shares (docs/guest.md, "Files of the share"). A
+ * process maps a file it opened on the VM's virtio-fs mount; the driver
+ * names it to the device by the mount's virtio-fs tag (which share) and
+ * the file's path below the mount's root, both taken from the open file,
+ * never from the caller.
+ *
+ * The guest kernel does not tell a module which tag a virtio-fs mount was
+ * mounted with, so the administrator binds each mount to its tag once,
+ * after mounting it ("vgmem-guest share bind TAG DIR").
+ *
+ * VGMEM_GIOC_SHARE_BIND (CAP_SYS_ADMIN): fd an open directory that is the
+ * root of a virtio-fs mount, tag its virtio-fs tag (NUL-terminated inside
+ * the field, NUL-padded), which must be one of this vGPU's shares
+ * (VGMEM_CTRL_SHARES). The binding belongs to the device, not the file,
+ * and holds the mount: umount fails with EBUSY until SHARE_UNBIND or the
+ * driver lets the device go (umount -l detaches it at once and the
+ * binding keeps working). -EPERM, -EBADF, -EINVAL (not the root of a
+ * virtio-fs mount, a malformed tag, flags), -ENOENT (no share of this
+ * vGPU has the tag), -EEXIST (the tag or the mount is bound already),
+ * -ENOSPC (VGMEM_GUEST_BINDS_MAX bindings).
+ * VGMEM_GIOC_SHARE_UNBIND (CAP_SYS_ADMIN): fd -1, tag: that binding goes
+ * (-ENOENT if there is none); maps made through it stay.
+ */
+#define VGMEM_GUEST_BINDS_MAX		64
+
+struct vgmem_guest_share_bind {
+	__s32 fd;
+	__u32 flags;			/* 0 */
+	char tag[VGMEM_SHARE_TAG_SIZE];
+};
+
+/*
+ * VGMEM_GIOC_MAP_FD: map [offset, offset + length) of the regular file
+ * open at fd, on a bound virtio-fs mount, into the GPU VA space: FILE_MAP
+ * with the share of the mount's tag and the file's path below the mount's
+ * root. flags: VGMEM_FILE_RO (fd open for reading) or VGMEM_FILE_RW (open
+ * for reading and writing). offset and length as FILE_MAP. Out: va. The
+ * map belongs to this open file (closing it unmaps) and holds the file
+ * open; fd may be closed after the call.
+ *
+ * The guest's page cache of the file and the GPU stay coherent: before
+ * FILE_ACQUIRE the driver writes the range's dirty guest pages back
+ * through virtio-fs (the GPU then sees what the guest's CPU wrote, also
+ * through a shared mmap); after FILE_RELEASE, FILE_SYNC and FILE_UNMAP it
+ * drops the range's cached guest pages, so read() and mmap reach the host
+ * file again and see the GPU's bytes once they are in it (FILE_SYNC).
+ *
+ * Errors (ioctl(2)'s, the device's FILE_MAP errors included): -EBADF fd,
+ * -EXDEV the file is not on a virtio-fs mount bound to this vGPU,
+ * -EINVAL not a regular file, flags, rsvd, -EACCES fd's open mode does not
+ * allow flags, -ENOENT the file was deleted or the mount's tag is no
+ * longer a share of this vGPU, -ENAMETOOLONG the path does not fit
+ * VGMEM_FILE_PATH_MAX, -ENOSPC VGMEM_GUEST_FMAPS_MAX maps in this file;
+ * then the device's: -EINVAL, -ENOENT, -EACCES, -EFBIG, -ENOSPC, -ENOMEM
+ * as include/uapi/vgmem.h says for FILE_MAP, and -ESTALE: the path names
+ * another file by the time the device opens it (renamed meanwhile; the
+ * driver passes the file's inode number with VGMEM_FILE_INO).
+ */
+#define VGMEM_GUEST_FMAPS_MAX		1024	/* per open file */
+
+struct vgmem_guest_map_fd {
+	__s32 fd;
+	__u32 flags;			/* VGMEM_FILE_RO or VGMEM_FILE_RW */
+	__u64 offset;
+	__u64 length;
+	__u64 va;			/* out */
+	__u64 rsvd;			/* 0 */
+};
+
 #define VGMEM_GIOC_TYPE			0xB8
 #define VGMEM_GIOC_QUERY		_IOR(VGMEM_GIOC_TYPE, 0x00, struct vgmem_guest_query)
 #define VGMEM_GIOC_CTRL			_IOWR(VGMEM_GIOC_TYPE, 0x01, struct vgmem_ctrl)
 #define VGMEM_GIOC_DMA_ALLOC		_IOWR(VGMEM_GIOC_TYPE, 0x02, struct vgmem_guest_dma)
 #define VGMEM_GIOC_DMA_FREE		_IOW(VGMEM_GIOC_TYPE, 0x03, struct vgmem_guest_dma_free)
 #define VGMEM_GIOC_WAIT_FAULT		_IOWR(VGMEM_GIOC_TYPE, 0x04, struct vgmem_guest_wait)
+#define VGMEM_GIOC_SHARE_BIND		_IOW(VGMEM_GIOC_TYPE, 0x05, struct vgmem_guest_share_bind)
+#define VGMEM_GIOC_SHARE_UNBIND		_IOW(VGMEM_GIOC_TYPE, 0x06, struct vgmem_guest_share_bind)
+#define VGMEM_GIOC_MAP_FD		_IOWR(VGMEM_GIOC_TYPE, 0x07, struct vgmem_guest_map_fd)
 
 #endif /* _UAPI_VGMEM_GUEST_H */

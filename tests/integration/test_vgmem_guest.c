@@ -140,6 +140,13 @@ static void test_usage(void **state)
 		{ "--pci", "auto", "--ram", "4M", "info", NULL },	/* driver's DMA */
 		{ "--pci", "auto", "--vram", "1G", "info", NULL },
 		{ "--pci", NULL },					/* no value */
+		{ "--inproc", "share", "bind", "t", "/mnt", NULL },	/* PCI only */
+		{ "--pci", "auto", "share", NULL },
+		{ "--pci", "auto", "share", "mount", "t", NULL },
+		{ "--pci", "auto", "share", "bind", "t", NULL },	/* no DIR */
+		{ "--pci", "auto", "share", "unbind", "t", "/mnt", NULL },
+		{ "--pci", "auto", "share", "bind", "a/b", "/mnt", NULL },
+		{ "--pci", "auto", "share", "bind", "", "/mnt", NULL },
 	};
 	struct run r;
 	size_t i;

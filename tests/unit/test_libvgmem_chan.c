@@ -444,10 +444,43 @@ static void test_wait_timeout(void **state)
 	vgmem_close(dev);
 }
 
+static int f_map_fd(void *t, int fd, uint64_t offset, uint64_t length,
+		    uint32_t flags, uint64_t *va)
+{
+	(void)t;
+	if (fd != 7 || offset != 65536 || length != 131072 || flags != VGMEM_FILE_RW)
+		return -EINVAL;
+	*va = 0x123450000ull;
+	return 0;
+}
+
+/* vgmem_map_fd: the transport's map_fd, or -EOPNOTSUPP without one. */
+static void test_map_fd(void **state)
+{
+	struct vgmem_transport_ops ops = fops;
+	struct vgmem_dev *dev;
+	uint64_t va = 0;
+
+	(void)state;
+	assert_int_equal(vgmem_open(&fops, NULL, &dev), 0);
+	assert_int_equal(vgmem_map_fd(dev, 7, 65536, 131072, VGMEM_FILE_RW, &va), -EOPNOTSUPP);
+	assert_int_equal(vgmem_map_fd(dev, -1, 0, 65536, VGMEM_FILE_RO, &va), -EBADF);
+	assert_int_equal(vgmem_map_fd(NULL, 7, 0, 65536, VGMEM_FILE_RO, &va), -EINVAL);
+	assert_int_equal(vgmem_map_fd(dev, 7, 0, 65536, VGMEM_FILE_RO, NULL), -EINVAL);
+	vgmem_close(dev);
+	ops.map_fd = f_map_fd;
+	assert_int_equal(vgmem_open(&ops, NULL, &dev), 0);
+	assert_int_equal(vgmem_map_fd(dev, 7, 65536, 131072, VGMEM_FILE_RW, &va), 0);
+	assert_int_equal(va, 0x123450000ull);
+	assert_int_equal(vgmem_map_fd(dev, 7, 0, 131072, VGMEM_FILE_RW, &va), -EINVAL);
+	vgmem_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_binds_classes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_create_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_and_pushbuffer_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segment_too_big, setup, teardown),

@@ -103,14 +103,17 @@ l2_start() {
 
 # l2_virtiofsd NAME DIR: starts virtiofsd on DIR for L2 NAME and waits for
 # its socket. sandbox=chroot: the default (namespaces, pivot_root) cannot
-# leave an initramfs root.
+# leave an initramfs root. L2_VIRTIOFS_CACHE (default auto) is virtiofsd's
+# cache mode: "always" keeps L2's page cache across opens (and allows
+# shared writable mmap, which "none"'s direct I/O refuses).
 l2_virtiofsd() {
 	local d
 	d=$(l2_dir "$1")
 	[ -d "$2" ] || fail "l2_start $1: no share directory '$2'"
 	(
 		/usr/lib/qemu/virtiofsd --socket-path="$d/virtiofsd.sock" \
-			-o source="$2" -o cache=none -o sandbox=chroot -o log_level=warn \
+			-o source="$2" -o cache="${L2_VIRTIOFS_CACHE:-auto}" \
+			-o sandbox=chroot -o log_level=warn \
 			> "$d/virtiofsd.log" 2>&1 < /dev/null &
 		echo $! > "$d/virtiofsd.pid"
 		wait $!

@@ -11,7 +11,13 @@
 # refuses the ERR IRQ index, as QEMU expects of a device without one). L1's
 # kernel log stays clean (/init checks). L2 runs ~24x slower than L1, so
 # the bounds are generous; every phase's time is printed.
-# vmtest-timeout: 1800
+# Files of the share mapped from L2 (vgmem-guest share bind, then file
+# read/write over the guest driver's MAP_FD): the GPU reads what L2's CPU
+# left dirty in its page cache (FILE_ACQUIRE writes it back), L2's read()
+# sees what the GPU wrote after release and sync, the host file holds it
+# byte for byte; vggd-check files tries the binding's and MAP_FD's
+# refusals.
+# vmtest-timeout: 3300
 # vmtest-needs: qemu
 
 # The file cache (8 MiB of VRAM) holds the vGPU's share table.
@@ -43,7 +49,7 @@ token=$(new_uuid)
 	cat <<'L2'
 t0=$(l2_uptime)
 if l2_mount_share vgshare /mnt; then
-	{ echo "$TOKEN"; seq 1 10000; } > /mnt/from-l2 && sync && umount /mnt &&
+	{ echo "$TOKEN"; seq 1 10000; } > /mnt/from-l2 && sync &&
 		l2_pass "virtio-fs: wrote /mnt/from-l2 (L2 uptime $t0..$(l2_uptime) s)"
 fi
 t1=$(l2_uptime)
@@ -78,6 +84,46 @@ if [ -c /dev/vgmem0 ]; then
 		[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check $c: $(cat /tmp/gd.rc)"
 	done
 	echo "L2 TIME guest driver checks $t2..$(l2_uptime) s (L2 uptime)"
+
+	# Files of the share, mapped from inside the guest. Periodic
+	# write-back off: pages a process dirtied stay dirty until someone
+	# writes them back, which FILE_ACQUIRE must do.
+	t3=$(l2_uptime)
+	echo 0 > /proc/sys/vm/dirty_writeback_centisecs
+	out=$(vgmem-guest --pci auto share bind vgshare /mnt 2>&1)
+	case "$out" in
+	*"RESULT ok"*) l2_pass "vgmem-guest share bind vgshare /mnt" ;;
+	*) echo "$out"; l2_fail "vgmem-guest share bind vgshare /mnt" ;;
+	esac
+	{ vggd-check files /mnt vgshare 41; echo "rc=$?" > /tmp/gd.rc; } |
+		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
+	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check files: $(cat /tmp/gd.rc)"
+	echo "L2 INFO dirty after the mmap write: $(grep '^Dirty:' /proc/meminfo)"
+	# The GPU sees what the CPU left dirty: the acquire wrote it back.
+	out=$(vgmem-guest --pci auto file read 1 cpu.bin --length 256K --expect-pattern 41 2>&1)
+	case "$out" in
+	*"RESULT ok"*) l2_pass "GPU read cpu.bin after the CPU's mmap writes: $(echo "$out" | grep RESULT)" ;;
+	*) echo "$out"; l2_fail "GPU read of cpu.bin" ;;
+	esac
+	# The CPU sees what the GPU wrote: read() after release and sync,
+	# with the old (zero) pages cached before.
+	before=$(md5sum < /mnt/gpu.bin)
+	out=$(vgmem-guest --pci auto file write 1 gpu.bin --length 256K --pattern 7 2>&1)
+	case "$out" in
+	*"RESULT ok"*) l2_pass "GPU wrote gpu.bin: $(echo "$out" | grep RESULT)" ;;
+	*) echo "$out"; l2_fail "GPU write of gpu.bin" ;;
+	esac
+	after=$(md5sum < /mnt/gpu.bin)
+	echo "L2 MD5 gpu.bin ${after%% *}"
+	[ "$before" != "$after" ] && l2_pass "read() sees the GPU's bytes in gpu.bin" ||
+		l2_fail "read() of gpu.bin still shows the old bytes after the GPU's release and sync"
+	out=$(vgmem-guest --pci auto share unbind vgshare 2>&1)
+	case "$out" in
+	*"RESULT ok"*) umount /mnt && l2_pass "share unbind, then umount" ||
+		l2_fail "umount after share unbind" ;;
+	*) echo "$out"; l2_fail "vgmem-guest share unbind vgshare" ;;
+	esac
+	echo "L2 TIME file maps $t3..$(l2_uptime) s (L2 uptime)"
 else
 	l2_fail "no /dev/vgmem0: the guest driver did not probe the vGPU"
 fi
@@ -85,6 +131,14 @@ fi
 # device at probe; the raw PCI checks need it unbound, which also unbinds
 # it with no file open.
 drv=/sys/bus/pci/drivers/vgmem_guest
+# An unbind while a process holds a mapped channel, a BO and a DMA buffer:
+# its calls fail ENODEV, the USERD page goes, a rebind finds nothing left.
+for d in $drv/0000:*; do
+	[ -e "$d" ] || continue
+	{ vggd-check unbind "${d##*/}"; echo "rc=$?" > /tmp/gd.rc; } |
+		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
+	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check unbind: $(cat /tmp/gd.rc)"
+done
 for d in $drv/0000:*; do
 	[ -e "$d" ] || continue
 	if echo "${d##*/}" > $drv/unbind; then
@@ -100,8 +154,27 @@ echo "L2 TIME virtio-fs $t0..$t1 s, vgpci-touch $t1..$(l2_uptime) s (L2 uptime)"
 L2
 } > /tmp/rg-run.sh
 
-l2_start rg --mdev $u --share vgshare $share --script /tmp/rg-run.sh
-l2_wait rg 1500
+# L2 maps these from its mount: gpu.bin the GPU writes, cpu.bin L2's CPU.
+dd if=/dev/zero of=$share/gpu.bin bs=64k count=4 2> /dev/null
+
+# cache=always: L2 keeps the share's pages cached across opens, so read()
+# sees the GPU's bytes only if the driver drops them, and a shared mmap
+# leaves dirty pages that only FILE_ACQUIRE's write-back brings out.
+L2_VIRTIOFS_CACHE=always l2_start rg --mdev $u --share vgshare $share --script /tmp/rg-run.sh
+l2_wait rg 3000
+
+# What the GPU in L2 wrote is in the host file, byte for byte, and is
+# what L2's read() saw; what L2's CPU wrote through mmap reached it too.
+for f in "gpu.bin 7" "cpu.bin 41"; do
+	set -- $f
+	out=$(vgmem-guest --inproc --share 1=$share file read 1 $1 --length 256K --expect-pattern $2 2>&1)
+	case "$out" in
+	*"RESULT ok"*) info "host file $1 holds pattern $2" ;;
+	*) echo "$out"; fail "host file $1 does not hold pattern $2" ;;
+	esac
+done
+l2md5=$(l2_console rg | sed -n 's/^L2 MD5 gpu.bin //p')
+expect_eq "$l2md5" "$(md5sum < $share/gpu.bin | cut -d' ' -f1)" "L2's read() of gpu.bin against the host file"
 
 if grep -q 'Could not enable error recovery' "$(l2_dir rg)/qemu.err"; then
 	fail "L2's QEMU could not enable error recovery: vgmem must refuse the ERR IRQ index"
