@@ -209,7 +209,8 @@ struct mg_status {
 	X(host_evict_writebacks, 0, "Of those, dirty ones written back first.") \
 	X(replicas_host, 1, "Replicas in host RAM, mapped to the GPU, for lack of VRAM.") \
 	X(replicas_host_used, 1, "Bytes of replicas in host RAM (not in vram_used).") \
-	X(promotions, 0, "Replicas moved from host RAM to VRAM once it was free.")
+	X(promotions, 0, "Replicas moved from host RAM to VRAM once it was free.") \
+	X(meta_bytes, 1, "Bytes of page metadata (page entries, their version vectors, host nodes).")
 
 struct mg_lrc {
 	uint32_t gpus;			/* GPUs the cache serves (0: off) */

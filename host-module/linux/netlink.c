@@ -621,6 +621,7 @@ static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
 	{ VGMEM_LS_REPLICAS_HOST, LS(replicas_host) },
 	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used) },
 	{ VGMEM_LS_PROMOTIONS, LS(promotions) },
+	{ VGMEM_LS_META_BYTES, LS(meta_bytes) },
 };
 #undef LS
 

@@ -831,6 +831,7 @@ enum vgmem_lrc_stat_attr {
 	VGMEM_LS_REPLICAS_HOST,		/* now: replicas in host RAM (no VRAM for them) */
 	VGMEM_LS_REPLICAS_HOST_USED,	/* now: bytes of those (not in VRAM_USED) */
 	VGMEM_LS_PROMOTIONS,		/* host replicas moved to VRAM once free */
+	VGMEM_LS_META_BYTES,		/* now: bytes of page metadata */
 	__VGMEM_LS_MAX
 };
 #define VGMEM_LS_MAX			(__VGMEM_LS_MAX - 1)

@@ -110,6 +110,7 @@ struct vgnl_lrc {
 	uint64_t replicas_host;
 	uint64_t replicas_host_used;
 	uint64_t promotions;
+	uint64_t meta_bytes;
 };
 
 struct vgnl_event {

@@ -118,6 +118,7 @@ static const struct vgnl_lrc_field vgnl_lrc_stats[] = {
 	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used),
 	  "replicas_host_used" },
 	{ VGMEM_LS_PROMOTIONS, LS(promotions), "promotions" },
+	{ VGMEM_LS_META_BYTES, LS(meta_bytes), "meta_bytes" },
 };
 #undef LS
 _Static_assert(sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]) ==
@@ -199,6 +200,7 @@ static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
 	[VGMEM_LS_REPLICAS_HOST] = { .type = NLA_U64 },
 	[VGMEM_LS_REPLICAS_HOST_USED] = { .type = NLA_U64 },
 	[VGMEM_LS_PROMOTIONS] = { .type = NLA_U64 },
+	[VGMEM_LS_META_BYTES] = { .type = NLA_U64 },
 };
 
 /* Room for the attributes of either stats nest. */

@@ -789,5 +789,6 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 	st->pages = pages;
 	st->vram_used = vram;
 	st->replicas_host_used = hrep;
+	st->meta_bytes = meta;
 	st->bytes_per_page = pages ? div64_u64(meta, pages) : 0;
 }

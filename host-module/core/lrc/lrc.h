@@ -301,6 +301,7 @@ struct vg_lrc_stats {
 	u64 replicas_host;	/* now: of the replicas, those in host RAM (no VRAM) */
 	u64 replicas_host_used;	/* now: bytes of those, all GPUs (not in vram_used) */
 	u64 promotions;		/* host replicas moved to VRAM once it was free */
+	u64 meta_bytes;		/* now: bytes of page metadata (pages * bytes_per_page, unrounded) */
 };
 void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st);
 

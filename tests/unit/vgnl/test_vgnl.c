@@ -448,7 +448,8 @@ static void test_parse_lrc(void **state)
 		assert_int_equal(val, 1000 + VGMEM_LS_PAD + 1 + i);
 	assert_int_equal(i, VGMEM_LS_MAX - VGMEM_LS_PAD);
 	assert_string_equal(vgnl_lrc_field(&l, 0, &val), "faults_minor");
-	assert_string_equal(vgnl_lrc_field(&l, i - 1, &val), "promotions");
+	assert_string_equal(vgnl_lrc_field(&l, i - 2, &val), "promotions");
+	assert_string_equal(vgnl_lrc_field(&l, i - 1, &val), "meta_bytes");
 	assert_int_equal(l.replicas_host, 1000 + VGMEM_LS_REPLICAS_HOST);
 	assert_int_equal(l.host_used, 1000 + VGMEM_LS_HOST_USED);
 	assert_null(vgnl_lrc_field(&l, i, &val));
