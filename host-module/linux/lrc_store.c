@@ -412,6 +412,43 @@ module_param_cb(lrc_host_mb, &lrc_host_mb_ops, &lrc_host_mb, 0644);
 MODULE_PARM_DESC(lrc_host_mb,
 		 "Host RAM budget in MiB of the LRC file cache's host copies (0: no limit, the default)");
 
+/*
+ * Host memory of file-map metadata each VM may hold, in MiB: its maps'
+ * replica tables (8 bytes per 64 KiB mapped) and the page entries of the
+ * file pages its GPU faults brought into the cache (about 500 bytes per
+ * 64 KiB). A map or fault beyond it fails -ENOMEM. Takes effect at once
+ * (under the same lock as lrc_host_mb); a VM above a lowered cap keeps
+ * what it holds.
+ */
+static unsigned int lrc_meta_mb = VG_LRC_META_MAX_DEFAULT >> 20;
+
+static int lrc_meta_mb_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mb;
+	int ret;
+
+	ret = kstrtouint(val, 0, &mb);
+	if (ret)
+		return ret;
+	if (!mb)
+		return -EINVAL;
+	mutex_lock(&vgmem_lrc_host_lock);
+	if (vgmem_lrc)
+		ret = vg_lrc_set_meta_max(vgmem_lrc, (u64)mb << 20);
+	if (!ret)
+		*(unsigned int *)kp->arg = mb;
+	mutex_unlock(&vgmem_lrc_host_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops lrc_meta_mb_ops = {
+	.set = lrc_meta_mb_set,
+	.get = param_get_uint,
+};
+module_param_cb(lrc_meta_mb, &lrc_meta_mb_ops, &lrc_meta_mb, 0644);
+MODULE_PARM_DESC(lrc_meta_mb,
+		 "Host memory in MiB of file-map metadata each VM may hold in the LRC file cache (default 256)");
+
 int vgmem_lrc_init(void)
 {
 	struct vg_lrc_config cfg = {
@@ -426,6 +463,7 @@ int vgmem_lrc_init(void)
 	get_fs_root(current->fs, &vgmem_host_root);
 	mutex_lock(&vgmem_lrc_host_lock);
 	cfg.host_budget = (u64)lrc_host_mb << 20;
+	cfg.meta_max = (u64)lrc_meta_mb << 20;
 	ret = vg_lrc_create(&cfg, &vgmem_lrc);
 	mutex_unlock(&vgmem_lrc_host_lock);
 	if (ret)

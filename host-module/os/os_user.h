@@ -412,7 +412,13 @@ void os_bug(const char *file, int line, const char *what)
 #define ___GFP_WAIT	0x1u	/* may sleep: not under a spinlock */
 #define __GFP_ZERO	0x100u
 #define __GFP_NOWARN	0x200u
+/*
+ * Kernel: charge the memory to the caller's memory cgroup. Userspace has
+ * none (the process is the unit), so it is accepted and ignored.
+ */
+#define __GFP_ACCOUNT	0x400u
 #define GFP_KERNEL	(___GFP_WAIT)
+#define GFP_KERNEL_ACCOUNT	(GFP_KERNEL | __GFP_ACCOUNT)
 #define GFP_NOFS	(___GFP_WAIT)
 #define GFP_ATOMIC	0x2u
 #define GFP_NOWAIT	0x4u

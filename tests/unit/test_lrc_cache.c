@@ -127,8 +127,10 @@ static void test_release_bumps_modified(void **state)
 	st = lfx_stats(&x);
 	assert_int_equal(st.released_pages, 3);
 	ino = ino_of(a, va);
+	mutex_lock(&x.lrc->lock);
 	for (i = 0; i < 32; i++) {
-		g = &ino->gp[i / 16];
+		g = vg_lrc_gpage(ino, i / 16);
+		assert_non_null(g);
 		if (i == 0 || i == 5 || i == 19) {
 			assert_int_equal(vg_vv_get(&g->vv[i % 16], own), 2);
 			assert_true(vg_vv_is_newest(&g->vv[i % 16], own));
@@ -138,6 +140,7 @@ static void test_release_bumps_modified(void **state)
 			assert_int_equal(vg_vv_max(&g->vv[i % 16]), 1);
 		}
 	}
+	mutex_unlock(&x.lrc->lock);
 	/* Compact page entries: GAIA's TSVT row plus our masks. */
 	assert_true(st.bytes_per_page > 0 && st.bytes_per_page <= 64);
 	/* A second release without writes changes nothing. */
@@ -147,8 +150,12 @@ static void test_release_bumps_modified(void **state)
 	lfx_gpu_write(&x, a, va + 5 * 4096, &v, 1);
 	assert_int_equal(vg_lrc_release(a->ctx, va, GP), 0);
 	assert_int_equal(lfx_stats(&x).released_pages, 4);
-	assert_int_equal(vg_vv_get(&ino->gp[0].vv[5], own), 3);
-	assert_int_equal(vg_vv_get(&ino->gp[0].vv[0], own), 2);
+	mutex_lock(&x.lrc->lock);
+	g = vg_lrc_gpage(ino, 0);
+	assert_non_null(g);
+	assert_int_equal(vg_vv_get(&g->vv[5], own), 3);
+	assert_int_equal(vg_vv_get(&g->vv[0], own), 2);
+	mutex_unlock(&x.lrc->lock);
 	lfx_fini(&x);
 }
 

@@ -47,6 +47,7 @@ int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
 	lrc->vram_budget = cfg->vram_budget;
 	lrc->ra_max = ra;
 	lrc->host_budget = cfg->host_budget;
+	lrc->meta_max = cfg->meta_max ? cfg->meta_max : VG_LRC_META_MAX_DEFAULT;
 	INIT_LIST_HEAD(&lrc->host_lru);
 	INIT_LIST_HEAD(&lrc->gpus);
 	INIT_LIST_HEAD(&lrc->files);
@@ -59,6 +60,43 @@ err_free_scratch:
 err_free_lrc:
 	kfree(lrc);
 	return err;
+}
+
+int vg_lrc_set_meta_max(struct vg_lrc *lrc, u64 bytes)
+{
+	if (!lrc || !bytes)
+		return -EINVAL;
+	mutex_lock(&lrc->lock);
+	lrc->meta_max = bytes;
+	mutex_unlock(&lrc->lock);
+	return 0;
+}
+
+/*
+ * Charge bytes to a VM's account (NULL: the host's own, never refused):
+ * -ENOMEM if that would take it over the cap, nothing charged then.
+ */
+int vg_lrc_charge(struct vg_lrc *lrc, struct vg_lrc_acct *a, u64 bytes)
+{
+	lockdep_assert_held(&lrc->lock);
+	if (!a)
+		return 0;
+	if (a->bytes > lrc->meta_max || bytes > lrc->meta_max - a->bytes)
+		return -ENOMEM;
+	a->bytes += bytes;
+	return 0;
+}
+
+/* Give back a charge; a dead account goes with its last one. */
+void vg_lrc_uncharge(struct vg_lrc_acct *a, u64 bytes)
+{
+	if (!a)
+		return;
+	if (WARN_ON_ONCE(bytes > a->bytes))
+		bytes = a->bytes;
+	a->bytes -= bytes;
+	if (a->dead && !a->bytes)
+		kfree(a);
 }
 
 void vg_lrc_destroy(struct vg_lrc *lrc)
@@ -286,12 +324,13 @@ static struct vg_lrc_ino *vg_lrc_ino_find(struct vg_lrc *lrc,
 	return NULL;
 }
 
+/*
+ * The file is size bytes now. Nothing is allocated: page entries come
+ * with what is cached (vg_lrc_gpage_get), so growth costs nothing and a
+ * huge sparse file no more than a small one.
+ */
 int vg_lrc_ino_grow(struct vg_lrc_ino *f, u64 size)
 {
-	struct vg_lrc_gpage *gp;
-	u64 nr;
-	u32 i, j;
-
 	lockdep_assert_held(&f->lrc->lock);
 	if (size <= f->size)
 		return 0;
@@ -301,23 +340,114 @@ int vg_lrc_ino_grow(struct vg_lrc_ino *f, u64 size)
 	 */
 	if (size > (u64)(0xffffffffu / NPG) * GPAGE)
 		return -EFBIG;
-	nr = DIV_ROUND_UP(size, GPAGE);
-	if (nr > f->nr_gp) {
-		gp = kvcalloc(nr, sizeof(*gp), GFP_KERNEL);
-		if (!gp)
-			return -ENOMEM;
-		/* Entries move: a vv's ext pointer goes with it. */
-		if (f->nr_gp)
-			memcpy(gp, f->gp, f->nr_gp * sizeof(*gp));
-		for (i = f->nr_gp; i < nr; i++)
-			for (j = 0; j < NPG; j++)
-				vg_vv_init(&gp[i].vv[j]);
-		kvfree(f->gp);
-		f->gp = gp;
-		f->nr_gp = nr;
-	}
+	f->nr_gp = DIV_ROUND_UP(size, GPAGE);
 	f->size = size;
 	return 0;
+}
+
+/* ---- page entries ---------------------------------------------------------- */
+
+/* The page entry of GPU page gp, or NULL if it is not cached. */
+struct vg_lrc_gpage *vg_lrc_gpage(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_va_node *n;
+
+	lockdep_assert_held(&f->lrc->lock);
+	n = vg_va_lookup(&f->gps, gp);
+	return n ? container_of(n, struct vg_lrc_gpage, node) : NULL;
+}
+
+/*
+ * The cached GPU page of lowest index in [from, end), or NULL. A fresh
+ * search each time: callers walking a range ask again with the index
+ * after the last one, so an entry freed meanwhile (a host copy evicted
+ * for the budget) is never stepped through.
+ */
+struct vg_lrc_gpage *vg_lrc_gpage_next(struct vg_lrc_ino *f, u32 from,
+				       u32 end)
+{
+	struct vg_va_node *n;
+
+	lockdep_assert_held(&f->lrc->lock);
+	if (from >= end)
+		return NULL;
+	n = vg_va_end_after(&f->gps, from);
+	if (!n || n->start >= end)
+		return NULL;
+	return container_of(n, struct vg_lrc_gpage, node);
+}
+
+/*
+ * The page entry of GPU page gp, made if there is none: charged to acct
+ * (a VM's fault; NULL: the host's), -ENOMEM over its cap or if the
+ * allocation fails. Nothing is cached in a new one: the caller caches
+ * something or tidies it away (vg_lrc_gpage_tidy).
+ */
+int vg_lrc_gpage_get(struct vg_lrc_ino *f, u32 gp, struct vg_lrc_acct *acct,
+		     struct vg_lrc_gpage **out)
+{
+	struct vg_lrc *lrc = f->lrc;
+	struct vg_lrc_gpage *g;
+	u32 j;
+	int err;
+
+	lockdep_assert_held(&lrc->lock);
+	g = vg_lrc_gpage(f, gp);
+	if (g) {
+		*out = g;
+		return 0;
+	}
+	if (WARN_ON_ONCE(gp >= f->nr_gp))
+		return -EINVAL;
+	err = vg_lrc_charge(lrc, acct, sizeof(*g));
+	if (err)
+		return err;
+	/* Small; charged to the caller's memory cgroup in the kernel. */
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!g) {
+		vg_lrc_uncharge(acct, sizeof(*g));
+		return -ENOMEM;
+	}
+	for (j = 0; j < NPG; j++)
+		vg_vv_init(&g->vv[j]);
+	g->acct = acct;
+	g->node.start = gp;
+	g->node.end = (u64)gp + 1;
+	vg_va_insert(&f->gps, &g->node);
+	*out = g;
+	return 0;
+}
+
+/* Free g's entry and what it holds, cached or not (the file goes). */
+static void vg_lrc_gpage_free(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
+{
+	u32 j;
+
+	lockdep_assert_held(&f->lrc->lock);
+	vg_lrc_cf_clear(f, g, 0xffff);
+	vg_lrc_host_free(f, g);
+	kvfree(g->sbase);
+	for (j = 0; j < NPG; j++)
+		vg_vv_fini(&g->vv[j]);
+	vg_va_remove(&f->gps, &g->node);
+	vg_lrc_uncharge(g->acct, sizeof(*g));
+	kfree(g);
+}
+
+/*
+ * Free g if nothing of the GPU page is cached any more: no host copy, no
+ * storage base, no replica (so no GPU context has a version entry), no
+ * host write to release, not GPU-homed. Its version vectors then hold
+ * only the CPU and STORAGE at one version, which the next load of the
+ * page starts again from the store.
+ */
+void vg_lrc_gpage_tidy(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
+{
+	lockdep_assert_held(&f->lrc->lock);
+	if (g->host || g->sbase || g->reps || g->cpu_dirty || g->wb_dirty ||
+	    g->cf_in || g->cf_over)
+		return;
+	vg_lrc_gpage_free(f, g);
 }
 
 int vg_lrc_ino_get(struct vg_lrc *lrc, void *root, const char *relpath,
@@ -365,6 +495,8 @@ int vg_lrc_ino_get(struct vg_lrc *lrc, void *root, const char *relpath,
 	f->serial = lrc->next_serial++;
 	f->change = attr.change;
 	INIT_LIST_HEAD(&f->maps);
+	/* Indexes of GPU pages: below 2^32 (vg_lrc_ino_grow). */
+	vg_va_init(&f->gps, 0, 1ull << 32, 1);
 	err = vg_lrc_ino_grow(f, attr.size);
 	if (err)
 		goto err_free_file;
@@ -384,7 +516,8 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 {
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_gpage *g;
-	u32 i, j;
+	struct vg_va_node *n;
+	u32 gp;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -392,9 +525,11 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 		return;
 	WARN_ON(!list_empty(&f->maps));
 	/* Cached shared replicas without maps, private ones are gone. */
-	for (i = 0; i < f->nr_gp; i++) {
-		while (f->gp[i].reps) {
-			err = vg_lrc_rep_drop(f->gp[i].reps);
+	for (g = vg_lrc_gpage_next(f, 0, f->nr_gp); g;
+	     g = vg_lrc_gpage_next(f, gp + 1, f->nr_gp)) {
+		gp = vg_lrc_gp_of(g);
+		while (g->reps) {
+			err = vg_lrc_rep_drop(g->reps);
 			if (err) {
 				pr_warn("vgmem: lrc: dropping a replica failed: %d\n",
 					err);
@@ -408,17 +543,10 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 			pr_warn("vgmem: lrc: write-back at close failed: %d\n",
 				err);
 	}
-	for (i = 0; i < f->nr_gp; i++) {
-		g = &f->gp[i];
-		vg_lrc_cf_clear(f, i, 0xffff);
-		for (j = 0; j < NPG; j++)
-			vg_vv_fini(&g->vv[j]);
-		vg_lrc_host_free(f, i);
-		kvfree(g->sbase);
-	}
+	while ((n = vg_va_first(&f->gps)))
+		vg_lrc_gpage_free(f, container_of(n, struct vg_lrc_gpage, node));
 	lrc->store->close(lrc->store_priv, f->fh);
 	list_del(&f->node);
-	kvfree(f->gp);
 	kfree(f);
 }
 
@@ -445,6 +573,24 @@ static int vg_lrc_gp_init_vv(struct vg_lrc_gpage *g)
 }
 
 /*
+ * A new host copy for GPU page gp (page entry made if need be, uncharged:
+ * only a fault charges a VM, and a fault's pages have their entries from
+ * their replicas). NULL if it cannot be had (nothing left behind).
+ */
+static struct vg_lrc_gpage *vg_lrc_gp_host_new(struct vg_lrc_ino *f, u32 gp)
+{
+	struct vg_lrc_gpage *g;
+
+	if (vg_lrc_gpage_get(f, gp, NULL, &g))
+		return NULL;
+	if (vg_lrc_host_alloc(f, g)) {
+		vg_lrc_gpage_tidy(f, g);
+		return NULL;
+	}
+	return g;
+}
+
+/*
  * Read GPU pages [first, first + n) from the store into new host copies
  * where there is none yet: each run of pages not cached is one store read
  * (up to readahead_max bytes), split into the pages' host copies.
@@ -456,6 +602,7 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 	u32 end = min(first + n, f->nr_gp), i, j, k, run;
 	struct vg_lrc_ino *pin_f = lrc->hpin_f;
 	u32 pin_first = lrc->hpin_first, pin_end = lrc->hpin_end;
+	struct vg_lrc_gpage *g;
 	u8 *tmp;
 	int err = 0;
 
@@ -465,19 +612,23 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 	lrc->hpin_first = first;
 	lrc->hpin_end = end;
 	for (i = first; i < end; i = j) {
-		if (f->gp[i].host) {
-			vg_lrc_host_touch(f, i);
+		g = vg_lrc_gpage(f, i);
+		if (g && g->host) {
+			vg_lrc_host_touch(f, g);
 			j = i + 1;
 			continue;
 		}
-		for (j = i; j < end && j - i < max_run && !f->gp[j].host; j++)
-			if (vg_lrc_host_alloc(f, j))
+		for (j = i; j < end && j - i < max_run; j++) {
+			g = vg_lrc_gpage(f, j);
+			if ((g && g->host) || !vg_lrc_gp_host_new(f, j))
 				break;
+		}
 		run = j - i;
 		if (!run) {
 			err = -ENOMEM;
 			break;
 		}
+		/* The run's pages are pinned: their entries stay meanwhile. */
 		/* One read for the run; page by page if no room for it. */
 		tmp = run > 1 ? kvmalloc((u64)run * GPAGE, GFP_KERNEL) : NULL;
 		if (tmp) {
@@ -485,20 +636,24 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 					       (u64)i * GPAGE, tmp,
 					       (u64)run * GPAGE);
 			for (k = 0; k < run && !err; k++)
-				memcpy(f->gp[i + k].host, tmp + (u64)k * GPAGE,
-				       GPAGE);
+				memcpy(vg_lrc_gpage(f, i + k)->host,
+				       tmp + (u64)k * GPAGE, GPAGE);
 			kvfree(tmp);
 		} else {
 			for (k = 0, err = 0; k < run && !err; k++)
 				err = lrc->store->read(lrc->store_priv, f->fh,
 						       (u64)(i + k) * GPAGE,
-						       f->gp[i + k].host, GPAGE);
+						       vg_lrc_gpage(f, i + k)->host,
+						       GPAGE);
 		}
 		for (k = 0; k < run && !err; k++)
-			err = vg_lrc_gp_init_vv(&f->gp[i + k]);
+			err = vg_lrc_gp_init_vv(vg_lrc_gpage(f, i + k));
 		if (err) {
-			for (k = 0; k < run; k++)
-				vg_lrc_host_free(f, i + k);
+			for (k = 0; k < run; k++) {
+				g = vg_lrc_gpage(f, i + k);
+				vg_lrc_host_free(f, g);
+				vg_lrc_gpage_tidy(f, g);
+			}
 			break;
 		}
 		lrc->stats.fetch_storage += (u64)run * GPAGE;
@@ -516,10 +671,12 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 /* The private replica of owner for GPU page gp, or NULL. */
 struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp, u16 owner)
 {
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	struct vg_lrc_rep *r;
 
-	lockdep_assert_held(&f->lrc->lock);
-	for (r = f->gp[gp].reps; r; r = r->next)
+	if (!g)
+		return NULL;
+	for (r = g->reps; r; r = r->next)
 		if (r->owner == owner)
 			return r;
 	return NULL;
@@ -557,10 +714,12 @@ int vg_lrc_rep_read(struct vg_lrc_rep *r, u8 **data)
  */
 int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	u32 i;
 
 	lockdep_assert_held(&f->lrc->lock);
+	if (WARN_ON_ONCE(!g))
+		return -EINVAL;
 	mask &= ~g->wb_dirty;
 	if (!mask)
 		return 0;
@@ -588,7 +747,7 @@ int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask)
 int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g;
 	struct vg_lrc_rep *r, *w;
 	u16 mask, pend = 0;
 	int last = -1;
@@ -600,6 +759,8 @@ int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp)
 	err = vg_lrc_gp_load(f, gp, 1);
 	if (err)
 		return err;
+	/* Loaded: its entry exists, and nothing below frees it. */
+	g = vg_lrc_gpage(f, gp);
 	for (i = 0; i < NPG; i++)
 		if (!vg_vv_is_newest(&g->vv[i], VG_LRC_OWNER_CPU))
 			pend |= BIT(i);
@@ -652,7 +813,7 @@ int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp)
 		if (WARN_ON_ONCE(err))
 			return err;
 	}
-	vg_lrc_cf_clear(f, gp, pend);
+	vg_lrc_cf_clear(f, g, pend);
 	return 0;
 }
 
@@ -663,12 +824,13 @@ int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp)
  */
 int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	u32 i;
 	int err;
 
 	lockdep_assert_held(&f->lrc->lock);
-	if (!g->cpu_dirty)
+	/* Its host writes keep the entry (vg_lrc_gpage_tidy). */
+	if (!g || !g->cpu_dirty)
 		return 0;
 	err = vg_lrc_gp_merge(f, gp);
 	if (err)
@@ -691,10 +853,10 @@ int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp)
  * Page i of gp was released by a GPU context: the host copy is stale. The
  * GPU page's key goes into the filter with its first homed page.
  */
-void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i)
+void vg_lrc_cf_homed(struct vg_lrc_ino *f, struct vg_lrc_gpage *g, u32 i)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	u32 gp = vg_lrc_gp_of(g);
 
 	lockdep_assert_held(&lrc->lock);
 	if (g->cf_in) {
@@ -711,14 +873,13 @@ void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i)
 }
 
 /* The pages of mask are no longer GPU-homed (merged into the host copy). */
-void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask)
+void vg_lrc_cf_clear(struct vg_lrc_ino *f, struct vg_lrc_gpage *g, u16 mask)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
 
 	lockdep_assert_held(&lrc->lock);
 	if (g->cf_in && !(g->cf_in & ~mask))
-		vg_cuckoo_delete(&lrc->cf, vg_lrc_cf_key(f, gp));
+		vg_cuckoo_delete(&lrc->cf, vg_lrc_cf_key(f, vg_lrc_gp_of(g)));
 	if (g->cf_over && !(g->cf_over & ~mask))
 		lrc->cf_over--;
 	g->cf_in &= ~mask;
@@ -736,12 +897,12 @@ void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask)
 u16 vg_lrc_host_stale(struct vg_lrc_ino *f, u32 gp, u16 range)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	u16 cand;
 	u32 i;
 
 	lockdep_assert_held(&lrc->lock);
-	if (!g->host)
+	if (!g || !g->host)
 		return range;
 	if (!lrc->cf_over && !vg_cuckoo_maybe(&lrc->cf, vg_lrc_cf_key(f, gp))) {
 		lrc->stats.cuckoo_misses++;
@@ -762,8 +923,10 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 {
 	struct vg_lrc_gpu *lg;
 	struct vg_lrc_ino *f;
+	struct vg_lrc_gpage *g;
+	struct vg_va_node *n;
 	u64 meta = 0, pages = 0, files = 0, vram = 0, hrep = 0;
-	u32 i, j;
+	u32 j;
 
 	mutex_lock(&lrc->lock);
 	*st = lrc->stats;
@@ -774,15 +937,17 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 	}
 	list_for_each_entry(f, &lrc->files, node) {
 		files++;
-		pages += (u64)f->nr_gp * NPG;
-		meta += (u64)f->nr_gp * sizeof(struct vg_lrc_gpage);
-		for (i = 0; i < f->nr_gp; i++)
+		/* Entries of the cached GPU pages only: the index is in them. */
+		pages += (u64)f->gps.count * NPG;
+		meta += (u64)f->gps.count * sizeof(struct vg_lrc_gpage);
+		for (n = vg_va_first(&f->gps); n; n = vg_va_next(n)) {
+			g = container_of(n, struct vg_lrc_gpage, node);
 			for (j = 0; j < NPG; j++)
-				meta += vg_vv_ext_bytes(&f->gp[i].vv[j]);
-		/* A host copy's own bookkeeping is page metadata too. */
-		for (i = 0; i < f->nr_gp; i++)
-			if (f->gp[i].hn)
+				meta += vg_vv_ext_bytes(&g->vv[j]);
+			/* A host copy's own bookkeeping is page metadata too. */
+			if (g->hn)
 				meta += sizeof(struct vg_lrc_hnode);
+		}
 	}
 	mutex_unlock(&lrc->lock);
 	st->files = files;

@@ -25,6 +25,11 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->acct = kzalloc(sizeof(*ctx->acct), GFP_KERNEL);
+	if (!ctx->acct) {
+		kfree(ctx);
+		return -ENOMEM;
+	}
 	mutex_lock(&lrc->lock);
 	lg = vg_lrc_gpu_find(lrc, gpu);
 	if (!lg) {
@@ -66,6 +71,7 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 
 err_unlock:
 	mutex_unlock(&lrc->lock);
+	kfree(ctx->acct);
 	kfree(ctx);
 	return err;
 }
@@ -86,12 +92,12 @@ static struct vg_lrc_ctx vg_lrc_ctx_stranded;
 static bool vg_lrc_owner_in_use(struct vg_lrc *lrc, u16 owner)
 {
 	struct vg_lrc_ino *f;
-	u32 gp;
+	struct vg_va_node *n;
 
 	lockdep_assert_held(&lrc->lock);
 	list_for_each_entry(f, &lrc->files, node)
-		for (gp = 0; gp < f->nr_gp; gp++)
-			if (vg_lrc_rep_private(f, gp, owner))
+		for (n = vg_va_first(&f->gps); n; n = vg_va_next(n))
+			if (vg_lrc_rep_private(f, n->start, owner))
 				return true;
 	return false;
 }
@@ -124,6 +130,14 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 		lrc->owners[ctx->owner] = &vg_lrc_ctx_stranded;
 	}
 	lrc->nr_ctxs--;
+	/*
+	 * Its maps are gone; page entries its faults made may stay cached
+	 * for the files' other users, charged until they go.
+	 */
+	ctx->acct->dead = true;
+	if (!ctx->acct->bytes)
+		kfree(ctx->acct);
+	ctx->acct = NULL;
 	mutex_lock(&gpu->lock);
 	ctx->vm->lrc_ctx = NULL;
 	mutex_unlock(&gpu->lock);
@@ -438,11 +452,13 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	struct vg_lrc *lrc;
 	struct vg_lrc_share *s;
 	struct vg_lrc_ino *f;
-	struct vg_lrc_map *m;
+	struct vg_lrc_map *m = NULL;
+	struct vg_lrc_rep **reps = NULL;
 	struct vg_va_node *next;
 	struct vg_gpu *gpu;
 	bool want_ino = flags & VGMEM_FILE_INO;
-	u64 end, start;
+	u64 end, start, cost;
+	u32 nr;
 	bool rw;
 	int err;
 
@@ -462,15 +478,9 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	rw = flags == VGMEM_FILE_RW;
 	lrc = ctx->lrc;
 	gpu = ctx->lg->gpu;
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
-	m->reps = kvcalloc(length >> VG_LRC_GSHIFT, sizeof(*m->reps),
-			   GFP_KERNEL);
-	if (!m->reps) {
-		err = -ENOMEM;
-		goto err_free_map;
-	}
+	nr = length >> VG_LRC_GSHIFT;
+	/* What the map holds: the VM's, checked before it is allocated. */
+	cost = sizeof(*m) + (u64)nr * sizeof(*m->reps);
 	mutex_lock(&lrc->lock);
 	if (ctx->nr_maps >= VG_LRC_MAPS_MAX) {
 		err = -ENOMEM;
@@ -497,11 +507,31 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 		err = -EFBIG;
 		goto err_put_file;
 	}
+	err = vg_lrc_charge(lrc, ctx->acct, cost);
+	if (err)
+		goto err_put_file;
+	/*
+	 * The map's slot and charge are taken: allocate without the
+	 * host-wide lock (the table is up to 8 MiB). Nothing checked above
+	 * can be undone meanwhile: the reference keeps the file (and its
+	 * size only grows), a share replaced leaves maps their files, and
+	 * the context outlives its control commands.
+	 */
+	ctx->nr_maps++;
+	mutex_unlock(&lrc->lock);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	reps = kvcalloc(nr, sizeof(*reps), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	mutex_lock(&lrc->lock);
+	if (!m || !reps) {
+		err = -ENOMEM;
+		goto err_unreserve;
+	}
+	m->reps = reps;
 	m->ctx = ctx;
 	m->file = f;
 	m->len = length;
 	m->first_gp = offset >> VG_LRC_GSHIFT;
-	m->nr_gp = length >> VG_LRC_GSHIFT;
+	m->nr_gp = nr;
 	m->rw = rw;
 
 	mutex_lock(&gpu->lock);
@@ -515,7 +545,7 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 					vg_lrc_fault_handler, m, &m->freg);
 	if (err) {
 		mutex_unlock(&gpu->lock);
-		goto err_put_file;
+		goto err_unreserve;
 	}
 	m->va = start;
 	m->va_node.start = start;
@@ -529,18 +559,19 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	m->ctx_va.file = true;
 	vg_va_insert(&ctx->map_va, &m->ctx_va);
 	list_add_tail(&m->ctx_node, &ctx->maps);
-	ctx->nr_maps++;
 	list_add_tail(&m->file_node, &f->maps);
 	mutex_unlock(&lrc->lock);
 	*va = start;
 	return 0;
 
+err_unreserve:
+	ctx->nr_maps--;
+	vg_lrc_uncharge(ctx->acct, cost);
 err_put_file:
 	vg_lrc_ino_put(f);
 err_unlock:
 	mutex_unlock(&lrc->lock);
-	kvfree(m->reps);
-err_free_map:
+	kvfree(reps);
 	kfree(m);
 	return err;
 }
@@ -560,7 +591,8 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	struct vg_lrc_ctx *ctx = m->ctx;
 	struct vg_lrc_ino *f = m->file;
 	struct vg_lrc_rep *r, *mapped;
-	u32 idx, gp;
+	struct vg_lrc_gpage *g;
+	u32 idx, gp, end = m->first_gp + m->nr_gp;
 	int err;
 
 	lockdep_assert_held(&ctx->lrc->lock);
@@ -570,8 +602,14 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 			err);
 		ctx->stranded = true;
 	}
-	for (idx = 0; idx < m->nr_gp; idx++) {
-		gp = m->first_gp + idx;
+	/*
+	 * Only cached pages have replicas (mapped or private). Asked again
+	 * after each: a merge's load may evict other host copies.
+	 */
+	for (g = vg_lrc_gpage_next(f, m->first_gp, end); g;
+	     g = vg_lrc_gpage_next(f, gp + 1, end)) {
+		gp = vg_lrc_gp_of(g);
+		idx = gp - m->first_gp;
 		mapped = m->reps[idx];
 		vg_lrc_map_clear(m, idx);
 		r = vg_lrc_rep_private(f, gp, ctx->owner);
@@ -588,7 +626,8 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 			u32 i;
 
 			for (i = 0; i < NPG; i++)
-				if (mapped->view[i] != vg_vv_max(&f->gp[gp].vv[i]))
+				if (mapped->view[i] !=
+				    vg_vv_max(&mapped->page->vv[i]))
 					break;
 			if (i < NPG)
 				vg_lrc_rep_drop(mapped);
@@ -596,10 +635,12 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	}
 	if (f->writable) {
 		/* Pages never loaded hold nothing newer than the store. */
-		for (idx = 0; idx < m->nr_gp; idx++) {
-			if (!f->gp[m->first_gp + idx].host)
+		for (g = vg_lrc_gpage_next(f, m->first_gp, end); g;
+		     g = vg_lrc_gpage_next(f, gp + 1, end)) {
+			gp = vg_lrc_gp_of(g);
+			if (!g->host)
 				continue;
-			err = vg_lrc_gp_merge(f, m->first_gp + idx);
+			err = vg_lrc_gp_merge(f, gp);
 			if (err)
 				break;
 		}
@@ -615,6 +656,7 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	ctx->nr_maps--;
 	list_del(&m->file_node);
 	vg_lrc_ino_put(f);
+	vg_lrc_uncharge(ctx->acct, sizeof(*m) + (u64)m->nr_gp * sizeof(*m->reps));
 	kvfree(m->reps);
 	m->reps = NULL;
 	m->file = NULL;

@@ -147,7 +147,7 @@ static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 /* Unlink and free a replica that nothing maps and no version needs. */
 static void vg_lrc_rep_free(struct vg_lrc_rep *r)
 {
-	struct vg_lrc_rep **pp = &r->file->gp[r->gp].reps;
+	struct vg_lrc_rep **pp = &r->page->reps;
 
 	lockdep_assert_held(&r->file->lrc->lock);
 	WARN_ON(r->maps);
@@ -177,18 +177,22 @@ void vg_lrc_rep_unmap_all(struct vg_lrc_rep *r)
 /*
  * Free a replica that holds no released or unreleased data anyone needs
  * (a new one whose setup failed): no merge, its version entries dropped.
+ * Its page entry goes too if nothing else of the page is cached (a setup
+ * that failed before the page's host copy was loaded).
  */
 void vg_lrc_rep_discard(struct vg_lrc_rep *r)
 {
 	struct vg_lrc_ino *f = r->file;
+	struct vg_lrc_gpage *g = r->page;
 	u32 i;
 
 	lockdep_assert_held(&f->lrc->lock);
 	vg_lrc_rep_unmap_all(r);
 	if (r->owner != VG_LRC_OWNER_SHARED)
 		for (i = 0; i < NPG; i++)
-			vg_vv_set(&f->gp[r->gp].vv[i], r->owner, 0);
+			vg_vv_set(&g->vv[i], r->owner, 0);
 	vg_lrc_rep_free(r);
+	vg_lrc_gpage_tidy(f, g);
 }
 
 /*
@@ -214,7 +218,7 @@ int vg_lrc_rep_drop(struct vg_lrc_rep *r)
 			return err;
 		/* The host copy holds it all now: dropping cannot lower max. */
 		for (i = 0; i < NPG; i++)
-			vg_vv_set(&f->gp[r->gp].vv[i], r->owner, 0);
+			vg_vv_set(&r->page->vv[i], r->owner, 0);
 	}
 	vg_lrc_rep_free(r);
 	return 0;
@@ -452,34 +456,51 @@ host:
  * context), pinned, with uninitialised memory, linked on the page and its
  * LRA list. The caller fills it and unpins it. host_ok: it may go to host
  * RAM when no VRAM can be had (the faulting page; not readahead beyond it,
- * which then simply stops).
+ * which then simply stops). A page entry it makes is charged to acct (the
+ * faulting VM's: -ENOMEM over its cap).
  */
 int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
-		     u16 owner, bool host_ok, struct vg_lrc_rep **out)
+		     u16 owner, bool host_ok, struct vg_lrc_acct *acct,
+		     struct vg_lrc_rep **out)
 {
+	struct vg_lrc_gpage *g;
 	struct vg_lrc_rep *r;
 	int err;
 
 	lockdep_assert_held(&lg->lrc->lock);
+	/*
+	 * The entry first, so the cap refuses before any VRAM moves. Not on
+	 * the host LRU (no host copy): the evictions below cannot free it.
+	 */
+	err = vg_lrc_gpage_get(f, gp, acct, &g);
+	if (err)
+		return err;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
+	if (!r) {
+		err = -ENOMEM;
+		goto err_tidy;
+	}
 	r->lg = lg;
 	r->owner = owner;
 	err = vg_lrc_mem_get(lg, r, host_ok);
 	if (err) {
 		kfree(r);
-		return err;
+		goto err_tidy;
 	}
 	r->file = f;
+	r->page = g;
 	r->gp = gp;
 	r->pinned = true;
 	vg_lrc_rep_placed(r);
-	r->next = f->gp[gp].reps;
-	f->gp[gp].reps = r;
+	r->next = g->reps;
+	g->reps = r;
 	vg_lrc_count(lg->lrc, owner, true);
 	*out = r;
 	return 0;
+
+err_tidy:
+	vg_lrc_gpage_tidy(f, g);
+	return err;
 }
 
 /*
@@ -591,7 +612,7 @@ void vg_lrc_promote(struct vg_lrc_gpu *lg, u32 max)
 		if (!max)
 			break;
 		if (r->pinned || (r->owner == VG_LRC_OWNER_SHARED &&
-				  !vg_lrc_rep_newest(r, &r->file->gp[r->gp])))
+				  !vg_lrc_rep_newest(r, r->page)))
 			continue;
 		if (lg->used + GPAGE > lg->budget)
 			break;
@@ -609,13 +630,13 @@ void vg_lrc_promote(struct vg_lrc_gpu *lg, u32 max)
 int vg_lrc_gp_store_dirty(struct vg_lrc_ino *f, u32 gp, bool *wrote)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	u64 off, end;
 	u32 i, j;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
-	if (WARN_ON_ONCE(!g->host || !g->sbase))
+	if (WARN_ON_ONCE(!g || !g->host || !g->sbase))
 		return -EIO;
 	for (i = 0; i < NPG; i = j) {
 		if (!(g->wb_dirty & BIT(i))) {
@@ -653,7 +674,7 @@ int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
 	struct vg_lrc_attr attr;
 	struct vg_lrc_gpage *g;
 	bool wrote = false;
-	u32 gp, i;
+	u32 gp, i, end;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
@@ -661,8 +682,11 @@ int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n)
 	err = vg_lrc_host_changes(f);
 	if (err)
 		return err;
-	for (gp = first; gp < first + n && gp < f->nr_gp; gp++) {
-		g = &f->gp[gp];
+	end = min(first + n, f->nr_gp);	/* as the check grew the file */
+	/* Pages not cached have nothing to write. Nothing below frees one. */
+	for (g = vg_lrc_gpage_next(f, first, end); g;
+	     g = vg_lrc_gpage_next(f, gp + 1, end)) {
+		gp = vg_lrc_gp_of(g);
 		if (!g->wb_dirty) {
 			/* Storage bases of pages that stayed clean. */
 			kvfree(g->sbase);

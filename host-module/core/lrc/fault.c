@@ -49,12 +49,12 @@ int vg_lrc_fault_handler(void *priv, const struct vg_gpu_fault *f)
 static struct vg_lrc_rep *vg_lrc_shared_newest(struct vg_lrc_gpu *lg,
 					       struct vg_lrc_ino *f, u32 gp)
 {
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	struct vg_lrc_rep *r;
 
-	lockdep_assert_held(&lg->lrc->lock);
-	for (r = f->gp[gp].reps; r; r = r->next)
+	for (r = g ? g->reps : NULL; r; r = r->next)
 		if (r->owner == VG_LRC_OWNER_SHARED && r->lg == lg && r->vram &&
-		    vg_lrc_rep_newest(r, &f->gp[gp]))
+		    vg_lrc_rep_newest(r, g))
 			return r;
 	return NULL;
 }
@@ -63,7 +63,7 @@ static struct vg_lrc_rep *vg_lrc_shared_newest(struct vg_lrc_gpu *lg,
 static void vg_lrc_shared_unused(struct vg_lrc_rep *r)
 {
 	if (r && r->owner == VG_LRC_OWNER_SHARED && !r->maps &&
-	    !vg_lrc_rep_newest(r, &r->file->gp[r->gp]))
+	    !vg_lrc_rep_newest(r, r->page))
 		vg_lrc_rep_drop(r);
 }
 
@@ -79,7 +79,7 @@ static int vg_lrc_privatise(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 	struct vg_lrc_gpu *lg = ctx->lg;
 	struct vg_lrc_ino *f = m->file;
 	u32 gp = m->first_gp + idx, i;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g;
 	struct vg_lrc_rep *p;
 	struct vg_mem *from;
 	u8 *data;
@@ -88,9 +88,10 @@ static int vg_lrc_privatise(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 	lockdep_assert_held(&lrc->lock);
 	if (src)
 		src->pinned = true;
-	err = vg_lrc_rep_alloc(lg, f, gp, ctx->owner, true, &p);
+	err = vg_lrc_rep_alloc(lg, f, gp, ctx->owner, true, ctx->acct, &p);
 	if (err)
 		goto err_unpin_src;
+	g = p->page;
 	p->base = kvmalloc(GPAGE, GFP_KERNEL);
 	if (!p->base) {
 		err = -ENOMEM;
@@ -217,7 +218,7 @@ static int vg_lrc_read_fault(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 		}
 		/* Only the faulting page may go to host RAM (no VRAM). */
 		err = vg_lrc_rep_alloc(lg, f, pgp, VG_LRC_OWNER_SHARED, !j,
-				       &r);
+				       ctx->acct, &r);
 		if (err)
 			break;
 		fetch[nf++] = r;
@@ -242,7 +243,7 @@ static int vg_lrc_read_fault(struct vg_lrc_ctx *ctx, struct vg_lrc_map *m,
 		if (err)
 			goto out_drop;
 		for (k = 0; k < nf; k++) {
-			struct vg_lrc_gpage *g = &f->gp[fetch[k]->gp];
+			struct vg_lrc_gpage *g = fetch[k]->page;
 
 			memcpy(lg->stage_va + (u64)k * GPAGE, g->host, GPAGE);
 			for (i = 0; i < NPG; i++)
@@ -337,8 +338,8 @@ int vg_lrc_fault_map(struct vg_lrc_map *m, u64 va, bool write)
 		 * VM must never read those (only released data is shared).
 		 */
 		if (write && !(p->written & BIT(pg)) &&
-		    vg_vv_get(&m->file->gp[p->gp].vv[pg], ctx->owner) >
-		    vg_vv_get(&m->file->gp[p->gp].vv[pg], VG_LRC_OWNER_CPU)) {
+		    vg_vv_get(&p->page->vv[pg], ctx->owner) >
+		    vg_vv_get(&p->page->vv[pg], VG_LRC_OWNER_CPU)) {
 			p->pinned = true;
 			err = vg_lrc_gp_merge(m->file, p->gp);
 			p->pinned = false;

@@ -34,9 +34,9 @@ static bool vg_lrc_host_pinned(struct vg_lrc *lrc, struct vg_lrc_ino *f,
 /*
  * Write the dirty 4 KiB blocks of host copy gp of f to the store (contiguous
  * ones in one write, nothing past the file's size) and fsync, for its
- * eviction. Not vg_lrc_writeback: that may grow the file's page array
- * (its change check), and eviction runs inside loads whose callers hold
- * page pointers. So the change counter is checked here without growing:
+ * eviction. Not vg_lrc_writeback: that may grow the file (its change
+ * check), and eviction runs inside loads whose callers hold page
+ * pointers. So the change counter is checked here without growing:
  * if it moved, the file's pages become unverified (a new epoch) and this
  * one is compared with the store first, so an outside writer's bytes are
  * merged, never overwritten; if the file grew behind the cache the page
@@ -65,7 +65,7 @@ static int vg_lrc_host_wb_one(struct vg_lrc_ino *f, u32 gp)
 	err = vg_lrc_verify(f, gp, 1);
 	if (err)
 		return err;
-	g = &f->gp[gp];
+	g = vg_lrc_gpage(f, gp);	/* has its host copy */
 	err = vg_lrc_gp_store_dirty(f, gp, &wrote);
 	if (err)
 		return err;
@@ -93,13 +93,15 @@ static int vg_lrc_host_wb_one(struct vg_lrc_ino *f, u32 gp)
  *  - a clean one equals the store (as of its last compare; a change since
  *    is simply read at the next load: no replica holds the old bytes).
  * STORAGE then holds the host copy's version, and the next load reads
- * the page back at that version. Returns true if it was dropped.
+ * the page back at that version. With nothing else of the page cached,
+ * its page entry goes too (vg_lrc_gpage_tidy); the next load makes a new
+ * one at version 1: no replica or version entry remembers the old one.
+ * Returns true if it was dropped.
  */
-static bool vg_lrc_host_evict(struct vg_lrc_ino *f, u32 gp)
+static bool vg_lrc_host_evict(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
-	u32 i;
+	u32 gp = vg_lrc_gp_of(g), i;
 
 	lockdep_assert_held(&lrc->lock);
 	if (!g->host || g->reps || vg_lrc_host_pinned(lrc, f, gp))
@@ -113,11 +115,12 @@ static bool vg_lrc_host_evict(struct vg_lrc_ino *f, u32 gp)
 		/* Both entries exist since the load: cannot fail. */
 		vg_vv_set(&g->vv[i], VG_LRC_OWNER_STORAGE,
 			  vg_vv_get(&g->vv[i], VG_LRC_OWNER_CPU));
-	vg_lrc_cf_clear(f, gp, 0xffff);
+	vg_lrc_cf_clear(f, g, 0xffff);
 	kvfree(g->sbase);
 	g->sbase = NULL;
-	vg_lrc_host_free(f, gp);
+	vg_lrc_host_free(f, g);
 	lrc->stats.host_evictions++;
+	vg_lrc_gpage_tidy(f, g);
 	return true;
 }
 
@@ -137,11 +140,11 @@ void vg_lrc_host_trim(struct vg_lrc *lrc, u64 budget)
 	while (again && lrc->host_used > budget) {
 		again = false;
 		list_for_each_entry_safe(hn, tmp, &lrc->host_lru, lru) {
-			bool dirty = hn->f->gp[hn->gp].wb_dirty;
+			bool dirty = hn->g->wb_dirty;
 
 			if (lrc->host_used <= budget)
 				return;
-			if (!vg_lrc_host_evict(hn->f, hn->gp))
+			if (!vg_lrc_host_evict(hn->f, hn->g))
 				continue;
 			/*
 			 * A write-back may have reordered the list (its
@@ -156,15 +159,14 @@ void vg_lrc_host_trim(struct vg_lrc *lrc, u64 budget)
 }
 
 /*
- * A new host copy for gp of f (content undefined), within the budget: the
- * least recently used ones go first (the pages of the load under way,
+ * A new host copy for page g of f (content undefined), within the budget:
+ * the least recently used ones go first (the pages of the load under way,
  * lrc->hpin_*, stay). Verified at the file's epoch (it is read from the
  * store now) and the most recently used.
  */
-int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp)
+int vg_lrc_host_alloc(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
 	struct vg_lrc_hnode *hn;
 
 	lockdep_assert_held(&lrc->lock);
@@ -182,7 +184,7 @@ int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp)
 		return -ENOMEM;
 	}
 	hn->f = f;
-	hn->gp = gp;
+	hn->g = g;
 	hn->vepoch = f->epoch;
 	list_add_tail(&hn->lru, &lrc->host_lru);
 	g->hn = hn;
@@ -190,10 +192,8 @@ int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp)
 	return 0;
 }
 
-void vg_lrc_host_free(struct vg_lrc_ino *f, u32 gp)
+void vg_lrc_host_free(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
-
 	lockdep_assert_held(&f->lrc->lock);
 	if (!g->host)
 		return;
@@ -205,11 +205,9 @@ void vg_lrc_host_free(struct vg_lrc_ino *f, u32 gp)
 	f->lrc->host_used -= GPAGE;
 }
 
-/* gp of f is in use: the most recently used host copy. */
-void vg_lrc_host_touch(struct vg_lrc_ino *f, u32 gp)
+/* Page g of f is in use: the most recently used host copy. */
+void vg_lrc_host_touch(struct vg_lrc_ino *f, struct vg_lrc_gpage *g)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
-
 	lockdep_assert_held(&f->lrc->lock);
 	if (g->hn)
 		list_move_tail(&g->hn->lru, &f->lrc->host_lru);
@@ -339,8 +337,9 @@ s64 vg_lrc_host_read(struct vg_lrc_file *hf, u64 off, void *buf, u64 len)
 		mutex_unlock(&lrc->lock);
 		return err;
 	}
+	/* Loaded: every page of the range has its entry and host copy. */
 	for (pos = off; pos < end; pos += n) {
-		struct vg_lrc_gpage *g = &f->gp[pos >> VG_LRC_GSHIFT];
+		struct vg_lrc_gpage *g = vg_lrc_gpage(f, pos >> VG_LRC_GSHIFT);
 		u64 in = pos & (GPAGE - 1);
 
 		n = min(end - pos, GPAGE - in);
@@ -391,7 +390,7 @@ s64 vg_lrc_host_write(struct vg_lrc_file *hf, u64 off, const void *buf,
 		return err;
 	}
 	for (pos = off; pos < end; pos += n) {
-		struct vg_lrc_gpage *g = &f->gp[pos >> VG_LRC_GSHIFT];
+		struct vg_lrc_gpage *g = vg_lrc_gpage(f, pos >> VG_LRC_GSHIFT);
 		u64 in = pos & (GPAGE - 1);
 
 		n = min(end - pos, GPAGE - in);
@@ -407,6 +406,7 @@ s64 vg_lrc_host_write(struct vg_lrc_file *hf, u64 off, const void *buf,
 
 int vg_lrc_host_fsync(struct vg_lrc_file *hf)
 {
+	struct vg_lrc_gpage *g;
 	struct vg_lrc_ino *f;
 	struct vg_lrc *lrc;
 	u32 gp;
@@ -419,9 +419,12 @@ int vg_lrc_host_fsync(struct vg_lrc_file *hf)
 	mutex_lock(&lrc->lock);
 	/* Outside writers first: their changes are older than the merges. */
 	err = vg_lrc_change_check(f);
-	for (gp = 0; gp < f->nr_gp && !err; gp++)
-		if (f->gp[gp].host)
+	for (g = vg_lrc_gpage_next(f, 0, f->nr_gp); g && !err;
+	     g = vg_lrc_gpage_next(f, gp + 1, f->nr_gp)) {
+		gp = vg_lrc_gp_of(g);
+		if (g->host)
 			err = vg_lrc_gp_merge(f, gp);
+	}
 	if (!err && f->writable)
 		err = vg_lrc_writeback(f, 0, f->nr_gp);
 	mutex_unlock(&lrc->lock);

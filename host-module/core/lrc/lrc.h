@@ -80,6 +80,14 @@ struct vg_lrc_store_ops {
  * reference), so a guest cannot pin host memory without bound (-ENOMEM).
  */
 #define VG_LRC_MAPS_MAX		4096
+/*
+ * Host memory of file-map metadata a VM may hold, by default: its maps
+ * (about 8 bytes per 64 KiB mapped: 8 MiB for a 64 GiB map) and the page
+ * entries of the GPU pages its faults brought into the cache (about
+ * 500 bytes per 64 KiB cached: 256 MiB is some 32 GiB of file cached).
+ * Beyond it, a map or a fault that needs more fails -ENOMEM.
+ */
+#define VG_LRC_META_MAX_DEFAULT	(256ull << 20)
 
 struct vg_lrc_config {
 	const struct vg_lrc_store_ops *store;
@@ -100,9 +108,17 @@ struct vg_lrc_config {
 	 * back first) and read from the store again when needed.
 	 */
 	u64 host_budget;
+	/* Metadata bytes each VM may hold; 0: VG_LRC_META_MAX_DEFAULT. */
+	u64 meta_max;
 };
 
 int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out);
+/*
+ * Change the metadata cap of every VM (bytes > 0; -EINVAL for 0): maps
+ * and faults beyond it fail -ENOMEM from now on; a VM above a new, lower
+ * cap keeps what it holds.
+ */
+int vg_lrc_set_meta_max(struct vg_lrc *lrc, u64 bytes);
 /*
  * Change the host copies' budget (bytes, GPU page multiple, 0: unlimited;
  * -EINVAL otherwise); shrinking evicts at once, as far as it can.
@@ -187,7 +203,10 @@ int vg_lrc_shares_list(struct vg_lrc_ctx *ctx, struct vgmem_ctrl_shares *out);
  * length: VGMEM_FILE_ALIGN multiples, length > 0 and <= VGMEM_BO_MAX_SIZE,
  * offset + length <= the file's size rounded up to VGMEM_FILE_ALIGN.
  * Nothing is fetched: the GPU's first access faults (readahead).
- * -ENOMEM also when the VM has VG_LRC_MAPS_MAX maps already.
+ * -ENOMEM also when the VM has VG_LRC_MAPS_MAX maps already, or when the
+ * map's metadata (its replica table, 8 bytes per 64 KiB) would take the
+ * VM over its metadata cap (vg_lrc_set_meta_max). Everything is checked
+ * before the table is allocated.
  * Errors as VGMEM_CTRL_FILE_MAP documents (include/uapi/vgmem.h).
  */
 int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
@@ -231,7 +250,9 @@ int vg_lrc_sync(struct vg_lrc_ctx *ctx, u64 va, u64 length);
  * The GPU fault entry point (the handler installed by vg_lrc_gpu_add calls
  * it; tests may too): service a fault of ctx at va (write or read).
  * Returns 0 when the page is mapped (the access can be replayed), -EFAULT
- * if va is in no file map of ctx or a write hits a RO map, -ENOMEM.
+ * if va is in no file map of ctx or a write hits a RO map, -ENOMEM (also
+ * when a page entry the fault needs would take the VM over its metadata
+ * cap).
  */
 int vg_lrc_fault(struct vg_lrc_ctx *ctx, u64 va, bool write);
 

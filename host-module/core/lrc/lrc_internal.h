@@ -6,8 +6,8 @@
  * Lock rules (asserted with lockdep_assert_held):
  *  - lrc->lock (mutex) protects everything below: files, page entries and
  *    their version vectors, replicas, maps, contexts, shares, the owner
- *    table, the per-GPU budgets and LRA lists, the cuckoo filter and the
- *    statistics. One lock: a fault, an acquire or a host read each touch
+ *    table, the per-GPU budgets and LRA lists, the cuckoo filter, the
+ *    VMs' metadata accounts and the statistics. One lock: a fault, an acquire or a host read each touch
  *    several of them, and the expensive part (copies) is bounded per call.
  *  - Order: lrc->lock, then gpu->lock. The cache takes a gpu->lock only
  *    around backend ops (map, unmap, protect, tlb_flush,
@@ -57,6 +57,19 @@
 
 struct vg_lrc_rep;
 struct vg_lrc_ino;
+struct vg_lrc_gpage;
+
+/*
+ * Host memory a VM's file maps hold, charged to it (lrc->lock): its maps
+ * (struct and replica table) and the page entries its GPU faults created,
+ * at most lrc->meta_max bytes (-ENOMEM beyond: vg_lrc_charge). A page
+ * entry can outlive the context (its file stays cached for other users):
+ * then the account is dead and goes with its last charge.
+ */
+struct vg_lrc_acct {
+	u64 bytes;
+	bool dead;			/* its context is gone */
+};
 
 /*
  * The bookkeeping of one host copy (lrc->lock), allocated with it and
@@ -69,12 +82,21 @@ struct vg_lrc_ino;
 struct vg_lrc_hnode {
 	struct list_head lru;		/* lrc->host_lru */
 	struct vg_lrc_ino *f;
-	u32 gp;
+	struct vg_lrc_gpage *g;		/* its GPU page */
 	u32 vepoch;
 };
 
-/* One 64 KiB GPU page of a file and its 16 page entries (lrc->lock). */
+/*
+ * One 64 KiB GPU page of a file and its 16 page entries (lrc->lock).
+ * Allocated only while the GPU page is cached (a host copy, a replica, a
+ * storage base, host writes not released yet), in the file's index
+ * f->gps; an entry with none of these is freed (vg_lrc_gpage_tidy). So a
+ * file costs metadata for what is cached of it, never for its size.
+ */
 struct vg_lrc_gpage {
+	/* In f->gps as [gp, gp + 1): gp is its index in the file. */
+	struct vg_va_node node;
+	struct vg_lrc_acct *acct;	/* charged to (NULL: the host's, uncharged) */
 	/* Per 4 KiB page: the version vector; vv.max is the page clock. */
 	struct vg_vv vv[VG_LRC_PAGES_PER_GPAGE];
 	/*
@@ -123,6 +145,7 @@ struct vg_lrc_gpage {
 struct vg_lrc_rep {
 	struct vg_lrc_rep *next;	/* gpage->reps */
 	struct vg_lrc_ino *file;
+	struct vg_lrc_gpage *page;	/* its GPU page (lives while r does) */
 	struct vg_lrc_gpu *lg;
 	u32 gp;				/* GPU page index in the file */
 	u16 owner;
@@ -170,8 +193,13 @@ struct vg_lrc_ino {
 	 * store lazily, on their next use (struct vg_lrc_hnode).
 	 */
 	u32 epoch;
-	u32 nr_gp;
-	struct vg_lrc_gpage *gp;	/* nr_gp entries */
+	u32 nr_gp;			/* GPU pages the size covers */
+	/*
+	 * The page entries of the GPU pages cached now, by index (an AVL
+	 * tree: O(log n) lookups, in-order walks of a range): sparse, so a
+	 * huge file mapped in part costs what the cached part does.
+	 */
+	struct vg_va_tree gps;
 	struct list_head maps;		/* struct vg_lrc_map.file_node */
 };
 
@@ -260,6 +288,7 @@ struct vg_lrc_ctx {
 	 */
 	struct vg_va_tree map_va;
 	struct vg_lrc_share shares[VG_LRC_SHARES_MAX];
+	struct vg_lrc_acct *acct;	/* host memory charged to the VM */
 	/*
 	 * An unmap could not merge and drop one of the context's private
 	 * replicas (a failed copy or allocation): its owner id must not be
@@ -293,6 +322,7 @@ struct vg_lrc {
 	/* GPU pages [hpin_first, hpin_end) of hpin_f are being loaded: kept. */
 	struct vg_lrc_ino *hpin_f;
 	u32 hpin_first, hpin_end;
+	u64 meta_max;			/* bytes a VM's account may hold */
 	struct vg_lrc_stats stats;
 };
 
@@ -313,6 +343,12 @@ static inline u16 vg_lrc_page_mask(u64 in, u64 n)
 	return (u16)(((2u << b) - 1) & ~((1u << a) - 1));
 }
 
+/* The index in its file of a GPU page. */
+static inline u32 vg_lrc_gp_of(const struct vg_lrc_gpage *g)
+{
+	return (u32)g->node.start;
+}
+
 /* Does r hold the newest version of all 16 pages? */
 static inline bool vg_lrc_rep_newest(const struct vg_lrc_rep *r,
 				     const struct vg_lrc_gpage *g)
@@ -327,6 +363,14 @@ static inline bool vg_lrc_rep_newest(const struct vg_lrc_rep *r,
 
 /* cache.c */
 struct vg_lrc_gpu *vg_lrc_gpu_find(struct vg_lrc *lrc, struct vg_gpu *gpu);
+int vg_lrc_charge(struct vg_lrc *lrc, struct vg_lrc_acct *a, u64 bytes);
+void vg_lrc_uncharge(struct vg_lrc_acct *a, u64 bytes);
+struct vg_lrc_gpage *vg_lrc_gpage(struct vg_lrc_ino *f, u32 gp);
+struct vg_lrc_gpage *vg_lrc_gpage_next(struct vg_lrc_ino *f, u32 from,
+				       u32 end);
+int vg_lrc_gpage_get(struct vg_lrc_ino *f, u32 gp, struct vg_lrc_acct *acct,
+		     struct vg_lrc_gpage **out);
+void vg_lrc_gpage_tidy(struct vg_lrc_ino *f, struct vg_lrc_gpage *g);
 int vg_lrc_ino_get(struct vg_lrc *lrc, void *root, const char *relpath,
 		    bool writable, struct vg_lrc_ino **out);
 void vg_lrc_ino_put(struct vg_lrc_ino *f);
@@ -335,8 +379,8 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n);
 int vg_lrc_gp_merge(struct vg_lrc_ino *f, u32 gp);
 int vg_lrc_sbase_keep(struct vg_lrc_ino *f, u32 gp, u16 mask);
 int vg_lrc_cpu_release_gp(struct vg_lrc_ino *f, u32 gp);
-void vg_lrc_cf_homed(struct vg_lrc_ino *f, u32 gp, u32 i);
-void vg_lrc_cf_clear(struct vg_lrc_ino *f, u32 gp, u16 mask);
+void vg_lrc_cf_homed(struct vg_lrc_ino *f, struct vg_lrc_gpage *g, u32 i);
+void vg_lrc_cf_clear(struct vg_lrc_ino *f, struct vg_lrc_gpage *g, u16 mask);
 u16 vg_lrc_host_stale(struct vg_lrc_ino *f, u32 gp, u16 range);
 struct vg_lrc_rep *vg_lrc_rep_private(struct vg_lrc_ino *f, u32 gp,
 				      u16 owner);
@@ -347,7 +391,8 @@ int vg_lrc_copy_gpage(struct vg_lrc_gpu *lg, struct vg_mem *dst,
 
 /* evict.c */
 int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
-		     u16 owner, bool host_ok, struct vg_lrc_rep **out);
+		     u16 owner, bool host_ok, struct vg_lrc_acct *acct,
+		     struct vg_lrc_rep **out);
 void vg_lrc_rep_unmap_all(struct vg_lrc_rep *r);
 int vg_lrc_rep_restore(struct vg_lrc_rep *r);
 int vg_lrc_rep_drop(struct vg_lrc_rep *r);
@@ -382,9 +427,9 @@ int vg_lrc_verify(struct vg_lrc_ino *f, u32 first, u32 n);
 int vg_lrc_host_changes(struct vg_lrc_ino *f);
 
 /* host.c */
-int vg_lrc_host_alloc(struct vg_lrc_ino *f, u32 gp);
-void vg_lrc_host_free(struct vg_lrc_ino *f, u32 gp);
-void vg_lrc_host_touch(struct vg_lrc_ino *f, u32 gp);
+int vg_lrc_host_alloc(struct vg_lrc_ino *f, struct vg_lrc_gpage *g);
+void vg_lrc_host_free(struct vg_lrc_ino *f, struct vg_lrc_gpage *g);
+void vg_lrc_host_touch(struct vg_lrc_ino *f, struct vg_lrc_gpage *g);
 void vg_lrc_host_trim(struct vg_lrc *lrc, u64 budget);
 
 #endif /* VGMEM_CORE_LRC_INTERNAL_H */

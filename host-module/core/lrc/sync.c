@@ -27,13 +27,14 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 	struct vg_lrc_map *m2;
 	struct vg_lrc_rep *r;
 	struct vg_lrc_gpage *g;
-	u32 idx, gp, i, old;
+	u32 gp, i, old, end = m->first_gp + first + n;
 	int err = 0;
 
 	lockdep_assert_held(&lrc->lock);
-	for (idx = first; idx < first + n; idx++) {
-		gp = m->first_gp + idx;
-		g = &f->gp[gp];
+	/* Only cached pages can have a private replica. Nothing here frees one. */
+	for (g = vg_lrc_gpage_next(f, m->first_gp + first, end); g;
+	     g = vg_lrc_gpage_next(f, gp + 1, end)) {
+		gp = vg_lrc_gp_of(g);
 		r = vg_lrc_rep_private(f, gp, ctx->owner);
 		if (!r || !r->written)
 			continue;
@@ -48,7 +49,7 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 			/* Complete if nobody released since its view. */
 			if (r->view[i] == old)
 				r->view[i] = old + 1;
-			vg_lrc_cf_homed(f, gp, i);
+			vg_lrc_cf_homed(f, g, i);
 			lrc->stats.released_pages++;
 		}
 		r->written = 0;
@@ -92,7 +93,7 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 static u16 vg_lrc_host_changes_gp(struct vg_lrc_ino *f, u32 gp, const u8 *buf)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);	/* has a host copy */
 	u16 changed = 0;
 	u8 *host, *sb;
 	u32 i;
@@ -122,7 +123,7 @@ static u16 vg_lrc_host_changes_gp(struct vg_lrc_ino *f, u32 gp, const u8 *buf)
 static int vg_lrc_host_changes_apply(struct vg_lrc_ino *f, u32 gp,
 				     const u8 *buf)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
+	struct vg_lrc_gpage *g;
 	u16 changed;
 	u32 i, v;
 	int err;
@@ -133,6 +134,7 @@ static int vg_lrc_host_changes_apply(struct vg_lrc_ino *f, u32 gp,
 	err = vg_lrc_gp_merge(f, gp);
 	if (err)
 		return err;
+	g = vg_lrc_gpage(f, gp);
 	for (i = 0; i < NPG; i++) {
 		if (!(changed & BIT(i)))
 			continue;
@@ -155,7 +157,8 @@ static int vg_lrc_host_changes_apply(struct vg_lrc_ino *f, u32 gp,
  * host copy is compared with the store before its next use (range-first:
  * an acquire compares its range now, the rest waits for whatever touches
  * it first: an acquire, a host read or write, a GPU fetch, a merge, a
- * write-back). The file's growth is taken in here (page entries).
+ * write-back). The file's growth is taken in here (its size: page
+ * entries come with what is cached).
  */
 int vg_lrc_change_check(struct vg_lrc_ino *f)
 {
@@ -177,11 +180,10 @@ int vg_lrc_change_check(struct vg_lrc_ino *f)
 	return 0;
 }
 
-static bool vg_lrc_unverified(struct vg_lrc_ino *f, u32 gp, bool dirty_only)
+static bool vg_lrc_unverified(struct vg_lrc_ino *f, struct vg_lrc_gpage *g,
+			      bool dirty_only)
 {
-	struct vg_lrc_gpage *g = &f->gp[gp];
-
-	return g->hn && g->hn->vepoch != f->epoch &&
+	return g && g->hn && g->hn->vepoch != f->epoch &&
 	       (!dirty_only || g->wb_dirty);
 }
 
@@ -199,17 +201,26 @@ static int vg_lrc_verify_some(struct vg_lrc_ino *f, u32 first, u32 n,
 {
 	struct vg_lrc *lrc = f->lrc;
 	u32 gp, end, k, last = min(first + n, f->nr_gp), old;
+	struct vg_lrc_gpage *g;
 	int err;
 
 	lockdep_assert_held(&lrc->lock);
-	for (gp = first; gp < last; gp = end) {
-		if (!vg_lrc_unverified(f, gp, dirty_only)) {
+	/*
+	 * Only cached pages (with a host copy) can be unverified. A compare
+	 * merges, which loads nothing here (the pages have host copies), so
+	 * no entry is freed under the walk.
+	 */
+	for (g = vg_lrc_gpage_next(f, first, last); g;
+	     g = vg_lrc_gpage_next(f, end, last)) {
+		gp = vg_lrc_gp_of(g);
+		if (!vg_lrc_unverified(f, g, dirty_only)) {
 			end = gp + 1;
 			continue;
 		}
 		/* One store read per run of pages (syscalls add up). */
 		for (end = gp + 1; end < last && end - gp < VG_LRC_CMP_RUN &&
-		     vg_lrc_unverified(f, end, dirty_only); end++)
+		     vg_lrc_unverified(f, vg_lrc_gpage(f, end), dirty_only);
+		     end++)
 			;
 		err = lrc->store->read(lrc->store_priv, f->fh, (u64)gp * GPAGE,
 				       lrc->scratch, (u64)(end - gp) * GPAGE);
@@ -218,7 +229,7 @@ static int vg_lrc_verify_some(struct vg_lrc_ino *f, u32 first, u32 n,
 		lrc->stats.fetch_storage += (u64)(end - gp) * GPAGE;
 		lrc->stats.store_reads++;
 		for (k = gp; k < end; k++) {
-			struct vg_lrc_hnode *hn = f->gp[k].hn;
+			struct vg_lrc_hnode *hn = vg_lrc_gpage(f, k)->hn;
 
 			/* Verified first: the merge below loads (verifies) it. */
 			old = hn->vepoch;
@@ -266,12 +277,17 @@ int vg_lrc_host_changes(struct vg_lrc_ino *f)
  */
 int vg_lrc_cpu_release(struct vg_lrc_ino *f)
 {
+	struct vg_lrc_gpage *g;
 	u32 gp;
 	int err = 0;
 
 	lockdep_assert_held(&f->lrc->lock);
-	for (gp = 0; gp < f->nr_gp && !err; gp++)
+	/* Cached pages only (host writes keep their entries). */
+	for (g = vg_lrc_gpage_next(f, 0, f->nr_gp); g && !err;
+	     g = vg_lrc_gpage_next(f, gp + 1, f->nr_gp)) {
+		gp = vg_lrc_gp_of(g);
 		err = vg_lrc_cpu_release_gp(f, gp);
+	}
 	return err;
 }
 
@@ -280,8 +296,9 @@ int vg_lrc_acquire(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 	struct vg_lrc *lrc;
 	struct vg_lrc_map *m;
 	struct vg_lrc_rep *r, *p;
+	struct vg_lrc_gpage *g;
 	struct vg_lrc_ino *f;
-	u32 first, n, idx, gp;
+	u32 first, n, idx, gp, end;
 	int err;
 
 	if (!ctx)
@@ -309,17 +326,24 @@ int vg_lrc_acquire(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 	err = vg_lrc_release_locked(m, first, n);
 	if (err)
 		goto out_unlock;
-	for (idx = first; idx < first + n; idx++) {
-		gp = m->first_gp + idx;
+	/*
+	 * Pages with a replica are cached: walk those of the range, asking
+	 * again after each (a merge's load may evict other host copies).
+	 */
+	end = m->first_gp + first + n;
+	for (g = vg_lrc_gpage_next(f, m->first_gp + first, end); g;
+	     g = vg_lrc_gpage_next(f, gp + 1, end)) {
+		gp = vg_lrc_gp_of(g);
+		idx = gp - m->first_gp;
 		r = m->reps[idx];
 		p = vg_lrc_rep_private(f, gp, ctx->owner);
-		if (p && !vg_lrc_rep_newest(p, &f->gp[gp])) {
+		if (p && !vg_lrc_rep_newest(p, g)) {
 			/* Merged into the host copy, then gone: refetch. */
 			err = vg_lrc_rep_drop(p);
 			if (err)
 				goto out_unlock;
 			lrc->stats.invalidations++;
-		} else if (r && r != p && !vg_lrc_rep_newest(r, &f->gp[gp])) {
+		} else if (r && r != p && !vg_lrc_rep_newest(r, g)) {
 			vg_lrc_map_clear(m, idx);
 			lrc->stats.invalidations++;
 			/* Others may still read this version until they acquire. */
@@ -361,7 +385,8 @@ int vg_lrc_release(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 int vg_lrc_sync(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 {
 	struct vg_lrc_map *m;
-	u32 first, n, idx;
+	struct vg_lrc_gpage *g;
+	u32 first, n, gp, end;
 	int err;
 
 	if (!ctx)
@@ -379,9 +404,13 @@ int vg_lrc_sync(struct vg_lrc_ctx *ctx, u64 va, u64 length)
 	if (!err)
 		err = vg_lrc_release_locked(m, first, n);
 	/* Pages never loaded hold nothing newer than the store. */
-	for (idx = first; idx < first + n && !err; idx++)
-		if (m->file->gp[m->first_gp + idx].host)
-			err = vg_lrc_gp_merge(m->file, m->first_gp + idx);
+	end = m->first_gp + first + n;
+	for (g = vg_lrc_gpage_next(m->file, m->first_gp + first, end);
+	     g && !err; g = vg_lrc_gpage_next(m->file, gp + 1, end)) {
+		gp = vg_lrc_gp_of(g);
+		if (g->host)
+			err = vg_lrc_gp_merge(m->file, gp);
+	}
 	if (!err)
 		err = vg_lrc_writeback(m->file, m->first_gp + first, n);
 out_unlock:
