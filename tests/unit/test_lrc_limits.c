@@ -4,7 +4,8 @@
  * others: a FILE_MAP is checked before its replica table is allocated;
  * page entries exist only for cached GPU pages; a VM's maps and the page
  * entries its faults create are charged to it up to its metadata cap
- * (-ENOMEM beyond), while another VM maps and faults on.
+ * (-ENOMEM beyond), while another VM maps and faults on; a VM whose
+ * merges fail, reset over and over, does not use up the owner ids.
  */
 #include "lrc_fixture.h"
 
@@ -195,12 +196,107 @@ static void test_meta_cap(void **state)
 	lfx_fini(&x);
 }
 
+static u32 nr_retired(struct lfx *x)
+{
+	u32 n;
+
+	mutex_lock(&x->lrc->lock);
+	n = x->lrc->nr_retired;
+	mutex_unlock(&x->lrc->lock);
+	return n;
+}
+
+/*
+ * A VM maps a page of a file, writes it, and goes away (a device reset)
+ * while its unmap's merge fails (a copy error), round after round, more
+ * rounds than there are owner ids, while B keeps the file cached: each
+ * round leaves a private replica and retires its owner id. Ids are not
+ * used up: once none is free, the retired ones' replicas are merged and
+ * their ids handed out again. No byte released in any round is lost.
+ */
+static void test_owner_ids_recycled(void **state)
+{
+	const u32 rounds = VG_LRC_OWNERS_MAX + 16;
+	struct lfx x;
+	struct lfx_vm *a, *b, *c;
+	struct ms_file *f;
+	u8 v[64], buf[64];
+	u32 i, owner0;
+	bool reused = false;
+	u64 va, vb, vc;
+	int err, level;
+
+	(void)state;
+	/* Room for every round's replica: no eviction merges them. */
+	lfx_init(&x, 1, 256 * MiB, 160 * MiB);
+	f = ms_add(&x.ms, "/srv/share0", "o.bin", (u64)rounds * GP);
+	b = lfx_vm(&x, 0);
+	vb = lfx_map(b, "o.bin", 0, GP, VGMEM_FILE_RO);
+
+	/* Round 0 writes and releases real bytes through its GPU. */
+	a = lfx_vm(&x, 0);
+	va = lfx_map(a, "o.bin", 0, GP, VGMEM_FILE_RW);
+	memset(v, 0x6b, sizeof(v));
+	lfx_gpu_write(&x, a, va + 8, v, sizeof(v));
+	assert_int_equal(vg_lrc_release(a->ctx, va, 0), 0);
+	owner0 = vg_lrc_ctx_owner(a->ctx);
+	vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_COPY, 1);
+	lfx_vm_destroy(a);
+	assert_int_equal(nr_retired(&x), 1);
+	assert_memory_equal(f->data + 8, v, sizeof(v));
+
+	/* The other rounds: a write fault on page i, the same failed merge. */
+	level = os_log_level(LOGLEVEL_ERR);	/* two warnings a round */
+	for (i = 1; i < rounds; i++) {
+		struct vg_vm_config cfg = { 0 };
+		struct vg_lrc_ctx *ctx;
+		struct vg_vm *vm;
+
+		assert_int_equal(vg_vm_create(x.gpu[0].gpu, &cfg, &vm), 0);
+		err = vg_lrc_ctx_create(x.lrc, vm, &ctx);
+		if (err)
+			fail_msg("round %u: no owner id: %d", i, err);
+		reused |= vg_lrc_ctx_owner(ctx) == owner0;
+		assert_int_equal(vg_lrc_share_set(ctx, 1, "/srv/share0", false),
+				 0);
+		assert_int_equal(vg_lrc_map(ctx, 1, "o.bin", (u64)i * GP, GP,
+					    VGMEM_FILE_RW, &va), 0);
+		assert_int_equal(vg_lrc_fault(ctx, va, true), 0);
+		vg_sim_inject(x.gpu[0].sim, VG_SIM_INJ_COPY, 1);
+		vg_vm_destroy(vm);
+	}
+	os_log_level(level);
+	/* Reclaimed when they ran out: round 0's id came back. */
+	assert_true(reused);
+	assert_true(nr_retired(&x) > 0 && nr_retired(&x) < rounds / 2);
+	assert_int_equal(lfx_stats(&x).replicas_private, nr_retired(&x));
+
+	/* Another VM gets a context and reads round 0's bytes, as B does. */
+	c = lfx_vm(&x, 0);
+	vc = lfx_map(c, "o.bin", 0, GP, VGMEM_FILE_RO);
+	lfx_gpu_read(&x, c, vc + 8, buf, sizeof(buf));
+	assert_memory_equal(buf, v, sizeof(buf));
+	assert_int_equal(vg_lrc_acquire(b->ctx, vb, 0), 0);
+	lfx_gpu_read(&x, b, vb + 8, buf, sizeof(buf));
+	assert_memory_equal(buf, v, sizeof(buf));
+
+	/* The file's last close merges the rest: every id is free. */
+	lfx_vm_destroy(c);
+	lfx_vm_destroy(b);
+	assert_int_equal(lfx_stats(&x).files, 0);
+	assert_int_equal(lfx_stats(&x).replicas_private, 0);
+	assert_int_equal(nr_retired(&x), 0);
+	assert_memory_equal(f->data + 8, v, sizeof(v));
+	lfx_fini(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_checks_first),
 		cmocka_unit_test(test_entries_sparse),
 		cmocka_unit_test(test_meta_cap),
+		cmocka_unit_test(test_owner_ids_recycled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

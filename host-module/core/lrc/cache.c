@@ -15,6 +15,7 @@ int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
 {
 	struct vg_lrc *lrc;
 	u64 ra;
+	u32 i;
 	int err;
 
 	if (!cfg || !out || !cfg->store)
@@ -49,6 +50,8 @@ int vg_lrc_create(const struct vg_lrc_config *cfg, struct vg_lrc **out)
 	lrc->host_budget = cfg->host_budget;
 	lrc->meta_max = cfg->meta_max ? cfg->meta_max : VG_LRC_META_MAX_DEFAULT;
 	INIT_LIST_HEAD(&lrc->host_lru);
+	for (i = 0; i < VG_LRC_OWNERS_MAX; i++)
+		INIT_LIST_HEAD(&lrc->owned[i]);
 	INIT_LIST_HEAD(&lrc->gpus);
 	INIT_LIST_HEAD(&lrc->files);
 	lrc->next_serial = 1;
@@ -108,6 +111,8 @@ void vg_lrc_destroy(struct vg_lrc *lrc)
 	/* Contexts hold GPUs and files: the caller must have ended them. */
 	WARN_ON(lrc->nr_ctxs);
 	WARN_ON(!list_empty(&lrc->files));
+	/* The files' last closes freed every replica a context left. */
+	WARN_ON(lrc->nr_retired);
 	list_for_each_entry_safe(lg, tlg, &lrc->gpus, node)
 		vg_lrc_gpu_remove(lrc, lg->gpu);
 	vg_cuckoo_fini(&lrc->cf);
@@ -345,7 +350,7 @@ int vg_lrc_ino_grow(struct vg_lrc_ino *f, u64 size)
 	return 0;
 }
 
-/* ---- page entries ---------------------------------------------------------- */
+/* ---- page entries -------------------------------------------------------- */
 
 /* The page entry of GPU page gp, or NULL if it is not cached. */
 struct vg_lrc_gpage *vg_lrc_gpage(struct vg_lrc_ino *f, u32 gp)
@@ -516,6 +521,7 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 {
 	struct vg_lrc *lrc = f->lrc;
 	struct vg_lrc_gpage *g;
+	struct vg_lrc_rep *r;
 	struct vg_va_node *n;
 	u32 gp;
 	int err;
@@ -524,17 +530,26 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 	if (--f->refs)
 		return;
 	WARN_ON(!list_empty(&f->maps));
-	/* Cached shared replicas without maps, private ones are gone. */
+	/*
+	 * Cached shared replicas without maps go; so do private ones a
+	 * failed merge left behind (their contexts are gone).
+	 */
 	for (g = vg_lrc_gpage_next(f, 0, f->nr_gp); g;
 	     g = vg_lrc_gpage_next(f, gp + 1, f->nr_gp)) {
 		gp = vg_lrc_gp_of(g);
-		while (g->reps) {
-			err = vg_lrc_rep_drop(g->reps);
-			if (err) {
-				pr_warn("vgmem: lrc: dropping a replica failed: %d\n",
-					err);
-				break;
-			}
+		/* Asked again each time: a discard may free the entry. */
+		while ((g = vg_lrc_gpage(f, gp)) && g->reps) {
+			r = g->reps;
+			err = vg_lrc_rep_drop(r);
+			if (!err)
+				continue;
+			/*
+			 * Nothing can merge it once the file is gone: free it
+			 * rather than leave it (and its owner id) behind.
+			 */
+			pr_warn("vgmem: lrc: dropping a replica failed: %d; its unmerged bytes are lost\n",
+				err);
+			vg_lrc_rep_discard(r);
 		}
 	}
 	if (f->writable) {
@@ -543,8 +558,10 @@ void vg_lrc_ino_put(struct vg_lrc_ino *f)
 			pr_warn("vgmem: lrc: write-back at close failed: %d\n",
 				err);
 	}
-	while ((n = vg_va_first(&f->gps)))
-		vg_lrc_gpage_free(f, container_of(n, struct vg_lrc_gpage, node));
+	while ((n = vg_va_first(&f->gps))) {
+		g = container_of(n, struct vg_lrc_gpage, node);
+		vg_lrc_gpage_free(f, g);
+	}
 	lrc->store->close(lrc->store_priv, f->fh);
 	list_del(&f->node);
 	kfree(f);
@@ -640,11 +657,12 @@ int vg_lrc_gp_load(struct vg_lrc_ino *f, u32 first, u32 n)
 				       tmp + (u64)k * GPAGE, GPAGE);
 			kvfree(tmp);
 		} else {
-			for (k = 0, err = 0; k < run && !err; k++)
+			for (k = 0, err = 0; k < run && !err; k++) {
+				g = vg_lrc_gpage(f, i + k);
 				err = lrc->store->read(lrc->store_priv, f->fh,
 						       (u64)(i + k) * GPAGE,
-						       vg_lrc_gpage(f, i + k)->host,
-						       GPAGE);
+						       g->host, GPAGE);
+			}
 		}
 		for (k = 0; k < run && !err; k++)
 			err = vg_lrc_gp_init_vv(vg_lrc_gpage(f, i + k));
@@ -937,14 +955,14 @@ void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st)
 	}
 	list_for_each_entry(f, &lrc->files, node) {
 		files++;
-		/* Entries of the cached GPU pages only: the index is in them. */
+		/* Entries of cached GPU pages only; the index is in them. */
 		pages += (u64)f->gps.count * NPG;
 		meta += (u64)f->gps.count * sizeof(struct vg_lrc_gpage);
 		for (n = vg_va_first(&f->gps); n; n = vg_va_next(n)) {
 			g = container_of(n, struct vg_lrc_gpage, node);
 			for (j = 0; j < NPG; j++)
 				meta += vg_vv_ext_bytes(&g->vv[j]);
-			/* A host copy's own bookkeeping is page metadata too. */
+			/* A host copy's bookkeeping is page metadata too. */
 			if (g->hn)
 				meta += sizeof(struct vg_lrc_hnode);
 		}

@@ -10,6 +10,72 @@
 #define PAGE	VG_LRC_PAGE_SIZE
 #define NPG	VG_LRC_PAGES_PER_GPAGE
 
+/*
+ * Holds the owner id of a destroyed context whose private replicas are
+ * still cached (a merge failed at unmap, e.g. a copy error). While one is
+ * there the id is not handed out: a new context with it would take that
+ * replica for its own and read or publish another VM's bytes. Never
+ * dereferenced.
+ */
+static struct vg_lrc_ctx vg_lrc_ctx_retired;
+
+/*
+ * owner's last private replica is gone (evict.c): if its context is gone
+ * too, the id is free again. No version entry names it any more: only a
+ * private replica's page holds one for its owner, and dropping or
+ * discarding the replica clears it.
+ */
+void vg_lrc_owner_put(struct vg_lrc *lrc, u16 owner)
+{
+	lockdep_assert_held(&lrc->lock);
+	if (lrc->owners[owner] != &vg_lrc_ctx_retired)
+		return;
+	lrc->owners[owner] = NULL;
+	lrc->nr_retired--;
+}
+
+/*
+ * No owner id is free: merge and drop what the retired ids' contexts left
+ * (a merge that failed at their unmap usually works later: the copy
+ * error, the allocation failure was passing), which frees their ids. One
+ * that fails again, or a replica with writes never released, keeps its
+ * id retired. So a guest that makes its merges fail, over device reset
+ * after device reset, cannot use the ids up for other VMs.
+ */
+static void vg_lrc_owners_reclaim(struct vg_lrc *lrc)
+{
+	struct vg_lrc_rep *r, *tmp;
+	u32 id;
+
+	lockdep_assert_held(&lrc->lock);
+	for (id = VG_LRC_OWNER_GPU0; id < VG_LRC_OWNERS_MAX && lrc->nr_retired;
+	     id++) {
+		if (lrc->owners[id] != &vg_lrc_ctx_retired)
+			continue;
+		/* A drop frees r only: tmp stays (a merge frees no replica). */
+		list_for_each_entry_safe(r, tmp, &lrc->owned[id], onode)
+			if (r->written || vg_lrc_rep_drop(r))
+				break;
+	}
+}
+
+/* A free owner id, reclaiming retired ones if none is; 0 if none. */
+static u32 vg_lrc_owner_get(struct vg_lrc *lrc)
+{
+	u32 id, pass;
+
+	lockdep_assert_held(&lrc->lock);
+	for (pass = 0; pass < 2; pass++) {
+		for (id = VG_LRC_OWNER_GPU0; id < VG_LRC_OWNERS_MAX; id++)
+			if (!lrc->owners[id])
+				return id;
+		if (!lrc->nr_retired)
+			break;
+		vg_lrc_owners_reclaim(lrc);
+	}
+	return 0;
+}
+
 int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 		      struct vg_lrc_ctx **out)
 {
@@ -39,10 +105,8 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 	err = vg_lrc_gpu_stage(lg);
 	if (err)
 		goto err_unlock;
-	for (id = VG_LRC_OWNER_GPU0; id < VG_LRC_OWNERS_MAX; id++)
-		if (!lrc->owners[id])
-			break;
-	if (id == VG_LRC_OWNERS_MAX) {
+	id = vg_lrc_owner_get(lrc);
+	if (!id) {
 		err = -ENOSPC;
 		goto err_unlock;
 	}
@@ -79,29 +143,6 @@ err_unlock:
 static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead);
 static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead);
 
-/*
- * Holds the owner id of a destroyed context whose private replica is still
- * cached (its merge failed at unmap; the file's last close merges it). The
- * id is never handed out again: a new context with it would take that
- * replica for its own and read or publish another VM's bytes. Never
- * dereferenced.
- */
-static struct vg_lrc_ctx vg_lrc_ctx_stranded;
-
-/* Does a private replica of owner remain in any cached file? */
-static bool vg_lrc_owner_in_use(struct vg_lrc *lrc, u16 owner)
-{
-	struct vg_lrc_ino *f;
-	struct vg_va_node *n;
-
-	lockdep_assert_held(&lrc->lock);
-	list_for_each_entry(f, &lrc->files, node)
-		for (n = vg_va_first(&f->gps); n; n = vg_va_next(n))
-			if (vg_lrc_rep_private(f, n->start, owner))
-				return true;
-	return false;
-}
-
 void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 {
 	struct vg_lrc *lrc;
@@ -124,10 +165,12 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 					       ctx->shares[i].root);
 	list_del(&ctx->node);
 	lrc->owners[ctx->owner] = NULL;
-	if (ctx->stranded && vg_lrc_owner_in_use(lrc, ctx->owner)) {
-		pr_warn("vgmem: lrc: owner %u retired: a replica is left\n",
+	/* A replica its unmap could not merge: the id waits for it. */
+	if (!list_empty(&lrc->owned[ctx->owner])) {
+		pr_warn("vgmem: lrc: owner %u retired until its replicas are merged\n",
 			ctx->owner);
-		lrc->owners[ctx->owner] = &vg_lrc_ctx_stranded;
+		lrc->owners[ctx->owner] = &vg_lrc_ctx_retired;
+		lrc->nr_retired++;
 	}
 	lrc->nr_ctxs--;
 	/*
@@ -600,7 +643,6 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	if (err) {
 		pr_warn("vgmem: lrc: implicit release at unmap failed: %d\n",
 			err);
-		ctx->stranded = true;
 	}
 	/*
 	 * Only cached pages have replicas (mapped or private). Asked again
@@ -618,7 +660,6 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 			if (err) {
 				pr_warn("vgmem: lrc: merge at unmap failed: %d\n",
 					err);
-				ctx->stranded = true;
 			}
 		}
 		/* A shared replica nobody maps stays cached while it is newest. */
@@ -656,7 +697,8 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	ctx->nr_maps--;
 	list_del(&m->file_node);
 	vg_lrc_ino_put(f);
-	vg_lrc_uncharge(ctx->acct, sizeof(*m) + (u64)m->nr_gp * sizeof(*m->reps));
+	vg_lrc_uncharge(ctx->acct,
+			sizeof(*m) + (u64)m->nr_gp * sizeof(*m->reps));
 	kvfree(m->reps);
 	m->reps = NULL;
 	m->file = NULL;

@@ -156,6 +156,12 @@ static void vg_lrc_rep_free(struct vg_lrc_rep *r)
 	*pp = r->next;
 	vg_lrc_rep_free_vram(r);
 	vg_lrc_count(r->file->lrc, r->owner, false);
+	if (r->owner != VG_LRC_OWNER_SHARED) {
+		list_del(&r->onode);
+		/* Its owner's last replica: a retired id may be reused. */
+		if (list_empty(&r->file->lrc->owned[r->owner]))
+			vg_lrc_owner_put(r->file->lrc, r->owner);
+	}
 	kvfree(r->base);
 	kvfree(r->saved);
 	kfree(r);
@@ -495,6 +501,8 @@ int vg_lrc_rep_alloc(struct vg_lrc_gpu *lg, struct vg_lrc_ino *f, u32 gp,
 	r->next = g->reps;
 	g->reps = r;
 	vg_lrc_count(lg->lrc, owner, true);
+	if (owner != VG_LRC_OWNER_SHARED)
+		list_add_tail(&r->onode, &lg->lrc->owned[owner]);
 	*out = r;
 	return 0;
 

@@ -7,8 +7,9 @@
  *  - lrc->lock (mutex) protects everything below: files, page entries and
  *    their version vectors, replicas, maps, contexts, shares, the owner
  *    table, the per-GPU budgets and LRA lists, the cuckoo filter, the
- *    VMs' metadata accounts and the statistics. One lock: a fault, an acquire or a host read each touch
- *    several of them, and the expensive part (copies) is bounded per call.
+ *    VMs' metadata accounts and the statistics. One lock: a fault, an
+ *    acquire or a host read each touch several of them, and the
+ *    expensive part (copies) is bounded per call.
  *  - Order: lrc->lock, then gpu->lock. The cache takes a gpu->lock only
  *    around backend ops (map, unmap, protect, tlb_flush,
  *    copies, mem_alloc/free), the VM's VA index and gpu->cache_used (the
@@ -96,7 +97,7 @@ struct vg_lrc_hnode {
 struct vg_lrc_gpage {
 	/* In f->gps as [gp, gp + 1): gp is its index in the file. */
 	struct vg_va_node node;
-	struct vg_lrc_acct *acct;	/* charged to (NULL: the host's, uncharged) */
+	struct vg_lrc_acct *acct;	/* charged to; NULL: the host's */
 	/* Per 4 KiB page: the version vector; vv.max is the page clock. */
 	struct vg_vv vv[VG_LRC_PAGES_PER_GPAGE];
 	/*
@@ -145,7 +146,7 @@ struct vg_lrc_gpage {
 struct vg_lrc_rep {
 	struct vg_lrc_rep *next;	/* gpage->reps */
 	struct vg_lrc_ino *file;
-	struct vg_lrc_gpage *page;	/* its GPU page (lives while r does) */
+	struct vg_lrc_gpage *page;	/* its GPU page (outlives r) */
 	struct vg_lrc_gpu *lg;
 	u32 gp;				/* GPU page index in the file */
 	u16 owner;
@@ -167,6 +168,7 @@ struct vg_lrc_rep {
 	 */
 	u64 vm_order;
 	bool charged;
+	struct list_head onode;		/* private: lrc->owned[owner] */
 	u8 *saved;			/* evicted private content (unreleased writes) */
 	u8 *base;			/* private: pristine base copy, 64 KiB */
 	u32 view[VG_LRC_PAGES_PER_GPAGE];
@@ -289,12 +291,6 @@ struct vg_lrc_ctx {
 	struct vg_va_tree map_va;
 	struct vg_lrc_share shares[VG_LRC_SHARES_MAX];
 	struct vg_lrc_acct *acct;	/* host memory charged to the VM */
-	/*
-	 * An unmap could not merge and drop one of the context's private
-	 * replicas (a failed copy or allocation): its owner id must not be
-	 * reused while the replica is there (vg_lrc_ctx_destroy).
-	 */
-	bool stranded;
 	/* Readahead state of the context's GPU reads. */
 	struct vg_lrc_ino *ra_file;
 	u32 ra_next;			/* GPU page a sequential fault would hit */
@@ -310,8 +306,17 @@ struct vg_lrc {
 	struct list_head gpus;
 	struct list_head files;
 	u64 next_serial;
+	/*
+	 * Owner ids: the context holding each, or the retired marker while
+	 * a gone context's private replicas are still cached (ctx.c).
+	 * owned[id]: the private replicas of id, wherever they are; an id is
+	 * handed out only while its list is empty, so no replica and no
+	 * version entry (only a private replica's page has one) names it.
+	 */
 	struct vg_lrc_ctx *owners[VG_LRC_OWNERS_MAX];
+	struct list_head owned[VG_LRC_OWNERS_MAX];
 	u32 nr_ctxs;
+	u32 nr_retired;			/* ids retired now */
 	struct vg_cuckoo cf;
 	u64 cf_over;			/* GPU pages homed but not in the filter */
 	u8 *scratch;			/* VG_LRC_CMP_RUN GPU pages: store compares */
@@ -406,6 +411,7 @@ int vg_lrc_gp_store_dirty(struct vg_lrc_ino *f, u32 gp, bool *wrote);
 int vg_lrc_writeback(struct vg_lrc_ino *f, u32 first, u32 n);
 
 /* ctx.c */
+void vg_lrc_owner_put(struct vg_lrc *lrc, u16 owner);
 struct vg_lrc_map *vg_lrc_map_find(struct vg_lrc_ctx *ctx, u64 va);
 int vg_lrc_map_range(struct vg_lrc_ctx *ctx, u64 va, u64 length,
 		     struct vg_lrc_map **out, u32 *first, u32 *n);

@@ -31,7 +31,7 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 	int err = 0;
 
 	lockdep_assert_held(&lrc->lock);
-	/* Only cached pages can have a private replica. Nothing here frees one. */
+	/* Only cached pages have private replicas; nothing here frees one. */
 	for (g = vg_lrc_gpage_next(f, m->first_gp + first, end); g;
 	     g = vg_lrc_gpage_next(f, gp + 1, end)) {
 		gp = vg_lrc_gp_of(g);
@@ -93,7 +93,8 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 static u16 vg_lrc_host_changes_gp(struct vg_lrc_ino *f, u32 gp, const u8 *buf)
 {
 	struct vg_lrc *lrc = f->lrc;
-	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);	/* has a host copy */
+	/* The caller's page has a host copy, so an entry. */
+	struct vg_lrc_gpage *g = vg_lrc_gpage(f, gp);
 	u16 changed = 0;
 	u8 *host, *sb;
 	u32 i;
