@@ -2,21 +2,31 @@
 # 95-real-guest: a real nested guest (L2: Debian's kernel under Debian's
 # QEMU inside this VM) gets a vgmem mdev as a PCI device (vfio-pci) and a
 # virtio-fs share. In L2: the share mounts and a file written there arrives
-# here byte for byte; the guest driver, if built, probed the device and
-# is unbound again; vgpci-touch finds 1b36:10f0, enables it, reads REG_ID
-# and REG_ABI_VERSION through the trapped BAR0, and touches every 4 KiB page
-# of BAR2 (the USERD pages): with no channel open, every page reads 0 and
-# takes a write, nothing faults, and L2's QEMU survives to power off
-# normally. QEMU must not warn that it cannot enable error recovery (vgmem
-# refuses the ERR IRQ index, as QEMU expects of a device without one). L1's
-# kernel log stays clean (/init checks). L2 runs ~24x slower than L1, so
-# the bounds are generous; every phase's time is printed.
+# here byte for byte; the guest driver, if built, probed the device.
+# Through it (vgmem-guest --pci, libvgmem's PCI transport) L2 runs the four
+# built-in workloads, a submit loop and a 4 MiB fill-check while L1 pushes
+# its vGPU's chunks out to host RAM and back (a VFIO peer here, entitled to
+# all of the VRAM, allocates 64 MiB - 4 KiB round after round; L2 marks the
+# phase's start and end with files in the share): L2 sees no error, every
+# check passes, and L2's mdev counts relocations out and in during the
+# phase. A vgmem-guest killed with SIGKILL amid its work (a channel, BOs,
+# GPU work) leaves nothing: a fresh open sees allocated, resident and
+# relocated 0.
 # Files of the share mapped from L2 (vgmem-guest share bind, then file
 # read/write over the guest driver's MAP_FD): the GPU reads what L2's CPU
 # left dirty in its page cache (FILE_ACQUIRE writes it back), L2's read()
 # sees what the GPU wrote after release and sync, the host file holds it
 # byte for byte; vggd-check files tries the binding's and MAP_FD's
 # refusals.
+# Then the driver is unbound; vgpci-touch finds 1b36:10f0,
+# enables it, reads REG_ID and REG_ABI_VERSION through the trapped BAR0,
+# and touches every 4 KiB page of BAR2 (the USERD pages): with no channel
+# open, every page reads 0 and takes a write, nothing faults, and L2's QEMU
+# survives to power off normally. QEMU must not warn that it cannot
+# enable error recovery (vgmem refuses the ERR IRQ index, as QEMU expects
+# of a device without one). L1's kernel log stays clean (/init checks). L2
+# runs ~24x slower than L1, so the bounds are generous; every phase's time
+# is printed.
 # vmtest-timeout: 3300
 # vmtest-needs: qemu
 
@@ -78,6 +88,93 @@ if [ -c /dev/vgmem0 ]; then
 	*"RESULT ok"*) l2_pass "vgmem-guest --pci fill-check: $(echo "$out" | grep RESULT)" ;;
 	*) echo "$out"; l2_fail "vgmem-guest --pci fill-check" ;;
 	esac
+	# Under relocation: from wl-start to wl-done (files in the share, L1
+	# polls for them) L1 keeps pushing this vGPU's chunks out to host RAM
+	# and letting them back. Meanwhile a fill-check re-checks its 4 MiB,
+	# a submit loop's entries must complete in order, the four built-in
+	# workloads run; none may see an error. Then a process killed amid its
+	# work (a channel, BOs, GPU work in flight) leaves nothing behind.
+	# L2's one vCPU is the bottleneck (each program started costs seconds
+	# here), so the sizes are small and the shell starts few programs.
+	t3=$(l2_uptime)
+	# wl_judge WHAT EXIT-STATUS OUTPUT-FILE START-UPTIME
+	wl_judge() {
+		last=$(tail -n 1 "$3")
+		case "$2 $last" in
+		"0 RESULT ok"*)
+			l2_pass "under relocation: $last ($1, L2 uptime $4..$(l2_uptime) s)" ;;
+		*)
+			cat "$3"
+			l2_fail "under relocation: $1 exited $2: $last" ;;
+		esac
+	}
+	# Running, not a zombie waiting for our wait (kill -0 takes those).
+	wl_alive() {
+		grep -q '^State:[^(]*([^z]' /proc/$1/status 2> /dev/null
+	}
+	# /mnt stays mounted from the virtio-fs check above, unless that failed.
+	if ! grep -q ' /mnt virtiofs ' /proc/mounts && ! l2_mount_share vgshare /mnt; then
+		: # l2_mount_share said why
+	elif ! : > /mnt/wl-start; then
+		l2_fail "under relocation: cannot create /mnt/wl-start"
+	else
+		ts=$(l2_uptime)
+		vgmem-guest --pci /dev/vgmem0 fill-check --size 4M --bo 1M \
+			--seed 951 --hold 15 > /tmp/wl-hold.out 2>&1 &
+		hold_pid=$!
+		vgmem-guest --pci /dev/vgmem0 submit-loop --count 2000 > /tmp/wl-submit.out 2>&1 &
+		submit_pid=$!
+		seed=952
+		for k in stream strided gather hotcold; do
+			tk=$(l2_uptime)
+			vgmem-guest --pci /dev/vgmem0 workload $k --ws 4M --bo 1M --iters 10 \
+				--seed $seed > /tmp/wl-$k.out 2>&1
+			wl_judge "workload $k" $? /tmp/wl-$k.out $tk
+			seed=$((seed + 1))
+		done
+		wait $submit_pid
+		wl_judge submit-loop $? /tmp/wl-submit.out $ts
+		wait $hold_pid
+		wl_judge fill-check $? /tmp/wl-hold.out $ts
+		echo "the fill-check's last STATS: $(grep -h '^allocated .* reloc_out_chunks' /tmp/wl-hold.out)"
+
+		t4=$(l2_uptime)
+		vgmem-guest --pci /dev/vgmem0 fill-check --size 2M --bo 512K --seed 960 \
+			--hold 3600 > /tmp/wl-victim.out 2>&1 &
+		victim=$!
+		# "hold round" comes once it has filled, checked and re-checked
+		# its BOs for a second: its channel and BOs are in use.
+		w=0
+		while ! grep -q '^hold round' /tmp/wl-victim.out &&
+			wl_alive $victim && [ $w -lt 600 ]; do
+			sleep 1
+			w=$((w + 1))
+		done
+		if grep -q '^hold round' /tmp/wl-victim.out && wl_alive $victim; then
+			vgmem-guest --pci /dev/vgmem0 info > /tmp/wl-info1.out 2>&1
+			a1=$(sed -n 's/^allocated //p' /tmp/wl-info1.out)
+			kill -9 $victim
+			wait $victim
+			rc=$?
+			vgmem-guest --pci /dev/vgmem0 info > /tmp/wl-info2.out 2>&1
+			got=$(grep -E '^(allocated|resident|relocated) ' /tmp/wl-info2.out | tr '\n' ' ')
+			if [ "$rc" = 137 ] && [ "${a1:-0}" -ge 2097152 ] &&
+				[ "$got" = "allocated 0 resident 0 relocated 0 " ]; then
+				l2_pass "vgmem-guest --pci killed amid a hold (allocated $a1 then): a fresh open sees $got(L2 uptime $t4..$(l2_uptime) s)"
+			else
+				cat /tmp/wl-victim.out /tmp/wl-info1.out /tmp/wl-info2.out
+				l2_fail "kill -9 amid work: exit $rc, allocated ${a1:-?} before; after: $got"
+			fi
+		else
+			kill -9 $victim 2> /dev/null
+			wait $victim
+			cat /tmp/wl-victim.out
+			l2_fail "the fill-check to kill never reached its hold (waited $w s)"
+		fi
+		: > /mnt/wl-done
+	fi
+	t5=$(l2_uptime)
+	echo "L2 TIME under relocation $t3..$t5 s: workloads ${ts:-?}..${t4:-?}, kill ${t4:-?}..$t5 (L2 uptime)"
 	for c in "basic msi" kill; do
 		{ vggd-check $c; echo "rc=$?" > /tmp/gd.rc; } |
 			sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
@@ -157,11 +254,118 @@ L2
 # L2 maps these from its mount: gpu.bin the GPU writes, cpu.bin L2's CPU.
 dd if=/dev/zero of=$share/gpu.bin bs=64k count=4 2> /dev/null
 
+# Pressure on L2's workload phase, which L2 brackets with the files
+# wl-start and wl-done in the share: a peer guest here (VFIO) entitled to
+# the whole VRAM allocates and fills 64 MiB - 4 KiB, holds it a second and
+# frees it, round after round; L2's vGPU, entitled to nothing, is the
+# victim, so each round pushes its resident chunks out to host RAM and the
+# return worker brings them back after the free. The loop ends with
+# wl-done, with L2's QEMU, with this shell or after 1200 s of rounds.
+# A round vgmem refuses is not the test's failure when the reason is
+# vgmem's documented one: a relocation failed (L2's channels did not
+# drain within its budget while this host starves L1 of CPU), so the
+# allocation gets -ENOMEM and reloc_failures grows; any other peer
+# failure is. Enough rounds must succeed: L2's counters must rise.
+set_oversub 6400	# room for the peer's 1g beside L2's
+echo 1 > $MDEV_DEVS/$u/vgmem/entitlement || fail "setting L2's entitlement"
+peer=$(mdev_create 1g) || exit 1
+echo 67108864 > $MDEV_DEVS/$peer/vgmem/entitlement || fail "setting the peer's entitlement"
+rm -f $share/wl-start $share/wl-done /tmp/rg-press.*
+rg_counters() {
+	echo "out $(cat $MDEV_DEVS/$u/vgmem/relocations_out) in $(cat $MDEV_DEVS/$u/vgmem/relocations_in)"
+}
+rg_reloc_failures() {
+	vgmem-nl show gpu 0 | sed -n 's/.* reloc_failures=\([0-9]*\).*/\1/p'
+}
+rg_pressure() {
+	local waited=0 rounds=0 refused=0 t_start rc rel max_rel=0 qrc f0 f1 last
+	qrc=$(l2_dir rg)/qemu.rc
+	while [ ! -f $share/wl-start ]; do
+		if [ -f $qrc ] || ! kill -0 $$ 2> /dev/null; then
+			echo "end: L2 ended before its workload phase"
+			return 1
+		fi
+		if [ $waited -ge 2400 ]; then
+			echo "end: no wl-start from L2 within 2400 s"
+			return 1
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+	echo "start: L1 uptime $(l1_uptime), L2's vGPU $(rg_counters)"
+	t_start=$(l1_uptime)
+	while [ ! -f $share/wl-done ]; do
+		if [ -f $qrc ] || ! kill -0 $$ 2> /dev/null; then
+			echo "end: L2 ended without wl-done"
+			return 1
+		fi
+		if [ "$(secs_since $t_start | cut -d. -f1)" -ge 1200 ]; then
+			echo "end: no wl-done from L2 after 1200 s of rounds"
+			return 1
+		fi
+		f0=$(rg_reloc_failures)
+		guest_bg peer --dev $peer alloc --size 67104768 --bo 67104768 --hold 1
+		while ! guest_done peer; do
+			rel=$(cat $MDEV_DEVS/$u/vgmem/relocated)
+			[ "$rel" -gt $max_rel ] && max_rel=$rel
+			sleep 0.2
+		done
+		wait
+		rc=$(cat /tmp/guest.peer.rc)
+		last=$(tail -n 1 /tmp/guest.peer.log)
+		case "$rc $last" in
+		"0 RESULT ok"*)
+			rounds=$((rounds + 1))
+			echo "round $((rounds + refused)): L2's vGPU $(rg_counters), relocated at most $max_rel"
+			;;
+		*"BO_ALLOC "*": -12 "*)
+			f1=$(rg_reloc_failures)
+			if [ -z "$f0" ] || [ -z "$f1" ] || [ "$f1" -le "$f0" ]; then
+				sed 's/^/[peer] /' /tmp/guest.peer.log
+				echo "end: peer round $((rounds + refused + 1)) got -ENOMEM, but no relocation failed (reloc_failures $f0 -> $f1)"
+				return 1
+			fi
+			refused=$((refused + 1))
+			echo "round $((rounds + refused)): refused, a relocation failed (reloc_failures $f0 -> $f1): $(dmesg | grep 'vgmem: .* failed' | tail -n 1)"
+			;;
+		*)
+			sed 's/^/[peer] /' /tmp/guest.peer.log
+			echo "end: peer round $((rounds + refused + 1)) exited $rc: $last"
+			return 1
+			;;
+		esac
+		sleep 1
+	done
+	echo "done: L1 uptime $(l1_uptime), L2's vGPU $(rg_counters) max $max_rel rounds $rounds refused $refused"
+}
+
 # cache=always: L2 keeps the share's pages cached across opens, so read()
 # sees the GPU's bytes only if the driver drops them, and a shared mmap
 # leaves dirty pages that only FILE_ACQUIRE's write-back brings out.
 L2_VIRTIOFS_CACHE=always l2_start rg --mdev $u --share vgshare $share --script /tmp/rg-run.sh
+{
+	rg_pressure > /tmp/rg-press.log 2>&1
+	echo $? > /tmp/rg-press.rc
+} &
+rg_press=$!
 l2_wait rg 3000
+
+# The pressure loop sees L2's QEMU gone at its next round at the latest.
+if ! wait_until 600 test -f /tmp/rg-press.rc; then
+	kill -9 $rg_press $(cat /tmp/guest.peer.pid 2> /dev/null) 2> /dev/null
+	fail "the pressure loop did not end within 600 s of L2's exit: $(tail -n 1 /tmp/rg-press.log)"
+fi
+wait $rg_press
+sed 's/^/[pressure] /' /tmp/rg-press.log
+grep -q '^done:' /tmp/rg-press.log || fail "pressure on L2: $(tail -n 1 /tmp/rg-press.log)"
+set -- $(sed -n 's/^start: .* out \([0-9]*\) in \([0-9]*\)$/\1 \2/p' /tmp/rg-press.log) \
+	$(sed -n 's/^done: .* out \([0-9]*\) in \([0-9]*\) max \([0-9]*\) rounds \([0-9]*\) refused \([0-9]*\)$/\1 \2 \3 \4 \5/p' /tmp/rg-press.log)
+[ $# = 7 ] || fail "pressure on L2: cannot read the counters from its log"
+info "pressure: $6 rounds during L2's workload phase ($7 more refused); L2's vGPU: relocations_out $1 -> $3, relocations_in $2 -> $4, at most $5 bytes in host RAM"
+[ $3 -gt $1 ] || fail "no chunk of L2's vGPU was relocated out during its workload phase"
+[ $4 -gt $2 ] || fail "no chunk of L2's vGPU came back to VRAM during its workload phase"
+[ $5 -gt 0 ] || fail "L2's vGPU never had bytes relocated while the peer held its VRAM"
+mdev_remove $peer
 
 # What the GPU in L2 wrote is in the host file, byte for byte, and is
 # what L2's read() saw; what L2's CPU wrote through mmap reached it too.
