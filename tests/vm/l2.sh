@@ -18,6 +18,19 @@
 # exited by itself with status 0, L2 said "L2 END rc=0", at least one
 # "L2 PASS" and no "L2 FAIL". Everything of NAME is in $(l2_dir NAME), the
 # phase times in its file "times".
+#
+# An L2 that libvirt runs ("# vmtest-needs: qemu libvirt"):
+#
+#   l2_prepare NAME --script FILE      L2's initrd: $(l2_dir NAME)/initrd
+#   (the case defines a domain booting $L2_DIR/vmlinux with that initrd,
+#    the kernel arguments $L2_APPEND and its serial console in the file
+#    $(l2_dir NAME)/console, and starts it)
+#   l2_domain NAME DOMAIN              L2 NAME is DOMAIN, running from now
+#   l2_wait NAME [SECONDS]
+#
+# l2_wait judges it as above, "QEMU exited by itself with status 0" being
+# "the domain is shut off with the reason shutdown" (L2 powered off), and
+# prints libvirt's log of the domain and of its virtiofsd.
 
 L2_DIR=/l2
 # pc: q35 is no faster (docs/testing.md), and microvm's Debian kernel
@@ -68,14 +81,8 @@ l2_start() {
 		*) fail "l2_start: unknown argument '$1'" ;;
 		esac
 	done
-	require_qemu
 	[ -n "$mdev" ] && [ -d "$MDEV_DEVS/$mdev" ] || fail "l2_start $name: no mdev '$mdev'"
-	[ -f "$script" ] || fail "l2_start $name: no script '$script'"
-	rm -rf "$d"
-	mkdir -p "$d/add/l2"
-	cp "$script" "$d/add/l2/run.sh"
-	cp $L2_DIR/initramfs.cpio.gz "$d/initrd"
-	(cd "$d/add" && find . | cpio -o -H newc 2>/dev/null) | gzip >> "$d/initrd"
+	l2_prepare "$name" --script "$script"
 
 	set -- -accel tcg -M "$machine" -smp "$smp" -m "$mem" \
 		-nodefaults -no-user-config -display none -no-reboot \
@@ -99,6 +106,63 @@ l2_start() {
 		echo $? > "$d/qemu.rc"
 	) &
 	while [ ! -s "$d/qemu.pid" ]; do sleep 0.1; done
+}
+
+# l2_prepare NAME --script FILE: a fresh $(l2_dir NAME) with L2's initrd,
+# FILE appended as /l2/run.sh (the kernel unpacks concatenated archives).
+l2_prepare() {
+	local name=$1 d
+	d=$(l2_dir "$name")
+	[ "$2" = --script ] && [ -f "$3" ] || fail "l2_prepare $name: no script '$3'"
+	require_qemu
+	rm -rf "$d"
+	mkdir -p "$d/add/l2"
+	cp "$3" "$d/add/l2/run.sh"
+	cp $L2_DIR/initramfs.cpio.gz "$d/initrd"
+	(cd "$d/add" && find . | cpio -o -H newc 2>/dev/null) | gzip >> "$d/initrd"
+}
+
+# l2_domain NAME DOMAIN: L2 NAME runs as libvirt's DOMAIN from now on;
+# libvirt's logs of its QEMU and virtiofsd stand for ours.
+l2_domain() {
+	local d
+	d=$(l2_dir "$1")
+	echo "$2" > "$d/domain"
+	l1_uptime > "$d/t.launch"
+	ln -sf "/var/log/libvirt/qemu/$2.log" "$d/qemu.err"
+	ln -sf "/var/log/libvirt/qemu/$2-fs0-virtiofsd.log" "$d/virtiofsd.log"
+}
+
+# l2_exited NAME: true once L2's QEMU is gone, its status in qemu.rc. A
+# domain is polled through libvirt's status file (removed when it stops,
+# cheaper than a virsh call), then its state read once: 0 for "shut off
+# (shutdown)", which only the guest's own poweroff gives; 1 for any other
+# reason, kept in the file domstate.
+l2_exited() {
+	local d dom st
+	d=$(l2_dir "$1")
+	[ -f "$d/qemu.rc" ] && return 0
+	[ -f "$d/domain" ] || return 1
+	dom=$(cat "$d/domain")
+	[ -f "/run/libvirt/qemu/$dom.xml" ] && return 1
+	st=$(virsh -q domstate --reason "$dom" 2>&1) || return 1
+	case "$st" in
+	"shut off"*) ;;
+	*) return 1 ;;
+	esac
+	echo "$st" > "$d/domstate"
+	[ "$st" = "shut off (shutdown)" ] && echo 0 > "$d/qemu.rc" || echo 1 > "$d/qemu.rc"
+}
+
+# l2_kill NAME: ends L2's QEMU at once.
+l2_kill() {
+	local d
+	d=$(l2_dir "$1")
+	if [ -f "$d/domain" ]; then
+		virsh -q destroy "$(cat "$d/domain")" > /dev/null 2>&1
+	else
+		kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
+	fi
 }
 
 # l2_virtiofsd NAME DIR: starts virtiofsd on DIR for L2 NAME and waits for
@@ -132,7 +196,7 @@ l2_print() {
 	local d
 	d=$(l2_dir "$1")
 	l2_console "$1" | sed "s/^/[$1] /"
-	sed "s/^/[$1 qemu] /" "$d/qemu.err"
+	[ -f "$d/qemu.err" ] && sed "s/^/[$1 qemu] /" "$d/qemu.err"
 	[ -f "$d/virtiofsd.log" ] && sed "s/^/[$1 virtiofsd] /" "$d/virtiofsd.log"
 	return 0
 }
@@ -143,7 +207,7 @@ l2_wait() {
 	d=$(l2_dir "$name")
 	t_launch=$(cat "$d/t.launch")
 	# Polled, so each phase's time is good to about $L2_POLL s.
-	while [ ! -f "$d/qemu.rc" ]; do
+	while ! l2_exited "$name"; do
 		if [ -z "$t_init" ] && grep -q '^L2 INIT' "$d/console" 2>/dev/null; then
 			t_init=$(l1_uptime)
 		fi
@@ -158,7 +222,7 @@ l2_wait() {
 			else
 				what="QEMU to exit after L2's poweroff"
 			fi
-			kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
+			l2_kill "$name"
 			l2_print "$name"
 			fail "L2 $name: waited ${bound}s for $what"
 		fi
@@ -179,6 +243,8 @@ l2_wait() {
 	echo "l2 $name: $(cat "$d/times")"
 	l2_virtiofsd_reap "$name"
 
+	[ -f "$d/domstate" ] && [ "$rc" != 0 ] &&
+		fail "L2 $name: domain $(cat "$d/domain") $(cat "$d/domstate"), not by L2's poweroff"
 	[ "$rc" -lt 128 ] || fail "L2 $name: QEMU killed by signal $((rc - 128))"
 	[ "$rc" = 0 ] || fail "L2 $name: QEMU exited $rc: $(tail -n 1 "$d/qemu.err")"
 	f=$(l2_console "$name" | grep -m 1 '^L2 FAIL') && fail "$name: $f"

@@ -109,8 +109,11 @@ fi
 # Cases that boot a nested guest ("# vmtest-needs: qemu", see
 # tests/vm/l2.sh) get QEMU, virtiofsd and L2's kernel and initramfs in a
 # further archive (60 MB unpacked, so only then), and their time limits on
-# top of the VM's: a nested guest boots in minutes, not seconds.
+# top of the VM's: a nested guest boots in minutes, not seconds. Those that
+# also say "libvirt" get libvirtd, virsh and its QEMU driver in one more
+# (tests/vm/mklibvirt.sh).
 needs_qemu=
+needs_libvirt=
 selected=${cases//,/ }
 [ -n "$selected" ] || selected=$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')
 for c in $selected; do
@@ -118,6 +121,7 @@ for c in $selected; do
 	f=$HERE/$cdir/$c.sh
 	grep -q '^# vmtest-needs:.*\bqemu\b' "$f" || continue
 	needs_qemu="$needs_qemu $c"
+	grep -q '^# vmtest-needs:.*\blibvirt\b' "$f" && needs_libvirt="$needs_libvirt $c"
 	t=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
 	timeout=$((timeout + ${t:-120}))
 done
@@ -125,6 +129,10 @@ if [ -n "$needs_qemu" ]; then
 	"$HERE/mkl2.sh" "$VM_BUILD/l2.cpio.gz"
 	cp "$initrd" "$VM_BUILD/initramfs-nested.cpio.gz"
 	cat "$VM_BUILD/l2.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
+	if [ -n "$needs_libvirt" ]; then
+		"$HERE/mklibvirt.sh" "$VM_BUILD/libvirt.cpio.gz"
+		cat "$VM_BUILD/libvirt.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
+	fi
 	initrd=$VM_BUILD/initramfs-nested.cpio.gz
 fi
 
