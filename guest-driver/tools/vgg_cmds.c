@@ -6,6 +6,7 @@
  * allocated on every path, so a guest that fails leaves no BOs behind.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -638,6 +639,42 @@ err:
 			  why(c, ch, ret, w, sizeof(w)));
 }
 
+static volatile sig_atomic_t alloc_stop;
+
+static void alloc_on_stop(int sig)
+{
+	(void)sig;
+	alloc_stop = 1;
+}
+
+/*
+ * alloc's hold: SECONDS, or until SIGTERM/SIGINT, after which the BOs are
+ * still checked and freed: a harness ends a bystander whose lifetime it
+ * cannot know in advance (another VM's run) and still learns whether its
+ * bytes survived. Returns true when a signal ended it.
+ */
+static bool alloc_hold(struct vgg_ctx *c, double seconds)
+{
+	const int sigs[] = { SIGTERM, SIGINT };
+	struct sigaction sa, old[2];
+	uint64_t end = vgg_now_ns() + (uint64_t)(seconds * 1e9);
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = alloc_on_stop;
+	sigemptyset(&sa.sa_mask);
+	alloc_stop = 0;
+	for (i = 0; i < 2; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	/* The harness may signal once it has seen this line. */
+	vgg_log(c, "hold ready %.1f s", seconds);
+	while (!alloc_stop && vgg_now_ns() < end)
+		vgg_sleep_ns(10000000ull);
+	for (i = 0; i < 2; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	return alloc_stop;
+}
+
 int vgg_cmd_alloc(struct vgg_ctx *c)
 {
 	const struct vgg_opts *o = c->o;
@@ -676,8 +713,9 @@ int vgg_cmd_alloc(struct vgg_ctx *c)
 	}
 	print_stats(c, "before_hold ");
 	t0 = vgg_now_ns();
-	if (o->hold > 0)
-		vgg_sleep_ns((uint64_t)(o->hold * 1e9));
+	if (o->hold > 0 && alloc_hold(c, o->hold))
+		vgg_log(c, "hold ended early by a signal after %.1f s",
+			(double)(vgg_now_ns() - t0) / 1e9);
 	print_stats(c, "after_hold ");
 
 	/* One page per chunk, at an offset that moves from chunk to chunk. */

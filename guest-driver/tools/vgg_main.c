@@ -151,8 +151,8 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) alloc --size SIZE [--hold SECONDS]\n"
 	"         [--bo SIZE]\n"
 	"Allocates --size bytes in BOs of --bo (default: all in one up to 64M),\n"
-	"fills them, holds them for --hold seconds (default 0), checks a sample\n"
-	"page of every chunk, and frees them.\n",
+	"fills them, holds them for --hold seconds (default 0; SIGTERM or SIGINT\n"
+	"ends the hold early), checks a sample page of every chunk, and frees them.\n",
 	[VGG_HOSTILE] =
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) hostile KIND [--count N]\n"
 	"Does one bad thing and checks it got exactly the documented error, then\n"

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "../../guest-driver/tools/vgg.h"
 
@@ -294,6 +298,56 @@ static void test_alloc(void **state)
 	run_free(&r);
 }
 
+static volatile int term_done;
+
+static void term_ignore(int sig)
+{
+	(void)sig;
+}
+
+/* SIGTERM to this process every 20 ms until the run under test returns. */
+static void *term_sender(void *arg)
+{
+	const struct timespec ts = { 0, 20000000 };
+
+	(void)arg;
+	while (!__atomic_load_n(&term_done, __ATOMIC_ACQUIRE)) {
+		kill(getpid(), SIGTERM);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * alloc --hold ends early on SIGTERM and still checks its BOs: a harness
+ * keeps such a bystander for as long as another VM runs. Outside the hold a
+ * no-op handler takes the signals; were they ignored by alloc, the hold
+ * would last its 600 s and the suite's time limit would fail the test.
+ */
+static void test_alloc_hold_ends_on_sigterm(void **state)
+{
+	struct sigaction sa, old;
+	pthread_t t;
+	struct run r;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = term_ignore;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGTERM, &sa, &old), 0);
+	term_done = 0;
+	assert_int_equal(pthread_create(&t, NULL, term_sender, NULL), 0);
+	run(&r, "--inproc", "alloc", "--size", "4M", "--hold", "600", NULL);
+	__atomic_store_n(&term_done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	sigaction(SIGTERM, &old, NULL);
+	assert_ok(&r);
+	assert_non_null(strstr(r.out, "hold ready 600.0 s"));
+	assert_non_null(strstr(r.out, "hold ended early by a signal"));
+	assert_non_null(strstr(r.last, "samples=2"));
+	run_free(&r);
+}
+
 static void test_hostile(void **state)
 {
 	static const char *const kinds[] = {
@@ -352,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_fill_check_fails_over_quota),
 		cmocka_unit_test(test_submit_loop),
 		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_alloc_hold_ends_on_sigterm),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_pci_absent),
 		cmocka_unit_test(test_vfio_open_fails_cleanly),
