@@ -50,7 +50,9 @@
  * threads   struct task_struct, kthread_run(fn, data, namefmt, ...)
  *           returning ERR_PTR on failure, kthread_stop (returns fn's
  *           result), kthread_should_stop, IS_ERR PTR_ERR ERR_PTR
- * logging   pr_err pr_warn pr_info pr_debug (user: to stderr with a level
+ * logging   pr_err pr_warn pr_info pr_debug, pr_warn_ratelimited
+ *           pr_err_ratelimited (10 lines per 5 s per call site, as the
+ *           kernel's defaults; for what a guest can cause) (user: to stderr with a level
  *           filter set by os_log_level(); os_log_capture(fn, priv) lets a
  *           test see every line)
  * random    get_random_u32 get_random_u64

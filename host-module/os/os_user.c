@@ -145,6 +145,33 @@ void os_log(int level, const char *fmt, ...)
 	pthread_mutex_unlock(&os_log_lock);
 }
 
+#define OS_RATELIMIT_NS		(5ull * 1000000000ull)
+#define OS_RATELIMIT_BURST	10u
+
+bool os_ratelimit_ok(struct os_ratelimit *rl, const char *func, u32 *missed)
+{
+	static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
+	u64 now = ktime_get_ns();
+	bool ok;
+
+	(void)func;
+	*missed = 0;
+	pthread_mutex_lock(&rl_lock);
+	if (!rl->begin_ns || now - rl->begin_ns >= OS_RATELIMIT_NS) {
+		*missed = rl->missed;
+		rl->begin_ns = now;
+		rl->printed = 0;
+		rl->missed = 0;
+	}
+	ok = rl->printed < OS_RATELIMIT_BURST;
+	if (ok)
+		rl->printed++;
+	else
+		rl->missed++;
+	pthread_mutex_unlock(&rl_lock);
+	return ok;
+}
+
 /* ---- strings ------------------------------------------------------------------ */
 ssize_t strscpy(char *dest, const char *src, size_t size)
 {

@@ -383,6 +383,33 @@ void os_log_capture(os_log_fn fn, void *priv);
 #define pr_err_once(fmt, ...)	__os_once(pr_err(fmt, ##__VA_ARGS__))
 #define pr_info_once(fmt, ...)	__os_once(pr_info(fmt, ##__VA_ARGS__))
 
+/*
+ * The kernel's per-call-site rate limit (DEFAULT_RATELIMIT_INTERVAL 5 s,
+ * DEFAULT_RATELIMIT_BURST 10): at most 10 lines per 5 s from one call
+ * site; the first line after a window that dropped some says how many.
+ */
+struct os_ratelimit {
+	u64 begin_ns;
+	u32 printed;
+	u32 missed;
+};
+/* True if the caller may log now; *missed gets the lines dropped before. */
+bool os_ratelimit_ok(struct os_ratelimit *rl, const char *func, u32 *missed);
+#define __os_ratelimited(level, fmt, ...) ({				\
+	static struct os_ratelimit __os_rl;				\
+	u32 __os_missed;						\
+	if (os_ratelimit_ok(&__os_rl, __func__, &__os_missed)) {	\
+		if (__os_missed)					\
+			os_log(level, "%s: %u callbacks suppressed\n",	\
+			       __func__, __os_missed);			\
+		os_log(level, pr_fmt(fmt), ##__VA_ARGS__);		\
+	}								\
+	})
+#define pr_warn_ratelimited(fmt, ...)					\
+	__os_ratelimited(LOGLEVEL_WARNING, fmt, ##__VA_ARGS__)
+#define pr_err_ratelimited(fmt, ...)					\
+	__os_ratelimited(LOGLEVEL_ERR, fmt, ##__VA_ARGS__)
+
 /* Prints "WARNING: file:line: what" and counts it. */
 void os_warn(const char *file, int line, const char *fmt, ...) __printf(3, 4);
 /* How many WARN_ON()s fired since the process started. */
