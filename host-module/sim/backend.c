@@ -26,6 +26,22 @@ u64 vg_sim_turns_split(struct vg_sim *sim)
 	return (u64)atomic64_read(&sim->turns_split);
 }
 
+void vg_sim_engine_hold(struct vg_sim *sim, struct vg_as *as)
+{
+	WRITE_ONCE(sim->hold_as, as);
+}
+
+bool vg_sim_engine_held(struct vg_sim *sim)
+{
+	return READ_ONCE(sim->holding);
+}
+
+void vg_sim_engine_release(struct vg_sim *sim)
+{
+	WRITE_ONCE(sim->hold_as, NULL);
+	wake_up_all(&sim->hold_wq);
+}
+
 void vg_sim_inject(struct vg_sim *sim, enum vg_sim_inject what, int nth)
 {
 	if (WARN_ON((unsigned int)what >= VG_SIM_INJ_NR))
@@ -63,6 +79,7 @@ int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out)
 	mutex_init(&sim->chan_lock);
 	INIT_LIST_HEAD(&sim->chans);
 	init_waitqueue_head(&sim->idle_wq);
+	init_waitqueue_head(&sim->hold_wq);
 
 	err = sim_mem_init(sim);
 	if (err)

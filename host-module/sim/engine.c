@@ -180,6 +180,15 @@ static void sim_engine_idle(struct vg_sim *sim, u64 *spin_until,
 	*sleep_ns = (*sleep_ns * 7 + (ktime_get_ns() - now)) >> 3;
 }
 
+/* vg_sim_engine_hold(): stand still in ch's turn, as a starved thread. */
+static void sim_engine_hold(struct vg_sim *sim, struct vg_bchan *ch)
+{
+	WRITE_ONCE(sim->holding, true);
+	wait_event(sim->hold_wq, READ_ONCE(sim->hold_as) != ch->as ||
+		   kthread_should_stop());
+	WRITE_ONCE(sim->holding, false);
+}
+
 int sim_engine_main(void *data)
 {
 	struct vg_sim *sim = data;
@@ -216,6 +225,8 @@ int sim_engine_main(void *data)
 				break;
 			if (skip)
 				continue;
+			if (unlikely(READ_ONCE(sim->hold_as) == ch->as))
+				sim_engine_hold(sim, ch);
 
 			stepped = sim_chan_step(ch);
 			progress |= stepped;

@@ -70,9 +70,11 @@ const struct vg_backend_ops *vg_sim_backend_ops(void);	/* backend pointer: the v
  *  - Turns: the engine serves the channels round-robin, each turn at most
  *    one GPFIFO entry and a bounded amount of work; a longer launch resumes
  *    where it stopped on the channel's next turn, with identical results.
- *  - channel_stop waits for at most the channel's current turn and returns
- *    -ETIMEDOUT (the channel left running) only if that turn blocks in a
- *    guest memory access for longer than the timeout.
+ *  - channel_stop preempts: it waits for at most the channel's current
+ *    turn (a launch cut short keeps its progress and goes on once started)
+ *    and returns -ETIMEDOUT (the channel left running) only if that turn
+ *    lasts longer than the timeout: it blocks in a guest memory access, or
+ *    the engine thread does not get the CPU.
  *  - Channel errors: see the USERD ERROR_* fields. GPFIFO: INFO is the
  *    entry index (or the bad GP_PUT), ADDR the entry's pushbuffer address;
  *    PUSHBUF: INFO the entry index, ADDR the unreadable address; METHOD and
@@ -184,6 +186,18 @@ u64 vg_sim_pt_tables(struct vg_sim *sim);
  * spent (tests: a big launch is split into many turns).
  */
 u64 vg_sim_turns_split(struct vg_sim *sim);
+
+/*
+ * Tests: hold the engine thread at the start of its next turn of a
+ * channel of as, as if the OS did not run it mid-turn (a CPU-starved
+ * engine): that channel counts as running, so channel_stop of it waits,
+ * and no channel at all runs until vg_sim_engine_release().
+ * vg_sim_engine_held() tells whether the engine is held now. Release
+ * before vg_sim_destroy().
+ */
+void vg_sim_engine_hold(struct vg_sim *sim, struct vg_as *as);
+bool vg_sim_engine_held(struct vg_sim *sim);
+void vg_sim_engine_release(struct vg_sim *sim);
 
 /*
  * Debug read of GPU memory through an address space (tests only; takes the

@@ -575,6 +575,14 @@ struct vg_sim {
 	atomic_t idle_waiters;
 	struct task_struct *engine;
 	atomic64_t turns_split;		/* turns that ended out of budget */
+	/*
+	 * Tests (vg_sim_engine_hold): the engine waits on hold_wq at the
+	 * start of a turn of a channel of hold_as, with holding set, until
+	 * hold_as changes. Both READ_ONCE/WRITE_ONCE, no lock.
+	 */
+	struct vg_as *hold_as;
+	bool holding;
+	wait_queue_head_t hold_wq;
 
 	/* copy.c (copy_lock) */
 	spinlock_t copy_lock;
