@@ -15,7 +15,9 @@
  *  -ENOMEM  the BO cannot fit in free VRAM plus what is left of the host
  *           budget (when one is set), no VRAM can be freed for it, the host
  *           budget for relocated chunks is exhausted, or the backend or the
- *           host kernel ran out of memory.
+ *           host kernel ran out of memory. Never because a victim's
+ *           channels would not stop: that victim is skipped and the
+ *           reducer chooses again without it (vg_bo_alloc()'s retry).
  * Every check that needs no allocation comes before the first allocation:
  * the chunk array costs about 112 bytes per chunk, so a hostile size must
  * not make the host allocate anything before it is refused.
@@ -229,9 +231,12 @@ static u64 vg_bo_cache_want(struct vg_gpu *gpu, u64 size)
 
 /*
  * Make size bytes of VRAM free, or account for them with chunks of the new
- * BO that go to host RAM. gpu->lock held.
+ * BO that go to host RAM. gpu->lock held. since: when the allocation
+ * started; VMs whose drain failed after it are left out of the choice
+ * (vg_reduce_at()). -EAGAIN: a victim could not be drained (it is
+ * deferred now, others may have moved); the caller chooses again.
  */
-static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
+static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo, u64 since)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	u64 avail = vg_gpu_vram_free(gpu);
@@ -242,12 +247,12 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 	if (bo->size <= avail)
 		return 0;
 	vg_event_pressure(vm, bo->size - avail);
-	err = vg_reduce(gpu, vm, bo, bo->size - avail);
+	err = vg_reduce_at(gpu, vm, bo, bo->size - avail, since);
 	if (err) {
-		pr_warn("vgmem: %s: %s: choosing chunks to free %llu bytes of VRAM for a %llu-byte BO failed: %d\n",
-			gpu->name, vm->name,
-			(unsigned long long)(bo->size - avail),
-			(unsigned long long)bo->size, err);
+		pr_warn_ratelimited("vgmem: %s: %s: choosing chunks to free %llu bytes of VRAM for a %llu-byte BO failed: %d\n",
+				    gpu->name, vm->name,
+				    (unsigned long long)(bo->size - avail),
+				    (unsigned long long)bo->size, err);
 		return -ENOMEM;
 	}
 	/* O(VMs): only when there is a budget to check it against. */
@@ -259,19 +264,22 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo)
 		list_for_each_entry(v, &gpu->vms, node)
 			vg_unmark_all(v);
 		vg_bo_reset_locs(bo);
-		pr_warn("vgmem: %s: %s: host budget exhausted: %llu of %llu bytes used, %llu more needed\n",
-			gpu->name, vm->name,
-			(unsigned long long)gpu->host_used,
-			(unsigned long long)gpu->host_budget,
-			(unsigned long long)host);
+		pr_warn_ratelimited("vgmem: %s: %s: host budget exhausted: %llu of %llu bytes used, %llu more needed\n",
+				    gpu->name, vm->name,
+				    (unsigned long long)gpu->host_used,
+				    (unsigned long long)gpu->host_budget,
+				    (unsigned long long)host);
 		return -ENOMEM;
 	}
 	err = vg_relocate_marked(gpu, VG_LOC_HOST);
 	if (err) {
 		/* relocate.c logged the cause and cleared the marks. */
 		vg_bo_reset_locs(bo);
-		pr_warn("vgmem: %s: %s: making room for a %llu-byte BO failed: %d\n",
-			gpu->name, vm->name, (unsigned long long)bo->size, err);
+		if (err == -EAGAIN)
+			return err;
+		pr_warn_ratelimited("vgmem: %s: %s: making room for a %llu-byte BO failed: %d\n",
+				    gpu->name, vm->name,
+				    (unsigned long long)bo->size, err);
 		return -ENOMEM;
 	}
 	return 0;
@@ -318,10 +326,12 @@ static int vg_bo_place(struct vg_vm *vm, struct vg_bo *bo)
 		err = ops->mem_alloc(gpu->backend, c->loc, c->size, &c->mem);
 		if (err) {
 			c->mem = NULL;
-			pr_warn("vgmem: %s: %s: allocating chunk %u of %u (%llu bytes, %s) failed: %d\n",
-				gpu->name, vm->name, i, bo->nr_chunks,
-				(unsigned long long)c->size,
-				c->loc == VG_LOC_VRAM ? "vram" : "host", err);
+			pr_warn_ratelimited("vgmem: %s: %s: allocating chunk %u of %u (%llu bytes, %s) failed: %d\n",
+					    gpu->name, vm->name, i,
+					    bo->nr_chunks,
+					    (unsigned long long)c->size,
+					    c->loc == VG_LOC_VRAM ? "vram" : "host",
+					    err);
 			goto err_free_mems;
 		}
 	}
@@ -397,13 +407,29 @@ int vg_bo_alloc(struct vg_vm *vm, u64 size, u32 flags, u64 *va)
 
 	mutex_lock(&gpu->lock);
 	t0 = ktime_get_ns();
+retry:
 	/* Again: the VM or the GPU may have changed while it was unlocked. */
 	start = *va;
 	err = vg_bo_admit(vm, size, flags, &start, &next);
 	if (err)
 		goto err_unlock;
 	bo->va = start;
-	err = vg_bo_make_room(vm, bo);
+	err = vg_bo_make_room(vm, bo, t0);
+	if (err == -EAGAIN) {
+		/*
+		 * A victim did not stop in time (a starved or blocked
+		 * engine): it is deferred, and the others it was chosen
+		 * with may have moved. Choose again without it, letting
+		 * the other VMs' commands in first. Each round leaves out
+		 * one more VM (deferred after t0) and the new BO's own
+		 * chunks are always candidates, so this ends: such a VM
+		 * never makes this allocation fail.
+		 */
+		mutex_unlock(&gpu->lock);
+		cond_resched();
+		mutex_lock(&gpu->lock);
+		goto retry;
+	}
 	if (err)
 		goto err_wake;
 	err = vg_bo_place(vm, bo);

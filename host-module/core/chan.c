@@ -390,22 +390,52 @@ static u64 vg_time_left(u64 deadline)
 }
 
 /*
- * Two phases. First every real ring runs dry (channel_idle_wait), which
- * also accepts a channel parked on a semaphore acquire. Then every channel
- * is stopped (channel_stop): a parked channel counts as idle, but another
- * channel of the VM draining after it may release its semaphore and
- * un-park it; stopped, it cannot run until vg_vm_resume() starts it,
- * after the copy and the new mappings. Stopping only after all rings ran
- * dry lets such a release happen in the first phase, where it is harmless
- * (the copy has not started), rather than stopping a channel in front of
- * work another one waits for. A channel already stopped (a second drain
- * in the same suspension) stays stopped.
+ * After a drain: one that worked makes the VM a victim like any other
+ * again; one that failed keeps it out of victim choice for a back-off
+ * that doubles with each failure in a row (VG_DRAIN_BACKOFF_*), so an
+ * allocation does not pay the stop timeout again at once for the same VM
+ * and goes on with another victim meanwhile.
+ */
+static void vg_vm_drain_result(struct vg_vm *vm, bool ok)
+{
+	u64 backoff = VG_DRAIN_BACKOFF_MIN_NS;
+
+	if (ok) {
+		vm->drain_fails = 0;
+		vm->drain_retry_ns = 0;
+		return;
+	}
+	if (vm->drain_fails < U32_MAX)
+		vm->drain_fails++;
+	if (vm->drain_fails > 1)
+		backoff <<= min_t(u32, vm->drain_fails - 1, 16);
+	backoff = min_t(u64, backoff, VG_DRAIN_BACKOFF_MAX_NS);
+	vm->drain_retry_ns = ktime_get_ns() + backoff;
+}
+
+/*
+ * Stop every channel (channel_stop): from then on no method of the VM
+ * runs until vg_vm_resume() starts it again, after the copy and the new
+ * mappings. The stop is a preemption, as disabling and preempting a
+ * channel is on NVIDIA hardware: a launch cut short keeps its progress
+ * and goes on from there, translating its addresses anew, once started.
+ * So the drain does not wait for the guest's work to finish, only for
+ * the engine to leave the channel (one turn, however long the work is),
+ * and a guest cannot hold gpu->lock by submitting work that never ends:
+ * the whole VM gets VG_STOP_TIMEOUT_NS, which only a starved or blocked
+ * engine (or hardware that cannot preempt) exceeds.
+ *
+ * Waiting for the rings to run dry first would gain nothing: a channel
+ * parked on a semaphore acquire, or one stopped in front of work another
+ * waits for, simply goes on after the resume, and everything the guest
+ * submitted meanwhile is replayed from the shadows. A channel already
+ * stopped (a second drain in the same suspension) stays stopped.
  */
 int vg_vm_drain(struct vg_vm *vm)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	/* One budget for the whole VM, not one per channel. */
-	u64 deadline = ktime_get_ns() + VG_IDLE_TIMEOUT_NS;
+	u64 deadline = ktime_get_ns() + VG_STOP_TIMEOUT_NS;
 	struct vg_chan *ch;
 	int err;
 
@@ -413,22 +443,14 @@ int vg_vm_drain(struct vg_vm *vm)
 	list_for_each_entry(ch, &vm->chans, node) {
 		if (ch->stopped)
 			continue;
-		err = gpu->ops->channel_idle_wait(gpu->backend, ch->bchan,
-						  vg_time_left(deadline));
-		if (err) {
-			pr_warn("vgmem: %s: channel %u did not drain: %d\n",
-				vm->name, ch->id, err);
-			goto err_start;
-		}
-	}
-	list_for_each_entry(ch, &vm->chans, node) {
-		if (ch->stopped)
-			continue;
 		err = gpu->ops->channel_stop(gpu->backend, ch->bchan,
 					     vg_time_left(deadline));
 		if (err) {
-			pr_warn("vgmem: %s: channel %u did not stop: %d\n",
-				vm->name, ch->id, err);
+			/* A guest may cause this at will: rate-limited. */
+			pr_warn_ratelimited("vgmem: %s: channel %u did not stop in %llu ms: %d\n",
+					    vm->name, ch->id,
+					    (unsigned long long)(VG_STOP_TIMEOUT_NS / NSEC_PER_MSEC),
+					    err);
 			goto err_start;
 		}
 		ch->stopped = true;
@@ -437,10 +459,12 @@ int vg_vm_drain(struct vg_vm *vm)
 	if (vm->suspended)
 		list_for_each_entry(ch, &vm->chans, node)
 			vg_chan_refresh_shadow(ch);
+	vg_vm_drain_result(vm, true);
 	return 0;
 
 err_start:
 	vg_vm_start_chans(vm);
+	vg_vm_drain_result(vm, false);
 	return err;
 }
 

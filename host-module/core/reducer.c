@@ -56,6 +56,13 @@
  * so the pass prefetches a few VMs ahead from it (a hint: a stale pointer
  * costs a wasted prefetch, never a fault).
  *
+ * A VM deferred after a failed drain (vg_vm_drain_deferred()) offers no
+ * chunk until its back-off ends: the reducer goes on with the others, so
+ * an allocation never waits for a VM that cannot be stopped, and never
+ * fails because of one (the requester's new-BO chunks are always
+ * candidates). While it is deferred, a VM at or below its entitlement
+ * may give chunks that the deferred one, above it, would have given.
+ *
  * Precondition: no chunk is marked (marks live only inside one relocation,
  * under gpu->lock). Existing chunks picked are marked; the caller relocates
  * them. On failure every mark and new-BO choice of this call is undone.
@@ -648,7 +655,7 @@ void vg_red_free(struct vg_gpu *gpu)
 
 static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 			    struct vg_bo *newbo, u64 need, bool cold_only,
-			    u64 *got)
+			    u64 now, u64 *got)
 {
 	struct vg_reducer r = {
 		.gpu = gpu,
@@ -712,7 +719,12 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 		}
 		s->vm = vm;
 		s->order = vm->order;
-		s->left = vm->res_nr;
+		/*
+		 * A VM whose drain just failed has no candidates until its
+		 * back-off ends (its key still counts, so no one else's
+		 * rank changes): moving it would mean waiting for it again.
+		 */
+		s->left = unlikely(vg_vm_drain_deferred(vm, now)) ? 0 : vm->res_nr;
 		s->ready = false;
 		s->key = (s64)usage - (s64)ent;
 		if (s->left + nnew)
@@ -749,12 +761,18 @@ err_free_sorted:
 	return err;
 }
 
-int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-	      u64 need)
+int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
+		 u64 need, u64 now)
 {
 	u64 got;
 
-	return vg_reduce_common(gpu, req, newbo, need, false, &got);
+	return vg_reduce_common(gpu, req, newbo, need, false, now, &got);
+}
+
+int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
+	      u64 need)
+{
+	return vg_reduce_at(gpu, req, newbo, need, ktime_get_ns());
 }
 
 s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need)
@@ -765,6 +783,7 @@ s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need)
 	lockdep_assert_held(&gpu->lock);
 	if (gpu->policy != VG_POLICY_COLD)
 		return 0;
-	err = vg_reduce_common(gpu, NULL, NULL, need, true, &got);
+	err = vg_reduce_common(gpu, NULL, NULL, need, true, ktime_get_ns(),
+			       &got);
 	return err ? err : (s64)got;
 }

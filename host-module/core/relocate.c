@@ -26,7 +26,11 @@
  * So one VM's relocation is atomic; a relocation of several VMs is not.
  * vg_relocate_marked() moves them one after the other (one suspension at
  * a time) and stops at the first VM that fails: the VMs before it keep
- * their new places. Undoing them would be a second relocation in the other
+ * their new places. A VM that fails only because its channels did not
+ * stop in time (-EAGAIN: a starved or blocked engine, chan.c) does not
+ * stop the others: it is deferred, the rest move, and the allocation
+ * chooses again without it (bo.c), so such a VM never makes another
+ * VM's allocation fail. Undoing them would be a second relocation in the other
  * direction, which can fail too, and costs each of them a second stall;
  * instead they stay where they are (consistent) and the return worker,
  * kicked at once, brings them back into the VRAM the failed allocation
@@ -324,9 +328,9 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 		err = ops->mem_alloc(b, to, c->size, &c->new_mem);
 		if (err) {
 			/* -ENOSPC from a full VRAM too: out of memory. */
-			pr_warn("vgmem: %s: mem_alloc(%s, %llu) failed: %d\n",
-				vm->name, vg_loc_name(to),
-				(unsigned long long)c->size, err);
+			pr_warn_ratelimited("vgmem: %s: mem_alloc(%s, %llu) failed: %d\n",
+					    vm->name, vg_loc_name(to),
+					    (unsigned long long)c->size, err);
 			c->new_mem = NULL;
 			err = -ENOMEM;
 			what = "mem_alloc";
@@ -345,9 +349,13 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	vg_vm_suspend(vm);
 	err = vg_vm_drain(vm);
 	if (err) {
-		what = err == -ETIMEDOUT ?
-		       "drain (a channel did not go idle or stop in time)" :
-		       "drain";
+		/*
+		 * Not out of memory: this VM cannot be moved just now. It is
+		 * deferred (vg_vm_drain_deferred()) and the caller chooses
+		 * another victim.
+		 */
+		what = "drain (a channel did not stop in time; the VM is skipped for a while)";
+		err = -EAGAIN;
 		goto err_resume;
 	}
 
@@ -414,9 +422,10 @@ err_free_mems:
 err_unmark:
 	vg_unmark_all(vm);
 	gpu->stats.reloc_failures++;
-	pr_warn("vgmem: %s: relocating %u chunks (%llu bytes) to %s failed in %s: %d\n",
-		vm->name, n, (unsigned long long)bytes, vg_loc_name(to), what,
-		err);
+	/* A guest can make its own or another VM's relocations fail. */
+	pr_warn_ratelimited("vgmem: %s: relocating %u chunks (%llu bytes) to %s failed in %s: %d\n",
+			    vm->name, n, (unsigned long long)bytes,
+			    vg_loc_name(to), what, err);
 	return err;
 }
 
@@ -485,12 +494,26 @@ int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 	list = vg_sort_by_order(list);
 	/* One VM at a time, so the others keep the GPU busy (GPUswap 4.4). */
 	for (vm = list; vm; vm = next) {
+		int e;
+
 		next = vm->reloc_next;
 		if (list_empty(&vm->marked))
 			continue;
-		err = vg_relocate_vm(vm, to);
-		if (err) {
+		e = vg_relocate_vm(vm, to);
+		if (e == -EAGAIN) {
+			/*
+			 * Not drained (deferred now): the others still move,
+			 * their room is wanted all the same, and the caller
+			 * chooses a replacement for this one's share.
+			 */
+			if (!err)
+				failed = vm;
+			err = -EAGAIN;
+			continue;
+		}
+		if (e) {
 			failed = vm;
+			err = e;
 			break;
 		}
 		done++;
@@ -498,13 +521,14 @@ int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 	if (!err)
 		return 0;
 	vg_unmark_gpu(gpu);
-	if (done) {
+	if (done && err != -EAGAIN) {
 		/*
 		 * Not undone (see the top of this file): those VMs are whole
 		 * where they are now, and the VRAM they left is free.
 		 */
-		pr_warn("vgmem: %s: %s failed after %u VM(s) were relocated to %s; they stay there until the return worker brings them back\n",
-			gpu->name, failed->name, done, vg_loc_name(to));
+		pr_warn_ratelimited("vgmem: %s: %s failed after %u VM(s) were relocated to %s; they stay there until the return worker brings them back\n",
+				    gpu->name, failed->name, done,
+				    vg_loc_name(to));
 		if (to == VG_LOC_HOST)
 			vg_return_kick(gpu);
 	}

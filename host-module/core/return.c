@@ -53,9 +53,10 @@
  * (a guest whose channels do not drain, no VRAM after all, ...) is
  * skipped for this pass and the others still get their chunks back; the
  * failure is counted in reloc_failures and logged with its reason. Any
- * failure makes the worker back off (up to VG_RETURN_BACKOFF_MAX_MS), so
- * a VM that cannot drain costs one drain timeout per back-off period
- * under gpu->lock, not one per tick.
+ * failure makes the worker back off (up to VG_RETURN_BACKOFF_MAX_MS). A
+ * VM whose drain failed (its channels did not stop in VG_STOP_TIMEOUT_NS)
+ * is not picked again until its own back-off ends (vg_vm_drain_deferred()),
+ * so it costs at most one stop timeout per back-off under gpu->lock.
  */
 #include "vg_internal.h"
 
@@ -115,7 +116,7 @@ static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
  * *limit receives the largest chunk the winner may get.
  */
 static struct vg_vm *vg_pick_winner(struct vg_gpu *gpu, u64 avail,
-				    bool within, u64 *limit)
+				    bool within, u64 now, u64 *limit)
 {
 	struct vg_vm *vm, *best = NULL;
 	s64 best_key = 0;
@@ -125,6 +126,10 @@ static struct vg_vm *vg_pick_winner(struct vg_gpu *gpu, u64 avail,
 		u64 ent = vg_vm_entitlement(vm);
 		u64 lim = avail;
 		s64 key;
+
+		/* Its drain failed lately: not retried before its back-off ends. */
+		if (vg_vm_drain_deferred(vm, now))
+			continue;
 
 		if (within) {
 			if (have >= ent)
@@ -234,8 +239,9 @@ static u64 vg_return_marked(struct vg_gpu *gpu, int *err)
 			moved += bytes;
 			continue;
 		}
-		pr_warn("vgmem: %s: returning %llu bytes to %s failed (%d), skipped for this pass\n",
-			gpu->name, (unsigned long long)bytes, vm->name, e);
+		pr_warn_ratelimited("vgmem: %s: returning %llu bytes to %s failed (%d), skipped for this pass\n",
+				    gpu->name, (unsigned long long)bytes,
+				    vm->name, e);
 		if (!*err)
 			*err = e;
 	}
@@ -246,7 +252,7 @@ static u64 vg_return_marked(struct vg_gpu *gpu, int *err)
 static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
 {
 	struct vg_vm *vm;
-	u64 avail, limit = 0, total = 0, moved;
+	u64 avail, limit = 0, total = 0, moved, now = ktime_get_ns();
 	int err = 0;
 
 	avail = vg_gpu_vram_free(gpu);
@@ -254,9 +260,9 @@ static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
 	for (;;) {
 		struct vg_chunk *c;
 
-		vm = vg_pick_winner(gpu, avail, true, &limit);
+		vm = vg_pick_winner(gpu, avail, true, now, &limit);
 		if (!vm)
-			vm = vg_pick_winner(gpu, avail, false, &limit);
+			vm = vg_pick_winner(gpu, avail, false, now, &limit);
 		if (!vm)
 			break;
 		c = vg_pick_chunk(gpu, vm, limit);
@@ -309,8 +315,8 @@ static bool vg_return_reserve(struct vg_gpu *gpu)
 	}
 	err = vg_relocate_marked(gpu, VG_LOC_HOST);
 	if (err)
-		pr_warn("vgmem: %s: moving %lld cold bytes out for the reserve failed (%d)\n",
-			gpu->name, (long long)got, err);
+		pr_warn_ratelimited("vgmem: %s: moving %lld cold bytes out for the reserve failed (%d)\n",
+				    gpu->name, (long long)got, err);
 	return err != 0;
 }
 

@@ -31,7 +31,21 @@ int vg_policy_parse(const char *name, enum vg_chunk_policy *out);
 #define VG_CHUNK_MAX		(64ull << 20)
 #define VG_CHUNK_DEFAULT	(2ull << 20)
 #define VG_RETURN_MS_DEFAULT	50
-#define VG_IDLE_TIMEOUT_NS	(2ull * NSEC_PER_SEC)
+/*
+ * A relocation preempts its victim's channels (channel_stop), it never
+ * waits for their work to finish: the wait is one turn of the GPU's
+ * engine however long the work is, so a launch that runs for days costs
+ * a drain no more than a short one. VG_STOP_TIMEOUT_NS bounds that wait
+ * under gpu->lock for a backend whose turn does not end (an engine
+ * thread starved of CPU, a guest memory access that blocks, hardware
+ * that cannot preempt mid-kernel). A VM whose channels do not stop in it
+ * is not drained: the relocation leaves it as it was, and it is not a
+ * victim again for VG_DRAIN_BACKOFF_MIN_NS, doubling with each failure in
+ * a row up to VG_DRAIN_BACKOFF_MAX_NS (chan.c, vg_vm_drain).
+ */
+#define VG_STOP_TIMEOUT_NS	(100ull * NSEC_PER_MSEC)
+#define VG_DRAIN_BACKOFF_MIN_NS	(100ull * NSEC_PER_MSEC)
+#define VG_DRAIN_BACKOFF_MAX_NS	(5ull * NSEC_PER_SEC)
 
 /*
  * Optional event hooks of a GPU (vgmem.ko multicasts them over netlink).
@@ -219,17 +233,18 @@ struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
  * Quiesce a VM for a memory manager outside the core (the userspace host's
  * peer models move a VM's memory themselves): the same suspension the core
  * gives a relocation victim. Its guest keeps submitting into the shadow
- * USERD pages, its work in flight completes and then every channel is
- * stopped, so until vg_vm_unquiesce() no method of the VM runs and the
- * caller may copy its memory and remap it (backend ops only).
+ * USERD pages and every channel is stopped (preempted: a launch cut short
+ * goes on from where it was once started again), so until
+ * vg_vm_unquiesce() no method of the VM runs and the caller may copy its
+ * memory and remap it (backend ops only).
  *
  * Locking: vg_vm_quiesce() takes gpu->lock and, on success (0), returns
  * with it HELD; the same thread must call vg_vm_unquiesce(), which
  * replays what the guest submitted meanwhile and drops it. In between the
  * caller must not call any function of this header (they take gpu->lock),
- * only backend ops. On failure (-ETIMEDOUT: a channel did not drain or
- * stop) nothing is suspended and the lock is not held. The caller's own
- * locks order before gpu->lock.
+ * only backend ops. On failure (-ETIMEDOUT: a channel did not stop
+ * within VG_STOP_TIMEOUT_NS) nothing is suspended and the lock is not
+ * held. The caller's own locks order before gpu->lock.
  */
 int vg_vm_quiesce(struct vg_vm *vm);
 void vg_vm_unquiesce(struct vg_vm *vm);

@@ -102,7 +102,9 @@ struct vg_backend_ops {
 	 * channel_idle_wait returns 0 once the ring is drained (GP_GET ==
 	 * GP_PUT of the real page) or the channel is parked on an unsatisfied
 	 * semaphore acquire or in an error state, and no method of it is in
-	 * flight; -ETIMEDOUT otherwise.
+	 * flight; -ETIMEDOUT otherwise. The relocation does not use it (how
+	 * long a ring takes to run dry is up to the guest; it preempts with
+	 * channel_stop instead); peer models and tests may.
 	 */
 	int (*channel_create)(void *b, struct vg_as *as,
 			      const struct vg_channel_desc *desc,
@@ -114,19 +116,19 @@ struct vg_backend_ops {
 	 * Required (vg_gpu_create checks): stop and restart one channel, as
 	 * disabling and preempting a channel does on NVIDIA hardware.
 	 *
-	 * channel_stop: from its return until channel_start the GPU starts no
-	 * further method of ch, whatever happens meanwhile: in particular a
-	 * channel parked on a semaphore acquire stays parked even if another
-	 * channel releases the semaphore. Returns 0 once no method of ch is in
-	 * flight, -ETIMEDOUT if one is still running after timeout_ns; on
-	 * error ch is left running as before (the backend undoes its stop).
-	 * The core stops a channel only while it is running and starts it
-	 * only while it is stopped.
-	 *
-	 * Why: channel_idle_wait counts a channel parked on an acquire as idle,
-	 * but another channel of the same VM that is still draining can
-	 * release that semaphore, and the parked one would then run during the
-	 * copy and write memory already copied (a lost write).
+	 * channel_stop: a preemption. From its return until channel_start the
+	 * GPU touches no memory for ch, whatever happens meanwhile: in
+	 * particular a channel parked on a semaphore acquire stays parked
+	 * even if another channel releases the semaphore. It must not wait
+	 * for ch's work to finish (a guest decides how long that is): a
+	 * method cut short keeps its progress, and after channel_start goes
+	 * on from there, translating its addresses anew (the relocation
+	 * remaps memory in between). Returns 0 once ch is off the GPU,
+	 * -ETIMEDOUT if it still is after timeout_ns (the sim: one engine
+	 * turn that lasts longer, a starved or blocked engine; hardware that
+	 * cannot preempt mid-kernel); on error ch is left running as before
+	 * (the backend undoes its stop). The core stops a channel only while
+	 * it is running and starts it only while it is stopped.
 	 *
 	 * channel_start: the channel may run again from where it stopped
 	 * (re-reading GP_PUT and any semaphore it waits for).

@@ -11,7 +11,12 @@
  *    page: the guest's USERD accesses and the suspend/resume swaps.
  *  - Order: gpu->lock, then ch->map_lock. Backend ops are called with
  *    gpu->lock held; the backend's engine thread never takes either lock,
- *    which is why the relocation may wait for it to drain.
+ *    which is why the relocation may wait for it to stop a channel.
+ *  - No wait under gpu->lock depends on a guest: a relocation preempts its
+ *    victim's channels (channel_stop, one engine turn, bounded by
+ *    VG_STOP_TIMEOUT_NS) instead of waiting for their work to finish, and
+ *    a victim that does not stop in time is skipped (vm->drain_retry_ns)
+ *    rather than waited for.
  *  - gpu->cache_lock (mutex) protects the file cache's reclaim hook
  *    (cache_reclaim, cache_priv) and is held across every call of it, so
  *    vg_gpu_set_cache_reclaim() returns only once no call is under way
@@ -103,6 +108,15 @@ struct vg_vm {
 	u32 nr_chans;
 
 	bool suspended;			/* its channels point at their shadows */
+	/*
+	 * A drain that failed (a channel did not stop in VG_STOP_TIMEOUT_NS)
+	 * keeps the VM out of the reducer's and the return worker's choices
+	 * until drain_retry_ns (ktime_get_ns()); drain_fails counts failures
+	 * in a row (the back-off doubles with each) and a drain that works
+	 * resets it. gpu->lock, like the rest (chan.c).
+	 */
+	u64 drain_retry_ns;
+	u32 drain_fails;
 	/*
 	 * Its LRC file-cache context (core/lrc/), or NULL: set and cleared by
 	 * the cache under gpu->lock; vg_vm_destroy() tears it down first.
@@ -327,6 +341,16 @@ void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 	      u64 need);
 /*
+ * The same, with now the clock against which VMs deferred after a failed
+ * drain are left out (vg_vm_drain_deferred()): their chunks are not
+ * candidates (the requester's new-BO chunks always are). vg_reduce()
+ * uses ktime_get_ns(); an allocation that chooses again after a failed
+ * drain passes the time it started, so every VM that failed during it
+ * stays out until it is done and its retries end.
+ */
+int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
+		 u64 need, u64 now);
+/*
  * COLD only (0 otherwise): mark, coldest first, chunks of VMs above their
  * entitlement that no sample has seen accessed for two ageing rounds,
  * up to need bytes, and never a chunk of a VM at or below its
@@ -354,11 +378,20 @@ void vg_chan_destroy_locked(struct vg_chan *ch);	/* gpu->lock held */
 void vg_vm_suspend(struct vg_vm *vm);	/* swap in shadows, zap */
 void vg_vm_resume(struct vg_vm *vm);	/* replay shadows, swap back, zap */
 /*
- * Wait for every real ring (channel_idle_wait), then stop every channel
- * (channel_stop, if the backend has it) so none runs again before
- * vg_vm_resume(). On failure no channel is left stopped.
+ * Stop (preempt) every channel so none runs again before vg_vm_resume(),
+ * waiting at most VG_STOP_TIMEOUT_NS for the whole VM. On failure
+ * (-ETIMEDOUT) no channel is left stopped and the VM is deferred: see
+ * vg_vm_drain_deferred().
  */
 int vg_vm_drain(struct vg_vm *vm);
+/*
+ * Is vm still kept out of victim choice at time now after a failed drain?
+ * gpu->lock held.
+ */
+static inline bool vg_vm_drain_deferred(const struct vg_vm *vm, u64 now)
+{
+	return vm->drain_fails && now < vm->drain_retry_ns;
+}
 
 /*
  * relocate.c: move every chunk on vm->marked to loc, suspending the VM
@@ -366,15 +399,19 @@ int vg_vm_drain(struct vg_vm *vm);
  * mapping could not even be restored: those are committed to loc and
  * counted, and the call returns -EIO), the marks are cleared,
  * gpu->stats.reloc_failures counts it, returns -ENOMEM (or the backend's
- * error) and logs why.
+ * error) and logs why (rate-limited). -EAGAIN: the VM's channels did not
+ * stop in time; it is deferred (vg_vm_drain_deferred()), and the caller
+ * chooses another victim rather than fail.
  */
 int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to);
 /*
  * Every VM with marked chunks, in turn, stopping at the first failure
- * (the allocation path: the room it needed cannot be made). Not atomic
- * across VMs: VMs relocated before the failure keep their new places
- * (each is consistent) and the return worker is kicked to bring them
- * back; the others' marks are cleared. Returns 0 or the first error.
+ * (the allocation path: the room it needed cannot be made), except a VM
+ * that only could not be drained (-EAGAIN): the others still move, and
+ * the call returns -EAGAIN so that the caller chooses again. Not atomic
+ * across VMs: VMs relocated before a failure keep their new places (each
+ * is consistent) and the return worker is kicked to bring them back; the
+ * others' marks are cleared. Returns 0 or the first error.
  */
 int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to);
 /* Wake the return worker for a pass now (any context holding gpu->lock). */

@@ -884,6 +884,15 @@ static int fake_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
 		return err;
 	if (c->stopped)
 		fake_error(fb, "channel_stop of a stopped channel");
+	/*
+	 * A preemption. The fake GPU is infinitely fast: by the time the
+	 * stop takes the channel off it, it has run what the real page
+	 * gave it (GP_GET caught up with GP_PUT) and its pending work, as
+	 * the idle wait would have, unless it is parked.
+	 */
+	if (fake_chan_runnable(c))
+		fake_chan_run(fb, c);
+	c->userd[VGMEM_USERD_GP_GET / 4] = c->userd[VGMEM_USERD_GP_PUT / 4];
 	c->stopped = true;
 	return 0;
 }

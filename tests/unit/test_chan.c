@@ -515,12 +515,32 @@ static void test_drain_timeout(void **state)
 	struct fx *f = *state;
 	struct vg_chan *a = mkchan(f), *b = mkchan(f);
 
+	u64 t0 = ktime_get_ns();
+
 	suspend(f);
-	fake_fail(f->fb, FAKE_OP_IDLE_WAIT, 2);
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 2);
 	assert_int_equal(drain(f), -ETIMEDOUT);
+	/* Deferred: no victim before its back-off ends. */
+	assert_int_equal(f->vm->drain_fails, 1);
+	assert_true(f->vm->drain_retry_ns >= t0 + VG_DRAIN_BACKOFF_MIN_NS);
+	assert_true(vg_vm_drain_deferred(f->vm, ktime_get_ns()));
+	assert_false(vg_vm_drain_deferred(f->vm, f->vm->drain_retry_ns));
+	resume(f);
+	/* A second failure in a row doubles the back-off. */
+	suspend(f);
+	t0 = ktime_get_ns();
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
+	assert_int_equal(drain(f), -ETIMEDOUT);
+	assert_int_equal(f->vm->drain_fails, 2);
+	assert_true(f->vm->drain_retry_ns >= t0 + 2 * VG_DRAIN_BACKOFF_MIN_NS);
 	resume(f);
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 4);
+	/* One that works makes it a victim like any other again. */
+	assert_int_equal(f->vm->drain_fails, 0);
+	assert_false(vg_vm_drain_deferred(f->vm, ktime_get_ns()));
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 5);
+	/* Nothing waits for the rings to run dry. */
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
 	vg_chan_destroy(a);
 	vg_chan_destroy(b);
 }
@@ -542,13 +562,13 @@ static void test_guest_submits_during_drain(void **state)
 	struct vg_chan *ch = mkchan(f);
 
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 4);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, guest_submits, ch);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
 	suspend(f);
 	assert_int_equal(drain(f), 0);
 	/* Stopped by the first drain: a second one has nothing to wait for. */
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 1);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 6);
 	/* Real ring drained up to what it had; the rest went to the shadow. */
 	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 4);
@@ -727,8 +747,11 @@ static void test_vm_destroy_frees_channels(void **state)
 
 /* ---- stopping channels for the copy ------------------------------------- */
 
-/* Every channel drains first, then every channel stops; resume starts them. */
-static void test_drain_then_stop_resume_starts(void **state)
+/*
+ * The drain stops (preempts) every channel and waits for no ring to run
+ * dry; resume starts them.
+ */
+static void test_drain_stops_resume_starts(void **state)
 {
 	struct fx *f = *state;
 	struct vg_chan *a = mkchan(f), *b = mkchan(f);
@@ -737,18 +760,15 @@ static void test_drain_then_stop_resume_starts(void **state)
 	suspend(f);
 	fake_reset_counts(f->fb);
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
 	assert_int_equal(fake_log_at(f->fb, 0), FAKE_OP_CHAN_STOP);
 	assert_int_equal(fake_log_at(f->fb, 1), FAKE_OP_CHAN_STOP);
-	assert_int_equal(fake_log_at(f->fb, 2), FAKE_OP_IDLE_WAIT);
-	assert_int_equal(fake_log_at(f->fb, 3), FAKE_OP_IDLE_WAIT);
 	assert_true(fake_bchan_stopped(a->bchan));
 	assert_true(fake_bchan_stopped(b->bchan));
 	/* A second drain in the same suspension leaves them stopped. */
 	assert_int_equal(drain(f), 0);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 2);
 	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 5);
 	resume(f);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 2);
@@ -781,11 +801,12 @@ static void test_stop_failure_rolls_back(void **state)
 	/* The resume has nothing left to start (the fake counts a bad one). */
 	resume(f);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
-	/* An idle wait that times out stops nothing. */
+	/* The first channel failing leaves nothing to start. */
 	suspend(f);
-	fake_fail(f->fb, FAKE_OP_IDLE_WAIT, 3);
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
 	assert_int_equal(drain(f), -ETIMEDOUT);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 3);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
 	resume(f);
 	assert_int_equal(drain(f), 0);
 	vg_chan_destroy(a);
@@ -794,9 +815,10 @@ static void test_stop_failure_rolls_back(void **state)
 }
 
 /*
- * The drain bug: A is parked on a semaphore acquire, so its idle wait
- * returns at once; B drains after it and its work releases the semaphore.
- * A must not run before the resume (the copy would miss what it writes).
+ * The drain bug: A is parked on a semaphore acquire when it is stopped;
+ * B runs up to its own stop, after A's, and its work releases the
+ * semaphore. A must not run before the resume (the copy would miss what
+ * it writes).
  */
 static void unpark_a(void *priv, struct fake_backend *fb, void *arg)
 {
@@ -824,10 +846,10 @@ static void test_parked_channel_stays_parked(void **state)
 	chs[1] = mkchan(f);
 	fake_bchan_set_work(chs[0]->bchan, a_work, &ran);
 	fake_bchan_park(chs[0]->bchan);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, unpark_a, chs);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, unpark_a, chs);
 	suspend(f);
 	assert_int_equal(drain(f), 0);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	/* Released, but stopped: the GPU may run anything else, not A. */
 	assert_int_equal(fake_engine_run(f->fb), 0);
 	assert_int_equal(ran, 0);
@@ -907,7 +929,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zap_fixup_resume, fx_setup_zap, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_guest_racing_swaps, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_vm_destroy_frees_channels, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_drain_then_stop_resume_starts, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_drain_stops_resume_starts, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stop_failure_rolls_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_channel_stays_parked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_unlists_before_zap, fx_setup_zap, fx_teardown),

@@ -314,7 +314,9 @@ static void test_move_out_and_back(void **state)
 	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_WAIT), 1);
 	assert_int_equal(fake_copies(f->fb), 3);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_TLB_FLUSH), 1);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 1);
+	/* Preempted, not waited for: no idle wait at all. */
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_MAP), 3);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_FREE), 3);
 	/* The old mems are freed only after the flush. */
@@ -463,7 +465,7 @@ static void test_suspension_stats(void **state)
 	check(f, vm, bo->va, bo->size, 3);
 }
 
-/* The guest submits while its VM is suspended (from inside the drain). */
+/* The guest submits while its VM is suspended (from inside the stop). */
 static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
 {
 	struct vg_chan *ch = priv;
@@ -492,11 +494,11 @@ static void test_submissions_replayed(void **state)
 	struct vg_bo *bo = mkbo(f, vm, 2, 0, 4);
 
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 1);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, guest_submits, ch);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
 	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, real_put_unchanged, ch);
 	mark(f, bo, 0x3);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
 	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 3);
 	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
@@ -583,13 +585,6 @@ static void test_fail_copy_list_alloc(void **state)
 	run_failure(*state, VG_LOC_HOST, &fc);
 }
 
-static void test_fail_idle_timeout(void **state)
-{
-	const struct failcase fc = { FAKE_OP_IDLE_WAIT, 1, -ETIMEDOUT, true };
-
-	run_failure(*state, VG_LOC_HOST, &fc);
-}
-
 static void test_fail_copy_submit(void **state)
 {
 	const struct failcase fc = { FAKE_OP_COPY_SUBMIT, 1, -EIO, true };
@@ -625,11 +620,15 @@ static void test_fail_map_last(void **state)
 	run_failure(*state, VG_LOC_HOST, &fc);
 }
 
+/* Not drained: -EAGAIN, not out of memory, and the VM is deferred. */
 static void test_fail_chan_stop(void **state)
 {
-	const struct failcase fc = { FAKE_OP_CHAN_STOP, 1, -ETIMEDOUT, true };
+	const struct failcase fc = { FAKE_OP_CHAN_STOP, 1, -EAGAIN, true };
+	struct fx *f = *state;
 
-	run_failure(*state, VG_LOC_HOST, &fc);
+	run_failure(f, VG_LOC_HOST, &fc);
+	/* The relocation that worked at the end reset the back-off. */
+	assert_int_equal(f->vm[0]->drain_fails, 0);
 }
 
 static void test_fail_vram_alloc_on_return(void **state)
@@ -671,7 +670,7 @@ static void test_fail_host_budget(void **state)
 	assert_snap_equal(&before, &after);
 	/* Refused before anyone paid for it. */
 	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_ALLOC_HOST), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
 	assert_int_equal(VM_STAT(vm, suspends), 0);
 	/* Exactly the budget is fine. */
 	mark(f, bo, 0x3);
@@ -789,9 +788,9 @@ static void test_relocate_marked_stops_at_failure(void **state)
 
 /*
  * The drain bug through a whole relocation. vmA's first channel is parked
- * on a semaphore acquire (idle as far as channel_idle_wait goes) with a
- * write still to do; its second channel drains after it and releases the
- * semaphore. If the first ran as soon as the GPU got to it (here: while
+ * on a semaphore acquire when it is stopped, with a write still to do;
+ * its second channel runs up to its own stop, after the first's, and
+ * releases the semaphore. If the first ran as soon as the GPU got to it (here: while
  * the core rewrites the page tables, after the copy), its write would go
  * to the old memory and be lost. Stopped, it runs after the resume and
  * its write lands in the chunk's new place.
@@ -840,11 +839,11 @@ static void test_parked_channel_write_not_lost(void **state)
 	assert_int_equal(vg_chan_create(vm, 0, 64, &p.b), 0);
 	fake_bchan_set_work(p.a->bchan, parked_write, &p);
 	fake_bchan_park(p.a->bchan);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, release_on_b, &p);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, release_on_b, &p);
 	fake_set_hook(f->fb, FAKE_OP_MAP, gpu_progresses, NULL);
 	mark(f, bo, 0x3);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
-	fake_set_hook(f->fb, FAKE_OP_IDLE_WAIT, NULL, NULL);
+	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	fake_set_hook(f->fb, FAKE_OP_MAP, NULL, NULL);
 	assert_int_equal(fake_bchan_runs(p.a->bchan), 0);
 	/* After the resume the GPU gets to it. */
@@ -893,8 +892,6 @@ static void test_bo_alloc_relocation_failures(void **state)
 		u32 nth;
 	} cases[] = {
 		{ FAKE_OP_MEM_ALLOC_HOST, 1 },
-		{ FAKE_OP_IDLE_WAIT, 1 },
-		{ FAKE_OP_CHAN_STOP, 1 },
 		{ FAKE_OP_COPY_SUBMIT, 1 },
 		{ FAKE_OP_COPY_WAIT, 1 },
 		{ FAKE_OP_MAP, 1 },
@@ -929,6 +926,60 @@ static void test_bo_alloc_relocation_failures(void **state)
 	assert_int_equal(vg_gpu_check(f->gpu), 0);
 }
 
+/*
+ * Through the allocation path, a victim whose channel does not stop (a
+ * starved engine, a guest memory access that blocks): the allocation
+ * does not fail. The victim stays exactly as it was and is deferred, the
+ * reducer chooses again without it (here only the requester's own new
+ * chunks are left: they go to host RAM), and the next allocation does
+ * not ask it again until its back-off is over.
+ */
+static void test_bo_alloc_undrainable_victim(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->vm[0], VRAM_CHUNKS, 0, 90);
+	u64 va = 0, va2 = 0, va3 = 0;
+	u32 i;
+
+	fake_reset_counts(f->fb);
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
+	assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va), 0);
+	fake_fail_clear(f->fb);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 0);
+	/* A did not move at all; B's BO went to host RAM. */
+	for (i = 0; i < VRAM_CHUNKS; i++)
+		assert_chunk_at(f, &a->chunks[i], VG_LOC_VRAM);
+	assert_false(f->vm[0]->suspended);
+	assert_false(fake_bchan_stopped(f->ch[0]->bchan));
+	check(f, f->vm[0], a->va, a->size, 90);
+	assert_int_equal(f->vm[0]->relocated, 0);
+	assert_int_equal(f->vm[1]->relocated, 4 * CHUNK);
+	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
+	assert_int_equal(gpu_stats(f).reloc_failures, 1);
+	assert_int_equal(f->vm[0]->drain_fails, 1);
+	fill(f, f->vm[1], va, 4 * CHUNK, 91);
+	check(f, f->vm[1], va, 4 * CHUNK, 91);
+
+	/* Deferred: the next allocation does not even ask A. */
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_bo_alloc(f->vm[1], 2 * CHUNK, 0, &va2), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
+	assert_int_equal(f->vm[0]->relocated, 0);
+	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
+
+	/* Its back-off over (as if the time had passed), A is a victim again. */
+	mutex_lock(&f->gpu->lock);
+	f->vm[0]->drain_retry_ns = ktime_get_ns();
+	mutex_unlock(&f->gpu->lock);
+	assert_int_equal(vg_bo_alloc(f->vm[1], 2 * CHUNK, 0, &va3), 0);
+	assert_int_equal(f->vm[0]->relocated, 2 * CHUNK);
+	assert_int_equal(f->vm[0]->drain_fails, 0);
+	check(f, f->vm[0], a->va, a->size, 90);
+	check(f, f->vm[1], va, 4 * CHUNK, 91);
+	assert_int_equal(vg_gpu_check(f->gpu), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -940,7 +991,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fail_host_alloc_first, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_host_alloc_last, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_copy_list_alloc, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_fail_idle_timeout, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_copy_submit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_copy_wait, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_map_first, fx_setup, fx_teardown),
@@ -956,6 +1006,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmark_all, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_channel_write_not_lost, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bo_alloc_relocation_failures, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bo_alloc_undrainable_victim, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -218,7 +218,7 @@ static void test_nothing_to_return(void **state)
 	fake_reset_counts(f->fb);
 	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
 	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
 	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
 	check(f, a, 1);
 }
@@ -406,8 +406,8 @@ static void test_failed_vm_skipped(void **state)
 	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 51);
 	struct vg_bo *b = mkbo(f, f->vm[1], 4 * CHUNK, 52);
 	static const enum fake_op ops[] = {
-		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_IDLE_WAIT, FAKE_OP_CHAN_STOP,
-		FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT, FAKE_OP_MAP,
+		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT,
+		FAKE_OP_MAP,
 	};
 	struct vg_chan *ch[2];
 	struct vg_gpu_stats gs;
@@ -429,8 +429,28 @@ static void test_failed_vm_skipped(void **state)
 		check(f, a, 51);
 		check(f, b, 52);
 	}
+	/*
+	 * A channel of A does not stop: the same, and A is deferred, so the
+	 * next pass does not ask it again (B's is the only stop).
+	 */
+	evict(f, b, 0x9);
+	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->vm[1]), 0);
+	evict(f, b, 0x9);
+	fake_reset_counts(f->fb);
+	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	check(f, a, 51);
+	check(f, b, 52);
+	/* Its back-off over (as if the time had passed), A is a candidate again. */
+	mutex_lock(&f->gpu->lock);
+	f->vm[0]->drain_retry_ns = ktime_get_ns();
+	mutex_unlock(&f->gpu->lock);
 	vg_gpu_get_stats(f->gpu, &gs);
-	assert_int_equal(gs.reloc_failures, ARRAY_SIZE(ops));
+	assert_int_equal(gs.reloc_failures, ARRAY_SIZE(ops) + 1);
 	/* Only failures: the pass says so. */
 	evict(f, b, 0x9);
 	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 1);
