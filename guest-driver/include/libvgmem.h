@@ -169,6 +169,15 @@ void vgmem_pb_raw(struct vgmem_chan *ch, const uint32_t *dw, unsigned int n);
 /*
  * Close the open segment as one GPFIFO entry and publish it (GP_PUT).
  * *seq (if not NULL) names it for vgmem_wait. Waits for ring space.
+ *
+ * Waiting: a slow host is never an error. Every wait libvgmem does by
+ * itself (ring or pushbuffer space, vgmem_finish, the convenience
+ * operations below) lasts until the work is done or the channel faults
+ * (-EIO, vgmem_chan_error() says why), with no deadline: the host may
+ * pause a channel for a relocation, share the GPU, or run short of CPU,
+ * and the work still completes. Only vgmem_wait() with a non-zero
+ * timeout_ns returns -ETIMEDOUT, when the caller's own deadline passes
+ * (the work goes on; wait again to see it finish).
  */
 int vgmem_submit(struct vgmem_chan *ch, uint64_t *seq);
 /* Wait until entry seq completed (GP_GET past it); timeout 0: forever. */

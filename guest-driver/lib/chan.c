@@ -117,7 +117,7 @@ static int publish(struct vgmem_chan *ch, uint64_t entry, uint64_t seg_start,
 
 	/* Leave one slot free: GP_PUT == GP_GET means empty. */
 	ret = vgmem_chan_wait_outstanding(ch, ch->entries - 2,
-					  VGMEM_OP_TIMEOUT_NS);
+					  VGMEM_WAIT_FOREVER);
 	if (ret)
 		return ret;
 	slot = (uint32_t)ch->submitted & (ch->entries - 1);
@@ -191,7 +191,7 @@ int vgmem_finish(struct vgmem_chan *ch)
 	ret = vgmem_submit(ch, &seq);
 	if (ret)
 		return ret;
-	return vgmem_wait(ch, seq, VGMEM_OP_TIMEOUT_NS);
+	return vgmem_wait(ch, seq, VGMEM_WAIT_FOREVER);
 }
 
 uint64_t vgmem_chan_submitted(const struct vgmem_chan *ch)

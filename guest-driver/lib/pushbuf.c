@@ -10,10 +10,13 @@
 
 #define PKHDR_COUNT_MAX		0x1fffu
 
-/* Wait until the dwords up to pos (exclusive) are free. */
+/*
+ * Wait until the dwords up to pos (exclusive) are free: until entries
+ * complete, however long that takes (VGMEM_WAIT_FOREVER), or the channel
+ * faults (-EIO).
+ */
 static int pb_wait_space(struct vgmem_chan *ch, uint64_t end)
 {
-	uint64_t start = 0;
 	unsigned int spins = 0;
 	int ret;
 
@@ -23,10 +26,6 @@ static int pb_wait_space(struct vgmem_chan *ch, uint64_t end)
 			return ret;
 		if (end - ch->pb_tail <= ch->pb_dw)
 			return 0;
-		if (!start)
-			start = vgmem_now_ns();
-		else if (vgmem_now_ns() - start >= VGMEM_OP_TIMEOUT_NS)
-			return -ETIMEDOUT;
 		vgmem_relax(spins++);
 	}
 }

@@ -21,8 +21,14 @@
 #include <stdbool.h>
 #include "../include/libvgmem.h"
 
-/* How long the convenience operations wait before giving up (-ETIMEDOUT). */
-#define VGMEM_OP_TIMEOUT_NS	(120ull * 1000000000ull)
+/*
+ * The waits libvgmem does on its own (ring space, pushbuffer space,
+ * vgmem_finish and the convenience operations) have no deadline: they end
+ * when the work is done or the channel has faulted (-EIO). A slow host (a
+ * busy GPU, a relocation, a CPU-starved engine) makes them slower, never
+ * an error; only the caller of vgmem_wait() chooses a timeout.
+ */
+#define VGMEM_WAIT_FOREVER	0ull
 #define VGMEM_PB_DEFAULT	(64u << 10)
 #define VGMEM_STAGING_DEFAULT	(1u << 20)
 #define VGMEM_SEG_MAX_DW	((1u << 21) - 1)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <time.h>
 #include <cmocka.h>
 #include "../../guest-driver/include/libvgmem.h"
 
@@ -42,7 +43,19 @@ struct fake {
 	bool bad;		/* the fake saw something the ABI forbids */
 	bool auto_run;		/* run one entry per run_every GP_GET reads */
 	unsigned int run_every, reads;
+	/* A host that stalls: nothing runs before this CLOCK_MONOTONIC time. */
+	uint64_t stall_until_ns;
+	/* A channel that faults at this GP_GET read (0: never). */
+	unsigned int fault_at_read;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static struct fake *F;
 
@@ -204,8 +217,12 @@ static uint32_t f_userd_read(void *t, uint32_t chan, uint32_t off)
 	out = (*ud(VGMEM_USERD_GP_PUT) - *ud(VGMEM_USERD_GP_GET)) & (F->entries - 1);
 	if (out > F->max_outstanding)
 		F->max_outstanding = out;
+	if (off == VGMEM_USERD_GP_GET && F->fault_at_read &&
+	    F->reads + 1 >= F->fault_at_read)
+		*ud(VGMEM_USERD_ERROR) = VGMEM_CHAN_ERR_VA;
 	if (F->auto_run && off == VGMEM_USERD_GP_GET &&
-	    ++F->reads % F->run_every == 0)
+	    ++F->reads % F->run_every == 0 &&
+	    (!F->stall_until_ns || mono_ns() >= F->stall_until_ns))
 		run_one();
 	return *ud(off);
 }
@@ -444,6 +461,64 @@ static void test_wait_timeout(void **state)
 	vgmem_close(dev);
 }
 
+/*
+ * A slow host is not an error: the GPU makes no progress at all for a
+ * stretch (a relocation, a CPU-starved engine), then goes on. Every wait
+ * libvgmem does by itself waits it out and succeeds; only a deadline the
+ * caller set ends a wait early, and a fault ends one at once (-EIO).
+ */
+static void test_stall_is_not_an_error(void **state)
+{
+	struct vgmem_dev *dev;
+	struct vgmem_chan *ch;
+	uint64_t seq, t0;
+	uint8_t buf[256], back[256];
+	uint32_t d = 9;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(vgmem_open(&fops, NULL, &dev), 0);
+	assert_int_equal(vgmem_chan_create(dev, 8, 0, 0, &ch), 0);
+
+	/* A convenience operation over a stall. */
+	t0 = mono_ns();
+	F->stall_until_ns = t0 + 300000000ull;
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(vgmem_write(ch, VRAM_BASE, buf, sizeof(buf)), 0);
+	assert_true(mono_ns() >= F->stall_until_ns);
+	assert_int_equal(F->vram[100], 0x5a);
+	F->stall_until_ns = mono_ns() + 100000000ull;
+	memset(back, 0, sizeof(back));
+	assert_int_equal(vgmem_read(ch, VRAM_BASE, back, sizeof(back)), 0);
+	assert_memory_equal(buf, back, sizeof(buf));
+
+	/* Ring space: more entries than the ring holds, across a stall. */
+	F->stall_until_ns = mono_ns() + 200000000ull;
+	for (i = 0; i < 20; i++) {
+		vgmem_pb_inc(ch, 0, VGMEM_MTHD_NOP, &d, 1);
+		assert_int_equal(vgmem_submit(ch, NULL), 0);
+	}
+	assert_int_equal(vgmem_finish(ch), 0);
+	assert_true(mono_ns() >= F->stall_until_ns);
+
+	/* The caller's own deadline is the only timeout ... */
+	F->stall_until_ns = mono_ns() + 200000000ull;
+	vgmem_pb_inc(ch, 0, VGMEM_MTHD_NOP, &d, 1);
+	assert_int_equal(vgmem_submit(ch, &seq), 0);
+	assert_int_equal(vgmem_wait(ch, seq, 1000000), -ETIMEDOUT);
+	/* ... and the work goes on: waiting again sees it finish. */
+	assert_int_equal(vgmem_wait(ch, seq, 0), 0);
+
+	/* A fault during an endless stall ends the wait: -EIO, no hang. */
+	F->stall_until_ns = UINT64_MAX;
+	F->fault_at_read = F->reads + 50;
+	vgmem_pb_inc(ch, 0, VGMEM_MTHD_NOP, &d, 1);
+	assert_int_equal(vgmem_finish(ch), -EIO);
+	assert_int_equal(vgmem_chan_error(ch, NULL), VGMEM_CHAN_ERR_VA);
+	F->stall_until_ns = 0;
+	vgmem_close(dev);
+}
+
 static int f_map_fd(void *t, int fd, uint64_t offset, uint64_t length,
 		    uint32_t flags, uint64_t *va)
 {
@@ -487,6 +562,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_read_staged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_is_sticky, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_is_not_an_error, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
