@@ -186,10 +186,10 @@ static void *ctl_main(void *arg)
 		if (t > c->max_ns)
 			c->max_ns = t;
 		if (err) {
-			c->err = err;
+			__atomic_store_n(&c->err, err, __ATOMIC_RELAXED);
 			break;
 		}
-		c->rounds++;
+		__atomic_add_fetch(&c->rounds, 1, __ATOMIC_RELAXED);
 		usleep(500);
 	}
 	return NULL;
@@ -243,19 +243,33 @@ static void test_never_idle_channel(void **state)
 	static struct ctl_loop ctl;
 	uint64_t gva = 0, t0, before;
 
+	unsigned int tries;
+
 	start_attack(w);
 	ctl_start(&ctl, w);
-	t0 = now_ns();
-	/* Before the fix: -ENOMEM after a 2 s drain timeout, every time. */
-	assert_int_equal(vgmem_bo_alloc(w->gdev, GOOD_SIZE, &gva), 0);
-	print_message("good's %llu MiB allocation took %.1f ms\n",
-		      (unsigned long long)(GOOD_SIZE / MiB),
-		      (now_ns() - t0) / 1e6);
+	for (tries = 1;; tries++) {
+		t0 = now_ns();
+		/* Before the fix: -ENOMEM after a 2 s drain timeout, every time. */
+		assert_int_equal(vgmem_bo_alloc(w->gdev, GOOD_SIZE, &gva), 0);
+		print_message("good's %llu MiB allocation took %.1f ms\n",
+			      (unsigned long long)(GOOD_SIZE / MiB),
+			      (now_ns() - t0) / 1e6);
+		assert_int_equal(vgmem_stats(w->edev, &est), 0);
+		if (est.relocated)
+			break;
+		/*
+		 * On a very busy host the engine may not have left evil's
+		 * turn within the stop timeout: then evil was deferred and
+		 * good got its room elsewhere (still no failure). Again,
+		 * after the back-off, until evil is the one preempted.
+		 */
+		assert_true(tries < 50);
+		assert_int_equal(vgmem_bo_free(w->gdev, gva), 0);
+		usleep(300000);
+	}
 	ctl_stop(&ctl);
 
 	/* evil was the victim: preempted, moved, and still at its copy. */
-	assert_int_equal(vgmem_stats(w->edev, &est), 0);
-	assert_true(est.relocated > 0);
 	assert_true(est.suspends > 0);
 	before = touched(w->evil);
 	t0 = now_ns();
@@ -314,10 +328,17 @@ static void test_starved_engine(void **state)
 		      (now_ns() - t0) / 1e6);
 	/* Not -ENOMEM, not -ETIMEDOUT: evil is simply not a victim now. */
 	assert_int_equal(a.err, 0);
+	/* ctl's commands complete too, with the engine still held. */
+	t0 = now_ns();
+	while (!__atomic_load_n(&ctl.rounds, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ctl.err, __ATOMIC_RELAXED)) {
+		if (now_ns() - t0 >= WAIT_NS)
+			fail_msg("ctl's commands wait for the held engine");
+		usleep(1000);
+	}
 	/* Still held: nothing of the above waited for the engine. */
 	assert_true(vg_sim_engine_held(sim));
 	ctl_stop(&ctl);
-	assert_true(ctl.rounds > 0);
 	assert_int_equal(vgmem_stats(w->edev, &est), 0);
 	assert_int_equal(vgmem_stats(w->gdev, &gst), 0);
 	/* The room came from someone else: evil did not move. */
