@@ -263,11 +263,12 @@ check:
 			"$$( [ $$rc = 0 ] || echo '  FAILED')" >> $$times; \
 		if [ $$rc != 0 ]; then echo "check: phase times:"; cat $$times; exit $$rc; fi; }; \
 	phase deps $(MAKE) --no-print-directory deps; \
-	phase build $(MAKE) --no-print-directory all asan; \
+	phase build $(MAKE) --no-print-directory all asan fuzz-bins; \
 	phase tests $(MAKE) --no-print-directory run-tests; \
+	phase fuzz $(MAKE) --no-print-directory fuzz-check; \
 	phase module $(MAKE) --no-print-directory module guest-module; \
 	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
-	echo "check: OK: every test passed plain and under ASan/UBSan; the modules built at W=1 without warnings; the VM suite passed"; \
+	echo "check: OK: every test passed plain and under ASan/UBSan; the fuzzers kept their invariants over their corpora; the modules built at W=1 without warnings; the VM suite passed"; \
 	cat $(BUILD)/test-summary; echo "check: phase times:"; cat $$times
 
 run:
@@ -409,6 +410,8 @@ help:
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
 	@echo "make module     build host-module/vgmem.ko (KDIR=... overrides headers)"
 	@echo "make guest-module  build guest-driver/kernel/vgmem_guest.ko (the VM's driver)"
+	@echo "make fuzz       run each fuzzer (tests/fuzz) FUZZ_SECONDS (300), FUZZERS=name,..."
+	@echo "make soak       the integrity test for 10^5 relocation cycles (SOAK_CYCLES, SOAK_SECONDS)"
 	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...)"
 	@echo "make vm-shell   boot the test VM to a shell with the modules loaded"
 	@echo "make clean      remove build/ and the module's products"
@@ -451,3 +454,6 @@ $(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $($(BUILD)_LIBS)
 	$(CC) -o $@ $< -Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
 all: $(EXAMPLES)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(EXAMPLE_SRCS)))
+
+# ---- fuzzers (tests/fuzz/, docs/testing.md) -----------------------------------
+include tests/fuzz/fuzz.mk

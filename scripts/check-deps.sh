@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # Checks that everything scripts/deps.list names is present: each pkg-config
-# module, header, static library and command. For each one missing it prints
+# module, header, static library, command and clang runtime. For each one missing it prints
 # the Debian package that provides it and exits 1, so a build never gets as
 # far as a compiler error about a missing header. Runs no compiler but the
 # preprocessor, installs nothing, needs no root.
@@ -44,6 +44,8 @@ present() {	# $1 kind, $2 name
 		"$CC" -E -x c - $(pkg-config --cflags-only-I libdrm 2>/dev/null) \
 			> /dev/null 2>&1 ;;
 	staticlib) [ "$("$CC" -print-file-name="$2")" != "$2" ] ;;
+	clanglib) command -v clang > /dev/null 2>&1 &&
+		[ "$(clang -print-file-name="$2")" != "$2" ] ;;
 	command) command -v "$2" > /dev/null 2>&1 ;;
 	esac
 }
@@ -57,7 +59,7 @@ while read -r kind name pkg extra; do
 	[ -n "$kind" ] || continue
 	case "$kind" in
 	package) continue ;;
-	pkgconfig|header|staticlib|command) ;;
+	pkgconfig|header|staticlib|command|clanglib) ;;
 	*) echo "check-deps: $LIST: unknown kind '$kind'" >&2; bad=1; continue ;;
 	esac
 	if [ -z "$name" ] || [ -z "$pkg" ] || [ -n "$extra" ]; then

@@ -24,6 +24,7 @@ CHECK=$ROOT/scripts/check-deps.sh
 TMP=$(mktemp -d)
 [ -n "${KEEP_TMP:-}" ] && echo "tmp: $TMP" || trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-gcc}
+FUZZ_CC=clang	# the fuzzers' compiler (tests/fuzz/fuzz.mk)
 passed=0
 failed=0
 
@@ -44,7 +45,7 @@ EOF
 chmod +x "$TMP/pkg-config"
 : > "$TMP/pkg-config.log"
 if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ROOT" -n -B --no-print-directory \
-	PKG_CONFIG="$TMP/pkg-config" all asan vm-bins > "$TMP/recipes.raw" 2> "$TMP/make.err"; then
+	PKG_CONFIG="$TMP/pkg-config" all asan vm-bins fuzz-bins > "$TMP/recipes.raw" 2> "$TMP/make.err"; then
 	not_ok "make -n prints the build's recipes" "$(tail -n 5 "$TMP/make.err")"
 	echo "[  PASSED  ] $passed test(s)."
 	exit 1
@@ -79,8 +80,10 @@ fi
 
 # ---- 2. headers and libraries of every userspace program --------------------------
 # Compile lines: "-c SRC -o OBJ" becomes "-M SRC" (every header, system ones
-# included). One per source: the ASan variant includes the same headers.
-grep -E "^$CC .* -c [^ ]+\.c -o " "$TMP/recipes" | grep -v -- '-fsanitize' |
+# included). One per source and compiler: gcc's ASan variant includes the
+# same headers; clang (the fuzzers) has headers of its own.
+{ grep -E "^$CC .* -c [^ ]+\.c -o " "$TMP/recipes" | grep -v -- '-fsanitize'
+  grep -E "^$FUZZ_CC .* -c [^ ]+\.c -o " "$TMP/recipes"; } |
 	sed -E 's/ -MMD| -MP//g; s/ -c ([^ ]+\.c) -o [^ ]+/ -M \1/' | sort -u > "$TMP/compiles"
 ncomp=$(wc -l < "$TMP/compiles")
 # One output file per process: parallel writers to one pipe interleave.
@@ -90,7 +93,15 @@ mkdir -p "$TMP/d"
 cat "$TMP"/d/*.d > "$TMP/deps.mk" 2>/dev/null
 # Library files: each -lNAME of a link line, static where the line says -static.
 : > "$TMP/libs"
-grep -E "^$CC .* -o [^ ]+ " "$TMP/recipes" | grep -vE ' -c | -M' | while read -r line; do
+grep -E "^($CC|$FUZZ_CC) .* -o [^ ]+ " "$TMP/recipes" | grep -vE ' -c | -M' | while read -r line; do
+	# libFuzzer and clang's sanitizers: runtimes clang links in by itself.
+	if [[ " $line " == *" -fsanitize=fuzzer "* ]]; then
+		for r in fuzzer asan ubsan_standalone; do
+			f=$("$FUZZ_CC" -print-file-name="libclang_rt.$r-x86_64.a")
+			[[ "$f" == /* ]] || f="(not found by $FUZZ_CC) $f"
+			echo "$f" >> "$TMP/libs"
+		done
+	fi
 	suffix=so
 	[[ " $line " == *" -static "* ]] && suffix=a
 	for l in $(grep -oE ' -l[^ ]+' <<<"$line"); do
