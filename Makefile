@@ -457,3 +457,18 @@ all: $(EXAMPLES)
 
 # ---- fuzzers (tests/fuzz/, docs/testing.md) -----------------------------------
 include tests/fuzz/fuzz.mk
+
+# ---- soak (docs/testing.md) ----------------------------------------------------------
+# The integrity test (tests/integration/test_integrity.c) until SOAK_CYCLES
+# relocation cycles (suspend, copy, resume) have run, tenants submitting
+# throughout; fails if SOAK_SECONDS pass first (plain build: ASan would
+# slow it several times; `make run-tests` runs the same test under ASan).
+SOAK_CYCLES ?= 100000
+SOAK_SECONDS ?= 21600
+SOAK_CHUNK ?= 2097152
+SOAK_MOVES ?= 300
+.PHONY: soak
+soak: $(BUILD)/tests/integration/test_integrity
+	VG_INTEGRITY_CYCLES=$(SOAK_CYCLES) VG_INTEGRITY_SECONDS=$(SOAK_SECONDS) \
+	VG_INTEGRITY_CHUNK=$(SOAK_CHUNK) VG_INTEGRITY_MOVES=$(SOAK_MOVES) \
+		./$(BUILD)/tests/integration/test_integrity

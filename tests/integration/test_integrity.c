@@ -6,8 +6,18 @@
  * allocates and frees in a loop and the return worker moves chunks back:
  * hundreds of chunk moves out and in, and every checksum, every staged
  * read and every completion must come out exactly as the CPU predicts.
+ *
+ * Knobs (environment; `make soak` sets them for a long run):
+ *   VG_INTEGRITY_MOVES    chunk moves wanted each way (300)
+ *   VG_INTEGRITY_CYCLES   relocation cycles wanted (suspend, copy, resume:
+ *                         the GPU's `relocations`, out and back); 0: none
+ *   VG_INTEGRITY_SECONDS  bound on the pressure loop (0: 2000 rounds); the
+ *                         test fails if a target is not met within it
+ *   VG_INTEGRITY_CHUNK    chunk size in bytes (2 MiB), a power of two
+ * Both targets must be met; the tenants submit throughout.
  */
 #include <stdlib.h>
+#include <time.h>
 #include "itest.h"
 
 #define NR_GUESTS	3
@@ -118,9 +128,36 @@ out:
 	return NULL;
 }
 
+static uint64_t knob(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	uint64_t x;
+
+	if (!v || !*v)
+		return def;
+	x = strtoull(v, &end, 0);
+	if (*end)
+		fail_msg("%s=%s is not a number", name, v);
+	return x;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void test_integrity_under_pressure(void **state)
 {
-	struct vg_host *h = it_host(64 * MiB, 2 * MiB, true, 5);
+	uint64_t moves_wanted = knob("VG_INTEGRITY_MOVES", MOVES_WANTED);
+	uint64_t cycles_wanted = knob("VG_INTEGRITY_CYCLES", 0);
+	uint64_t seconds = knob("VG_INTEGRITY_SECONDS", 0);
+	uint64_t chunk = knob("VG_INTEGRITY_CHUNK", 2 * MiB);
+	struct vg_host *h = it_host(64 * MiB, chunk, true, 5);
+	double t0 = now_s(), t_last = t0;
 	struct gctx c[NR_GUESTS];
 	pthread_t th[NR_GUESTS];
 	struct vg_host_guest *pg;
@@ -132,6 +169,7 @@ static void test_integrity_under_pressure(void **state)
 	struct it_fail f;
 	uint64_t pva[2], pscratch, moved_out = 0, moved_in = 0, tenant_moves = 0;
 	char name[16];
+	uint64_t cycles = 0;
 	uint32_t i, j, round;
 	s64 back;
 
@@ -168,7 +206,10 @@ static void test_integrity_under_pressure(void **state)
 	 * allocates pushes tenant chunks out, every free lets the worker (and
 	 * our own return passes) bring them back.
 	 */
-	for (round = 0; round < PRESSURE_ROUNDS_MAX && !f.failed; round++) {
+	for (round = 0; !f.failed; round++) {
+		if (seconds ? now_s() - t0 >= (double)seconds :
+			      round >= PRESSURE_ROUNDS_MAX)
+			break;
 		for (j = 0; j < 2; j++) {
 			assert_int_equal(vgmem_bo_alloc(pdev, 12 * MiB, &pva[j]), 0);
 			assert_int_equal(vgmem_fill_pattern(pch, pva[j], 12 * MiB,
@@ -182,17 +223,30 @@ static void test_integrity_under_pressure(void **state)
 		it_gpu_stats(h, &st);
 		moved_out = st.reloc_out_chunks;
 		moved_in = st.reloc_in_chunks;
-		if (moved_out >= MOVES_WANTED && moved_in >= MOVES_WANTED)
+		cycles = st.relocations;
+		if (moved_out >= moves_wanted && moved_in >= moves_wanted &&
+		    cycles >= cycles_wanted)
 			break;
+		if (seconds && now_s() - t_last >= 60) {
+			t_last = now_s();
+			print_message("%.0f s: %u rounds, %llu relocation cycles, %llu chunks out, %llu in\n",
+				      t_last - t0, round, (unsigned long long)cycles,
+				      (unsigned long long)moved_out,
+				      (unsigned long long)moved_in);
+		}
 	}
 	stop = 1;
 	for (i = 0; i < NR_GUESTS; i++)
 		pthread_join(th[i], NULL);
 	it_fail_assert(&f);
-	print_message("%u pressure rounds, %llu chunks out, %llu in\n", round,
-		      (unsigned long long)moved_out, (unsigned long long)moved_in);
-	assert_true(moved_out >= MOVES_WANTED);
-	assert_true(moved_in >= MOVES_WANTED);
+	print_message("%u pressure rounds in %.1f s (chunk %llu KiB): %llu relocation cycles "
+		      "(%.0f/s), %llu chunks out, %llu in\n", round, now_s() - t0,
+		      (unsigned long long)(chunk >> 10), (unsigned long long)cycles,
+		      cycles / (now_s() - t0), (unsigned long long)moved_out,
+		      (unsigned long long)moved_in);
+	assert_true(moved_out >= moves_wanted);
+	assert_true(moved_in >= moves_wanted);
+	assert_true(cycles >= cycles_wanted);
 	for (i = 0; i < NR_GUESTS; i++) {
 		assert_true(c[i].rounds >= 2);
 		assert_int_equal(vgmem_chan_error(c[i].ch, NULL), 0);
@@ -205,7 +259,7 @@ static void test_integrity_under_pressure(void **state)
 		tenant_moves += vst.reloc_out_chunks + vst.reloc_in_chunks;
 	}
 	/* The tenants' own chunks moved while they ran, not just the pressure's. */
-	assert_true(tenant_moves >= MOVES_WANTED);
+	assert_true(tenant_moves >= moves_wanted);
 	assert_int_equal(vg_gpu_check(vg_host_gpu(h)), 0);
 	assert_int_equal(os_warn_count(), 0);
 	vg_host_destroy(h);
