@@ -111,7 +111,7 @@ int vgmem_ctrlq_drv_init(struct vgmem_ctrlq_drv *q, const struct vgmem_regs *reg
 	q->ring = ring;
 	q->ring_gpa = ring_gpa;
 	q->entries = entries;
-	q->timeout_ns = timeout_ns ? timeout_ns : VGMEM_CTRLQ_TIMEOUT_NS;
+	q->timeout_ns = timeout_ns ? timeout_ns : UINT64_MAX;
 	memset(ring, 0, (size_t)entries * sizeof(*ring));
 	ret = ctrlq_arm(q);
 	if (ret)

@@ -60,19 +60,22 @@ struct vgmem_regs {
 	void *priv;
 };
 
-#define VGMEM_CTRLQ_TIMEOUT_NS	(120ull * 1000000000ull)
-
 struct vgmem_ctrlq_drv {
 	struct vgmem_regs regs;
 	struct vgmem_ctrl *ring;	/* CPU view of the slots in guest memory */
 	uint64_t ring_gpa;
 	uint32_t entries;		/* power of two, 1 ... VGMEM_CTRLQ_ENTRIES_MAX */
-	uint64_t timeout_ns;
+	uint64_t timeout_ns;		/* UINT64_MAX: none (the default) */
 	pthread_mutex_t lock;		/* one submitter at a time; protects prod */
 	uint32_t prod;			/* free-running index of the next slot */
 };
 
-/* Program the queue's registers (base, entries) and start at CONSUMER. */
+/*
+ * Program the queue's registers (base, entries) and start at CONSUMER.
+ * timeout_ns 0: commands are waited for as long as they run (a slow host is
+ * not an error a tenant should see; the queue's own error or a register
+ * error still ends the wait); tests pass a deadline.
+ */
 int vgmem_ctrlq_drv_init(struct vgmem_ctrlq_drv *q, const struct vgmem_regs *regs,
 		     struct vgmem_ctrl *ring, uint64_t ring_gpa, uint32_t entries,
 		     uint64_t timeout_ns);
@@ -81,7 +84,7 @@ void vgmem_ctrlq_drv_fini(struct vgmem_ctrlq_drv *q);
  * Run n commands in order, as many per doorbell as the ring holds, and copy
  * each slot (status and outputs) back into cmds. Returns 0 when every
  * command ran (each cmds[i].status says how it went), -ETIMEDOUT if the
- * device did not complete them in time, the queue's own error (CTRLQ_ERROR,
+ * device did not complete them within the queue's deadline (if it has one), the queue's own error (CTRLQ_ERROR,
  * after which the queue is re-armed) or a register access error.
  */
 int vgmem_ctrlq_drv_run(struct vgmem_ctrlq_drv *q, struct vgmem_ctrl *cmds, uint32_t n);

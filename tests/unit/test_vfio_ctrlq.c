@@ -29,6 +29,7 @@ struct fake {
 	uint32_t cause, cause_acks;
 	bool stuck;			/* never runs commands */
 	bool lazy;			/* runs commands only when CONSUMER is read */
+	unsigned int stall_reads;	/* lazy, but only after this many reads */
 	int fail_reg;			/* register whose reads fail, -1: none */
 	unsigned int doorbells, executed, waits;
 };
@@ -88,7 +89,9 @@ static int fake_rd(void *priv, uint32_t reg, uint32_t *val)
 		return -EIO;
 	switch (reg) {
 	case VGMEM_REG_CTRLQ_CONSUMER:
-		if (f->lazy)
+		if (f->lazy && f->stall_reads)
+			f->stall_reads--;
+		else if (f->lazy)
 			fake_run(f);
 		*val = f->cons;
 		return 0;
@@ -299,6 +302,29 @@ static void test_timeout_then_recovery(void **state)
 	assert_int_equal(x->f.executed, 2);
 }
 
+/*
+ * With no deadline given (as libvgmem's VFIO transport opens it) a command
+ * the device takes long over is waited for, never failed: a slow host is
+ * not an error a tenant sees. The stall here is 1500 polls (over 0.1 s of
+ * sleeps); the point is that the default has no deadline at all.
+ */
+static void test_slow_device_is_not_an_error(void **state)
+{
+	struct fix *x = *state;
+	struct vgmem_ctrl c;
+
+	init_q(x, 0);
+	assert_true(x->q.timeout_ns == UINT64_MAX);
+	x->f.lazy = true;
+	x->f.stall_reads = 1500;
+	memset(&c, 0, sizeof(c));
+	c.op = VGMEM_CTRL_QUERY;
+	assert_int_equal(vgmem_ctrlq_drv_run(&x->q, &c, 1), 0);
+	assert_int_equal(x->f.stall_reads, 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.query.abi_version, VGMEM_ABI_VERSION);
+}
+
 static void test_abuse(void **state)
 {
 	struct fix *x = *state;
@@ -403,6 +429,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batches_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_error_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_then_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_device_is_not_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_irq_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_register_error, setup, teardown),
