@@ -10,6 +10,11 @@
 #include <time.h>
 #include "vgmem_priv.h"
 
+#ifdef __SANITIZE_THREAD__
+/* The word vgmem_fence_*() touch under ThreadSanitizer (vgmem_priv.h). */
+unsigned long vgmem_fence_word;
+#endif
+
 uint64_t vgmem_now_ns(void)
 {
 	struct timespec ts;
@@ -125,7 +130,7 @@ static int publish(struct vgmem_chan *ch, uint64_t entry, uint64_t seg_start,
 	ch->gpfifo[slot] = entry;
 	ch->submitted++;
 	/* Entry and pushbuffer must be visible before GP_PUT moves. */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	vgmem_fence_release();
 	ch->dev->ops->userd_write(ch->dev->t, ch->id, VGMEM_USERD_GP_PUT,
 				  (uint32_t)ch->submitted & (ch->entries - 1));
 	if (seq)

@@ -213,7 +213,7 @@ int vgmem_ctrlq_drv_run(struct vgmem_ctrlq_drv *q, struct vgmem_ctrl *cmds, uint
 			memcpy(&q->ring[(q->prod + i) & mask], &cmds[done + i],
 			       sizeof(*cmds));
 		/* The slots must be in memory before the device hears the bell. */
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		vgmem_fence_release();
 		/* An edge we acknowledge now cannot hide this batch's interrupt. */
 		if (q->regs.wait) {
 			ret = wr(q, VGMEM_REG_IRQ_CAUSE, VGMEM_IRQ_CTRLQ);
@@ -240,7 +240,7 @@ int vgmem_ctrlq_drv_run(struct vgmem_ctrlq_drv *q, struct vgmem_ctrl *cmds, uint
 		}
 		if (ret)
 			break;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		vgmem_fence_acquire();
 		for (i = 0; i < k; i++)
 			memcpy(&cmds[done + i], &q->ring[(q->prod - k + i) & mask],
 			       sizeof(*cmds));

@@ -22,6 +22,25 @@
 #include "../include/libvgmem.h"
 
 /*
+ * Fences before publishing to (release) and after reading from (acquire)
+ * the device. ThreadSanitizer does not model stand-alone fences (GCC refuses
+ * them under -fsanitize=thread): there, a read-modify-write or an acquire
+ * load of one library-wide word stands in, which TSan does see, and which
+ * orders at least as much (host-module/os/os_user.h does the same for
+ * smp_wmb()/smp_rmb()).
+ */
+#ifndef __SANITIZE_THREAD__
+#define vgmem_fence_release()	__atomic_thread_fence(__ATOMIC_RELEASE)
+#define vgmem_fence_acquire()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#else
+extern unsigned long vgmem_fence_word;
+#define vgmem_fence_release() \
+	((void)__atomic_fetch_add(&vgmem_fence_word, 0, __ATOMIC_RELEASE))
+#define vgmem_fence_acquire() \
+	((void)__atomic_load_n(&vgmem_fence_word, __ATOMIC_ACQUIRE))
+#endif
+
+/*
  * The waits libvgmem does on its own (ring space, pushbuffer space,
  * vgmem_finish and the convenience operations) have no deadline: they end
  * when the work is done or the channel has faulted (-EIO). A slow host (a
@@ -29,6 +48,7 @@
  * an error; only the caller of vgmem_wait() chooses a timeout.
  */
 #define VGMEM_WAIT_FOREVER	0ull
+
 #define VGMEM_PB_DEFAULT	(64u << 10)
 #define VGMEM_STAGING_DEFAULT	(1u << 20)
 #define VGMEM_SEG_MAX_DW	((1u << 21) - 1)

@@ -156,6 +156,11 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 	if (!ch->shadow)
 		goto err_free_chan;
 	ch->vm = vm;
+	/*
+	 * Before channel_create: from then on the backend's threads may call
+	 * vg_chan_fault, which reads the id without a lock.
+	 */
+	ch->id = vg_chan_next_id(vm);
 	spin_lock_init(&ch->map_lock);
 	atomic_set(&ch->error, VGMEM_CHAN_OK);
 
@@ -170,7 +175,6 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 	if (err)
 		goto err_free_shadow;
 
-	ch->id = vg_chan_next_id(vm);
 	/*
 	 * A channel born while its VM is suspended starts on its shadow, so
 	 * the guest's first submissions wait for the resume like the others.

@@ -165,7 +165,8 @@ int vg_gpu_set_return_interval(struct vg_gpu *gpu, u32 ms)
 	if (!ms || ms > VG_RETURN_MS_MAX)
 		return -EINVAL;
 	mutex_lock(&gpu->lock);
-	gpu->return_ms = ms;
+	/* The return worker reads it without the lock. */
+	WRITE_ONCE(gpu->return_ms, ms);
 	mutex_unlock(&gpu->lock);
 	/* Let a sleeping worker pick up the new period now. */
 	wake_up(&gpu->return_wq);

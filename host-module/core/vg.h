@@ -174,9 +174,12 @@ void vg_gpu_set_cache_reclaim(struct vg_gpu *gpu,
  * called like the backend's handler (its fault thread, no core or backend
  * lock held, may sleep and call backend ops, returns 0 to replay or
  * -errno for VGMEM_CHAN_ERR_VA). A fault in no registered range errors
- * its channel. May be called with any lock held (it takes only the GPU's
- * fault lock, innermost); the range must be unregistered before its AS is
- * destroyed.
+ * its channel. Locks: it takes the GPU's fault lock and, under it, calls
+ * the backend's fault_range, which takes the address space's lock (the
+ * sim's as->lock): so it may be called under gpu->lock or the caller's own
+ * locks, but not under a backend lock, nor under a lock that is ever taken
+ * with the AS's lock or the fault lock held. The range must be
+ * unregistered before its AS is destroyed.
  *
  * vg_fault_unregister: no new call of fn for the range starts, its
  * fault_range goes off, and it returns once no call of fn for it is under

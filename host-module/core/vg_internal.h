@@ -234,7 +234,7 @@ struct vg_gpu {
 	/* Return worker (return.c). */
 	struct task_struct *return_task;
 	wait_queue_head_t return_wq;
-	u32 return_ms;
+	u32 return_ms;			/* set under lock (WRITE_ONCE), read without */
 	bool stopping;
 	/*
 	 * Run a pass now (vg_return_kick): a failed multi-VM relocation left

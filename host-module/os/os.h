@@ -37,7 +37,11 @@
  *           mutex_trylock mutex_is_locked; spinlock_t: spin_lock_init
  *           spin_lock spin_unlock; lockdep_assert_held(l) works on both
  *           (userspace tracks the owner thread and aborts if the caller
- *           does not hold it); lockdep_assert_not_held(l)
+ *           does not hold it); lockdep_assert_not_held(l);
+ *           mutex_lock_nested(mx, sub) spin_lock_nested(sl, sub)
+ *           SINGLE_DEPTH_NESTING for two locks of one class taken in a
+ *           fixed order (userspace checks lock order as lockdep does:
+ *           an inversion or an unannotated same-class nesting aborts)
  * waits     wait_queue_head_t: init_waitqueue_head wake_up wake_up_all
  *           wait_event(wq, cond) wait_event_timeout(wq, cond, jiffies)
  *           returning like the kernel's (0 on timeout, else >= 1);

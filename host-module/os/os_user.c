@@ -10,6 +10,11 @@
 #include <sys/random.h>
 #include <time.h>
 
+#ifdef __SANITIZE_THREAD__
+/* The word smp_*mb() touch under ThreadSanitizer (os_user.h). */
+unsigned long os_fence_word;
+#endif
+
 /* ---- threads' identity ---------------------------------------------------- */
 static unsigned long os_next_thread_id = 1;
 static __thread unsigned long os_self_id;
@@ -319,11 +324,12 @@ void sort(void *base, size_t num, size_t size, cmp_func_t cmp_func,
 }
 
 /* ---- locks -------------------------------------------------------------------------- */
-void os_lock_init(struct os_lock *l, bool spin)
+void os_lock_init(struct os_lock *l, bool spin, struct os_lock_class *cls)
 {
 	pthread_mutex_init(&l->m, NULL);
 	l->owner = 0;
 	l->spin = spin;
+	l->cls = cls;
 }
 
 void os_lock_destroy(struct os_lock *l, const char *file, int line)
@@ -351,7 +357,8 @@ static void os_lock_took(struct os_lock *l)
 		os_atomic_depth++;
 }
 
-void os_lock_acquire(struct os_lock *l, const char *file, int line)
+void os_lock_acquire(struct os_lock *l, unsigned int subclass,
+		     const char *file, int line)
 {
 	unsigned long self = os_thread_id();
 
@@ -359,17 +366,18 @@ void os_lock_acquire(struct os_lock *l, const char *file, int line)
 		os_might_sleep(file, line);
 	if (__atomic_load_n(&l->owner, __ATOMIC_SEQ_CST) == self)
 		os_die(file, line, "recursive locking: this thread holds the lock");
+	/* Before waiting: an order that can deadlock is reported, not hung. */
+	os_lockdep_acquire(l, subclass, false, file, line);
 	pthread_mutex_lock(&l->m);
 	os_lock_took(l);
 }
 
 bool os_lock_try(struct os_lock *l, const char *file, int line)
 {
-	(void)file;
-	(void)line;
 	if (pthread_mutex_trylock(&l->m))
 		return false;
 	os_lock_took(l);
+	os_lockdep_acquire(l, 0, true, file, line);
 	return true;
 }
 
@@ -384,6 +392,7 @@ void os_lock_release(struct os_lock *l, const char *file, int line)
 		       os_thread_id());
 	if (l->spin)
 		os_atomic_depth--;
+	os_lockdep_release(l);
 	__atomic_store_n(&l->owner, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&l->m);
 }
@@ -681,6 +690,9 @@ static void *os_kthread_main(void *arg)
 	if (os_atomic_depth)
 		os_die(t->comm, 0, "kthread exited holding %d spinlock(s)",
 		       os_atomic_depth);
+	if (os_lockdep_depth())
+		os_die(t->comm, 0, "kthread exited holding %d lock(s)",
+		       os_lockdep_depth());
 	os_current = NULL;
 	return NULL;
 }

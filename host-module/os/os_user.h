@@ -129,9 +129,22 @@ typedef u32 gfp_t;
 		       "pointer type mismatch in container_of()");	\
 	((type *)((char *)__os_mptr - offsetof(type, member))); })
 
-#define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, val) \
-	do { *(volatile typeof(x) *)&(x) = (val); } while (0)
+/*
+ * C11 atomics, not volatile accesses: the same single load or store on x86,
+ * but the compiler's memory model (and ThreadSanitizer) knows a READ_ONCE()
+ * racing a WRITE_ONCE() is no data race. The orders are the kernel's:
+ * WRITE_ONCE() is relaxed; READ_ONCE() orders what depends on the value it
+ * read (a pointer it loaded, then dereferenced), which is C11's consume.
+ * Compilers implement consume as acquire (free on x86), but GCC hands
+ * ThreadSanitizer a consume load as a relaxed one, so it is spelled
+ * acquire. Scalars only, as the kernel's are in practice. The temporary
+ * gives @val the conversions (and warnings) of a plain assignment.
+ */
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define WRITE_ONCE(x, val) do {						\
+	typeof(x) __os_wo_val = (val);					\
+	__atomic_store_n(&(x), __os_wo_val, __ATOMIC_RELAXED);		\
+} while (0)
 
 /*
  * min()/max() check signedness as the kernel's do: the build fails when a
@@ -637,9 +650,30 @@ static inline s64 atomic64_cmpxchg(atomic64_t *v, s64 old, s64 new)
 	return old;
 }
 
+#ifndef __SANITIZE_THREAD__
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)
+#else
+/*
+ * ThreadSanitizer does not model stand-alone fences (GCC refuses them under
+ * -fsanitize=thread), so a fence that pairs with another thread's becomes
+ * an access to one process-wide word it does see: smp_wmb() a release
+ * read-modify-write (TSan merges every releaser's clock into the word),
+ * smp_rmb() an acquire load of it, smp_mb() both. A reader after its
+ * smp_rmb() thus happens-after every writer's earlier smp_wmb(): stronger
+ * than the fences (a race hidden behind an unrelated pair of fences goes
+ * unseen) but never a false report. The flag the fences order must still be
+ * a READ_ONCE()/WRITE_ONCE() or an atomic, as in the kernel.
+ */
+extern unsigned long os_fence_word;
+#define smp_mb() \
+	((void)__atomic_fetch_add(&os_fence_word, 0, __ATOMIC_SEQ_CST))
+#define smp_rmb() \
+	((void)__atomic_load_n(&os_fence_word, __ATOMIC_ACQUIRE))
+#define smp_wmb() \
+	((void)__atomic_fetch_add(&os_fence_word, 0, __ATOMIC_RELEASE))
+#endif
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define barrier()		__asm__ __volatile__("" ::: "memory")
@@ -649,15 +683,45 @@ static inline s64 atomic64_cmpxchg(atomic64_t *v, s64 old, s64 new)
  * Both lock types embed the same tracker so lockdep_assert_held() takes
  * either. @owner is the holder's os_thread_id() (0: free), written by the
  * holder and read by anyone, hence atomic.
+ *
+ * A lock-order checker works as the kernel's lockdep does (os_user_lockdep.c):
+ * every lock belongs to a class, the place that initialised it (each
+ * mutex_init()/spin_lock_init() call site, or the lock itself for
+ * DEFINE_MUTEX()/DEFINE_SPINLOCK()), so all the VMs' locks initialised in
+ * one function are one class. Each thread keeps the stack of locks it
+ * holds; taking lock B while holding A records "A before B" for their
+ * classes in one process-wide graph. A new order that closes a cycle
+ * (A before B somewhere, B before A here: two threads could deadlock,
+ * whether or not they ever did), or taking a lock of a class this thread
+ * already holds, is reported with where each lock was taken, and aborts.
+ * Two locks of one class are nested legitimately (say two VMs in order of
+ * their ids) with mutex_lock_nested()/spin_lock_nested() and a subclass,
+ * as in the kernel: (class, subclass) pairs are the graph's nodes.
+ * Trylocks add no order (they cannot wait), but what is taken under them
+ * does.
  */
+struct os_lock_class {
+	const char *name;		/* the expression given to the init */
+	const char *file;
+	int line;
+	int node[8];			/* graph node + 1 per subclass (atomic) */
+};
+
 struct os_lock {
 	pthread_mutex_t m;
 	unsigned long owner;
 	bool spin;
+	struct os_lock_class *cls;
 };
 
-#define __OS_LOCK_INIT(is_spin) \
-	{ .m = PTHREAD_MUTEX_INITIALIZER, .owner = 0, .spin = (is_spin) }
+/*
+ * At file scope a compound literal is a static object: the lock's own
+ * class. (A DEFINE_MUTEX() inside a function fails to build here.)
+ */
+#define __OS_LOCK_INIT(is_spin, lname)					\
+	{ .m = PTHREAD_MUTEX_INITIALIZER, .owner = 0, .spin = (is_spin),	\
+	  .cls = &(struct os_lock_class){ .name = #lname, .file = __FILE__,	\
+					  .line = __LINE__ } }
 
 struct mutex {
 	struct os_lock os;
@@ -667,15 +731,22 @@ typedef struct spinlock {
 	struct os_lock os;
 } spinlock_t;
 
-#define DEFINE_MUTEX(name)	struct mutex name = { .os = __OS_LOCK_INIT(false) }
-#define DEFINE_SPINLOCK(name)	spinlock_t name = { .os = __OS_LOCK_INIT(true) }
+#define DEFINE_MUTEX(name) \
+	struct mutex name = { .os = __OS_LOCK_INIT(false, name) }
+#define DEFINE_SPINLOCK(name) \
+	spinlock_t name = { .os = __OS_LOCK_INIT(true, name) }
+
+/* lockdep's subclasses: at most 8, 0 being a plain lock. */
+#define MAX_LOCKDEP_SUBCLASSES	8U
+#define SINGLE_DEPTH_NESTING	1
 
 /* A small non-zero id unique to the calling thread. */
 unsigned long os_thread_id(void);
 
-void os_lock_init(struct os_lock *l, bool spin);
+void os_lock_init(struct os_lock *l, bool spin, struct os_lock_class *cls);
 void os_lock_destroy(struct os_lock *l, const char *file, int line);
-void os_lock_acquire(struct os_lock *l, const char *file, int line);
+void os_lock_acquire(struct os_lock *l, unsigned int subclass,
+		     const char *file, int line);
 bool os_lock_try(struct os_lock *l, const char *file, int line);
 void os_lock_release(struct os_lock *l, const char *file, int line);
 void os_lock_assert_held(const struct os_lock *l, const char *file, int line,
@@ -685,16 +756,48 @@ void os_lock_assert_not_held(const struct os_lock *l, const char *file,
 /* Aborts if the calling thread holds a spinlock: it is about to sleep. */
 void os_might_sleep(const char *file, int line);
 
-#define mutex_init(mx)		os_lock_init(&(mx)->os, false)
+/*
+ * The lock-order checker's side of acquire and release (os_user_lockdep.c),
+ * called by the lock functions with the pthread mutex not yet taken (so a
+ * report comes before a deadlock) or already released.
+ */
+void os_lockdep_acquire(struct os_lock *l, unsigned int subclass, bool trylock,
+			const char *file, int line);
+void os_lockdep_release(struct os_lock *l);
+/* How many locks the calling thread holds (kthreads must exit with none). */
+int os_lockdep_depth(void);
+/*
+ * Userspace-only test hooks: @fatal false makes a report print (through
+ * os_log(), so os_log_capture() sees it) and count instead of abort;
+ * returns the previous setting. os_lockdep_reports() counts the reports
+ * so far. os_lockdep_reset() forgets every order and class: for tests that
+ * provoke reports on purpose.
+ */
+bool os_lockdep_set_fatal(bool fatal);
+unsigned long os_lockdep_reports(void);
+void os_lockdep_reset(void);
+
+/* One class per call site, as the kernel's static lock_class_key. */
+#define __os_lock_init_site(l, is_spin, lname) do {			\
+	static struct os_lock_class __os_cls = {			\
+		.name = lname, .file = __FILE__, .line = __LINE__ };	\
+	os_lock_init(l, is_spin, &__os_cls);				\
+} while (0)
+
+#define mutex_init(mx)		__os_lock_init_site(&(mx)->os, false, #mx)
 #define mutex_destroy(mx)	os_lock_destroy(&(mx)->os, __FILE__, __LINE__)
-#define mutex_lock(mx)		os_lock_acquire(&(mx)->os, __FILE__, __LINE__)
+#define mutex_lock(mx)		os_lock_acquire(&(mx)->os, 0, __FILE__, __LINE__)
+#define mutex_lock_nested(mx, sub) \
+	os_lock_acquire(&(mx)->os, sub, __FILE__, __LINE__)
 #define mutex_trylock(mx)	((int)os_lock_try(&(mx)->os, __FILE__, __LINE__))
 #define mutex_unlock(mx)	os_lock_release(&(mx)->os, __FILE__, __LINE__)
 #define mutex_is_locked(mx) \
 	(__atomic_load_n(&(mx)->os.owner, __ATOMIC_RELAXED) != 0)
 
-#define spin_lock_init(sl)	os_lock_init(&(sl)->os, true)
-#define spin_lock(sl)		os_lock_acquire(&(sl)->os, __FILE__, __LINE__)
+#define spin_lock_init(sl)	__os_lock_init_site(&(sl)->os, true, #sl)
+#define spin_lock(sl)		os_lock_acquire(&(sl)->os, 0, __FILE__, __LINE__)
+#define spin_lock_nested(sl, sub) \
+	os_lock_acquire(&(sl)->os, sub, __FILE__, __LINE__)
 #define spin_trylock(sl)	((int)os_lock_try(&(sl)->os, __FILE__, __LINE__))
 #define spin_unlock(sl)		os_lock_release(&(sl)->os, __FILE__, __LINE__)
 #define spin_lock_irqsave(sl, flags) \

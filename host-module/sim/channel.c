@@ -16,6 +16,12 @@ void sim_wr32(u8 *userd, u32 off, u32 val)
 	WRITE_ONCE(*(u32 *)(userd + off), val);
 }
 
+/* A word that publishes what came before it (GP_GET, ERROR). */
+void sim_wr32_release(u8 *userd, u32 off, u32 val)
+{
+	smp_store_release((u32 *)(userd + off), val);
+}
+
 void sim_chan_fault(struct vg_bchan *ch, u32 err, u32 info, u64 addr)
 {
 	if (ch->error)
@@ -24,8 +30,7 @@ void sim_chan_fault(struct vg_bchan *ch, u32 err, u32 info, u64 addr)
 	sim_wr32(ch->userd, VGMEM_USERD_ERROR_ADDR_LO, (u32)addr);
 	sim_wr32(ch->userd, VGMEM_USERD_ERROR_ADDR_HI, (u32)(addr >> 32));
 	/* ERROR last: whoever sees it also sees INFO and ADDR. */
-	smp_wmb();
-	sim_wr32(ch->userd, VGMEM_USERD_ERROR, err);
+	sim_wr32_release(ch->userd, VGMEM_USERD_ERROR, err);
 	ch->fault_addr = addr;
 	ch->fault_pending = true;
 	WRITE_ONCE(ch->error, err);

@@ -50,8 +50,7 @@ static int sim_gp_fetch(struct vg_bchan *ch, u32 put)
 
 	if (put >= ch->desc.gpfifo_entries)
 		return sim_gp_fault(ch, put, 0);
-	/* The entry was written before GP_PUT. */
-	smp_rmb();
+	/* The entry was written before GP_PUT (read with acquire). */
 	if (ch->gmem.read(ch->gmem.priv, gpa, &e, sizeof(e)))
 		return sim_gp_fault(ch, ch->gp_get, gpa);
 	/* Entries are little endian, like every host this builds for. */
@@ -77,11 +76,14 @@ static void sim_gp_complete(struct vg_bchan *ch)
 	as->cost.entries++;
 	mutex_unlock(&as->lock);
 
-	/* The entry's results are visible before its GP_GET. */
-	smp_wmb();
+	/*
+	 * The entry's results (and its reads of guest memory) come before
+	 * its ENTRIES_DONE and GP_GET: store-release, so a guest that saw
+	 * either may reuse the memory.
+	 */
 	ch->entries_done++;
-	sim_wr32(ch->userd, VGMEM_USERD_ENTRIES_DONE, ch->entries_done);
-	sim_wr32(ch->userd, VGMEM_USERD_GP_GET, get);
+	sim_wr32_release(ch->userd, VGMEM_USERD_ENTRIES_DONE, ch->entries_done);
+	sim_wr32_release(ch->userd, VGMEM_USERD_GP_GET, get);
 	WRITE_ONCE(ch->gp_get, get);
 	WRITE_ONCE(ch->in_entry, false);
 }
@@ -136,7 +138,8 @@ bool sim_chan_step(struct vg_bchan *ch)
 			return true;
 	}
 	if (!ch->in_entry) {
-		put = sim_rd32(ch->userd, VGMEM_USERD_GP_PUT);
+		/* Acquire: pairs with the guest's release of GP_PUT. */
+		put = smp_load_acquire((u32 *)(ch->userd + VGMEM_USERD_GP_PUT));
 		if (put == ch->gp_get)
 			return false;
 		if (sim_gp_fetch(ch, put))
@@ -218,7 +221,12 @@ int sim_engine_main(void *data)
 				if (ch->stopped)
 					skip = true;
 				else
-					WRITE_ONCE(sim->running, ch);
+					/*
+					 * Release: a waiter that sees this
+					 * channel and no longer the previous
+					 * one also sees the previous turn.
+					 */
+					smp_store_release(&sim->running, ch);
 			}
 			mutex_unlock(&sim->chan_lock);
 			if (!ch)
@@ -232,9 +240,12 @@ int sim_engine_main(void *data)
 			progress |= stepped;
 			sim_chan_fault_notify(ch);
 
-			/* State is published before "no longer running". */
-			smp_mb();
-			WRITE_ONCE(sim->running, NULL);
+			/*
+			 * State is published before "no longer running":
+			 * a waiter that sees it frees or inspects the
+			 * channel.
+			 */
+			smp_store_release(&sim->running, NULL);
 			smp_mb();
 			/*
 			 * After progress, or whenever someone waits: an idle

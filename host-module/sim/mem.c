@@ -113,8 +113,10 @@ static int sim_zero_main(void *data)
 		n = sim->zero_waiters ? 0 : min_t(u32, sim->nr_dirty,
 						  SIM_ZERO_BATCH);
 		for (i = 0; i < n; i++)
-			batch[i] = sim->dirty[--sim->nr_dirty];
-		sim->nr_zeroing += n;
+			batch[i] = sim->dirty[sim->nr_dirty - 1 - i];
+		/* Read without the lock by the waits below and in alloc. */
+		WRITE_ONCE(sim->nr_dirty, sim->nr_dirty - n);
+		WRITE_ONCE(sim->nr_zeroing, sim->nr_zeroing + n);
 		mutex_unlock(&sim->mem_lock);
 		if (!n) {
 			/* The timeout bounds the wait should kthread_stop not wake us. */
@@ -130,7 +132,7 @@ static int sim_zero_main(void *data)
 		mutex_lock(&sim->mem_lock);
 		for (i = 0; i < n; i++)
 			sim->clean[sim->nr_clean++] = batch[i];
-		sim->nr_zeroing -= n;
+		WRITE_ONCE(sim->nr_zeroing, sim->nr_zeroing - n);
 		mutex_unlock(&sim->mem_lock);
 		wake_up_all(&sim->zeroed_wq);
 		cond_resched();
@@ -149,11 +151,11 @@ static int sim_mem_alloc_vram(struct vg_sim *sim, struct vg_mem *mem)
 	/* Enough only with the frames being zeroed: wait for those. */
 	while (sim->nr_clean + sim->nr_dirty < n &&
 	       sim->nr_clean + sim->nr_dirty + sim->nr_zeroing >= n) {
-		sim->zero_waiters++;
+		WRITE_ONCE(sim->zero_waiters, sim->zero_waiters + 1);
 		mutex_unlock(&sim->mem_lock);
 		wait_event(sim->zeroed_wq, !READ_ONCE(sim->nr_zeroing));
 		mutex_lock(&sim->mem_lock);
-		sim->zero_waiters--;
+		WRITE_ONCE(sim->zero_waiters, sim->zero_waiters - 1);
 	}
 	if (sim->nr_clean + sim->nr_dirty < n) {
 		mutex_unlock(&sim->mem_lock);
@@ -164,7 +166,8 @@ static int sim_mem_alloc_vram(struct vg_sim *sim, struct vg_mem *mem)
 	for (i = 0; i < from_clean; i++)
 		mem->frames[i] = sim->clean[--sim->nr_clean];
 	for (; i < n; i++)
-		mem->frames[i] = sim->dirty[--sim->nr_dirty];
+		mem->frames[i] = sim->dirty[sim->nr_dirty - 1 - (i - from_clean)];
+	WRITE_ONCE(sim->nr_dirty, sim->nr_dirty - (n - from_clean));
 	sim->nr_mems++;
 	mutex_unlock(&sim->mem_lock);
 	/* The zeroer may have paused for us. */
@@ -259,7 +262,8 @@ static void sim_mem_release(struct vg_mem *mem)
 	mutex_lock(&sim->mem_lock);
 	if (mem->loc == VG_LOC_VRAM) {
 		for (i = 0; i < mem->nr_pages; i++)
-			sim->dirty[sim->nr_dirty++] = mem->frames[i];
+			sim->dirty[sim->nr_dirty + i] = mem->frames[i];
+		WRITE_ONCE(sim->nr_dirty, sim->nr_dirty + mem->nr_pages);
 	} else {
 		sim->host_used -= mem->size;
 	}

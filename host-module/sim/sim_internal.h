@@ -439,6 +439,7 @@ void sim_exec_discard(struct sim_exec *x);
 
 u32 sim_rd32(const u8 *userd, u32 off);
 void sim_wr32(u8 *userd, u32 off, u32 val);
+void sim_wr32_release(u8 *userd, u32 off, u32 val);
 
 /*
  * Put ch in the error state: USERD ERROR/INFO/ADDR, stop executing it. The
@@ -543,7 +544,9 @@ struct vg_sim {
 	 * Free frames: clean ones (zeroed) and dirty ones (freed since), each
 	 * a stack of frame indices; nr_zeroing are off both stacks while the
 	 * zeroer clears them. Allocation takes clean frames first and zeroes
-	 * the dirty ones it has to take itself.
+	 * the dirty ones it has to take itself. nr_dirty, nr_zeroing and
+	 * zero_waiters change under mem_lock with WRITE_ONCE: the zeroer's
+	 * and the allocators' waits read them without it.
 	 */
 	u32 nr_clean;
 	u32 *clean;

@@ -150,9 +150,10 @@ static struct vg_chan *mkchan(struct fx *f)
 	return ch;
 }
 
+/* The GPU's view: the guest may store to the page meanwhile. */
 static u32 real_word(struct vg_chan *ch, u32 off)
 {
-	return fake_bchan_userd(ch->bchan)[off / 4];
+	return READ_ONCE(fake_bchan_userd(ch->bchan)[off / 4]);
 }
 
 static void set_real_word(struct vg_chan *ch, u32 off, u32 val)
@@ -676,8 +677,8 @@ static void test_zap_fixup_resume(void **state)
 
 struct racer {
 	struct vg_chan *ch;
-	volatile bool stop;
-	bool bad;
+	bool stop;			/* atomic */
+	bool bad;			/* atomic */
 	u32 progress;
 	u32 last;
 };
@@ -687,12 +688,12 @@ static void *racer_main(void *arg)
 	struct racer *r = arg;
 	u32 v = 0;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		vg_chan_userd_write(r->ch, VGMEM_USERD_GP_PUT, ++v);
 		__atomic_store_n(&r->progress, v, __ATOMIC_RELAXED);
 		/* Our own store is what we read back, on whichever page. */
 		if (vg_chan_userd_read(r->ch, VGMEM_USERD_GP_PUT) != v) {
-			r->bad = true;
+			__atomic_store_n(&r->bad, true, __ATOMIC_RELAXED);
 			break;
 		}
 	}
@@ -723,7 +724,7 @@ static void test_guest_racing_swaps(void **state)
 		if (__atomic_load_n(&r.bad, __ATOMIC_RELAXED))
 			break;
 	}
-	r.stop = true;
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	assert_false(r.bad);
 	assert_true(r.last > 0);

@@ -36,8 +36,8 @@ struct rg {
 	u64 lo, hi;			/* its range */
 	int calls;			/* atomic */
 	int bad;			/* faults not its own (atomic) */
-	volatile int gate;		/* the handler waits while set */
-	volatile int in;		/* a call has started */
+	int gate;			/* atomic: the handler waits while set */
+	int in;				/* atomic: a call has started */
 	struct vg_fault_reg *h;
 };
 
@@ -48,8 +48,8 @@ struct fx {
 	struct tg *g;
 	struct vg_as *as[2];
 	struct vg_mem *back[2];
-	volatile int unreg_done;	/* an unregister returned */
-	volatile int unreg_seen;	/* a handler ran past it */
+	int unreg_done;			/* atomic: an unregister returned */
+	int unreg_seen;			/* atomic: a handler ran past it */
 	int released;			/* async releases (atomic) */
 	int warns;
 };
@@ -64,16 +64,16 @@ static int rg_handler(void *priv, const struct vg_gpu_fault *fl)
 		__atomic_add_fetch(&r->bad, 1, SEQ);
 		return -EFAULT;
 	}
-	r->in = 1;
-	while (r->gate)
+	__atomic_store_n(&r->in, 1, SEQ);
+	while (__atomic_load_n(&r->gate, SEQ))
 		usleep(100);
 	if (f->ops->map(f->sim, fl->as, fl->va, 4096, f->back[r->ai],
 			fl->va - VA0))
 		err = -ENOMEM;
 	else
 		f->ops->tlb_flush(f->sim, fl->as);
-	if (f->unreg_done)
-		f->unreg_seen = 1;
+	if (__atomic_load_n(&f->unreg_done, SEQ))
+		__atomic_store_n(&f->unreg_seen, 1, SEQ);
 	/* Touches priv last: freed early, ASan reports it here. */
 	__atomic_add_fetch(&r->calls, 1, SEQ);
 	return err;
@@ -357,7 +357,7 @@ static void *unreg_thread(void *p)
 	struct unreg_arg *u = p;
 
 	vg_fault_unregister(u->r->h);
-	u->f->unreg_done = 1;
+	__atomic_store_n(&u->f->unreg_done, 1, SEQ);
 	/* The registrant frees its priv as soon as unregister returns. */
 	free(u->r);
 	return NULL;
@@ -373,21 +373,21 @@ static void test_unregister_waits_for_running_call(void **state)
 
 	assert_non_null(r);
 	rg_init(f, r, 0, VA0, 0x10000);
-	r->gate = 1;
+	__atomic_store_n(&r->gate, 1, SEQ);
 	assert_int_equal(rg_reg(f, r), 0);
 	k_range(t, VGMEM_K_MEMSET, VA0, 8, 0x77);
 	t_submit(t);
-	T_WAIT(r->in);
+	T_WAIT(__atomic_load_n(&r->in, SEQ));
 	assert_int_equal(pthread_create(&th, NULL, unreg_thread, &u), 0);
 	/* Not a timing assertion: a correct unregister cannot return now. */
 	usleep(50000);
-	assert_int_equal(f->unreg_done, 0);
+	assert_int_equal(__atomic_load_n(&f->unreg_done, SEQ), 0);
 	/* The range is already out of dispatch. */
 	assert_int_equal(fstats(f).ranges, 0);
-	r->gate = 0;
+	__atomic_store_n(&r->gate, 0, SEQ);
 	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(f->unreg_done, 1);
-	assert_int_equal(f->unreg_seen, 0);
+	assert_int_equal(__atomic_load_n(&f->unreg_done, SEQ), 1);
+	assert_int_equal(__atomic_load_n(&f->unreg_seen, SEQ), 0);
 	/* The call mapped the page: the replay completed the kernel. */
 	wait_done(t);
 	assert_int_equal(t_userd(t, VGMEM_USERD_ERROR), 0);
@@ -418,11 +418,11 @@ static void test_unregister_async_releases_after_call(void **state)
 	assert_int_equal(__atomic_load_n(&f->released, SEQ), 1);
 
 	rg_init(f, r, 0, VA0, 0x10000);
-	r->gate = 1;
+	__atomic_store_n(&r->gate, 1, SEQ);
 	assert_int_equal(rg_reg(f, r), 0);
 	k_range(t, VGMEM_K_MEMSET, VA0, 8, 0x77);
 	t_submit(t);
-	T_WAIT(r->in);
+	T_WAIT(__atomic_load_n(&r->in, SEQ));
 	vg_fault_unregister_async(r->h, rg_release);
 	assert_int_equal(fstats(f).ranges, 0);
 	/* The call is still in the handler: r must live. */
@@ -435,7 +435,7 @@ static void test_unregister_async_releases_after_call(void **state)
 		assert_int_equal(rg_reg(f, &n), 0);
 		vg_fault_unregister(n.h);
 	}
-	r->gate = 0;
+	__atomic_store_n(&r->gate, 0, SEQ);
 	T_WAIT(__atomic_load_n(&f->released, SEQ) == 2);
 	wait_done(t);
 	assert_int_equal(t_userd(t, VGMEM_USERD_ERROR), 0);

@@ -4,6 +4,8 @@
  * mediated and charged, and the launching VM's whole working set is
  * resident before its work runs, other VMs' BOs going to host RAM.
  */
+#include <pthread.h>
+
 #include "model_fixture.h"
 #include "../../host-module/sim/sim.h"
 
@@ -117,6 +119,36 @@ static void test_swsched_own_working_set_too_big(void **state)
 }
 
 /*
+ * The guest of test_quiesce_holds_submissions: a vCPU, not the host thread
+ * that quiesced (which holds gpu->lock until it unquiesces, so anything of
+ * the guest's that takes it, a channel create, would deadlock there).
+ */
+struct qguest {
+	struct vgmem_chan *ch;
+	uint64_t va, seq;
+	int submit_err, wait_err;
+};
+
+static void *qguest_main(void *arg)
+{
+	struct qguest *g = arg;
+	uint32_t v[1 + VGMEM_CP_NARGS] = {
+		VGMEM_K_MEMSET, (uint32_t)g->va, (uint32_t)(g->va >> 32),
+		64 * KiB, 0, 0x22222222u, 0, 0, 0,
+	};
+
+	/* No cmocka assertion off the main thread: results go back. */
+	vgmem_pb_inc(g->ch, VGMEM_SUBC_COMPUTE, VGMEM_CP_KERNEL, v,
+		     1 + VGMEM_CP_NARGS);
+	vgmem_pb_immd(g->ch, VGMEM_SUBC_COMPUTE, VGMEM_CP_LAUNCH, 0);
+	g->submit_err = vgmem_submit(g->ch, &g->seq);
+	/* Quiesced: it cannot complete, however long we wait. */
+	if (!g->submit_err)
+		g->wait_err = vgmem_wait(g->ch, g->seq, 50ull * 1000 * 1000);
+	return NULL;
+}
+
+/*
  * The core's vg_vm_quiesce() (vg.h), with which swsched stops a victim:
  * until vg_vm_unquiesce() nothing of the VM runs, what its guest submits
  * meanwhile waits in the shadow USERD page, and it all runs afterwards.
@@ -127,21 +159,24 @@ static void test_quiesce_holds_submissions(void **state)
 	struct vg_host_guest *a = mf_vm(h, "a", 0);
 	struct vgmem_chan *ch = mf_chan(a);
 	struct vg_vm *vm = vg_host_guest_vm(a);
-	uint64_t va = mf_bo(a, 64 * KiB), seq;
+	struct qguest g = { .ch = ch, .va = mf_bo(a, 64 * KiB) };
+	uint64_t va = g.va;
 	uint8_t buf[64];
+	pthread_t t;
 
 	(void)state;
 	assert_int_equal(vgmem_memset(ch, va, 64 * KiB, 0x11111111u), 0);
 	assert_int_equal(vg_vm_quiesce(vm), 0);
-	seq = mf_memset_async(ch, va, 64 * KiB, 0x22222222u);
-	/* Quiesced: it cannot complete, however long we wait. */
-	assert_int_equal(vgmem_wait(ch, seq, 50ull * 1000 * 1000), -ETIMEDOUT);
+	assert_int_equal(pthread_create(&t, NULL, qguest_main, &g), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_backend_as(vm),
 					va, buf, sizeof(buf)), 0);
+	vg_vm_unquiesce(vm);
+	assert_int_equal(g.submit_err, 0);
+	assert_int_equal(g.wait_err, -ETIMEDOUT);
 	assert_int_equal(buf[0], 0x11);
 	assert_int_equal(buf[sizeof(buf) - 1], 0x11);
-	vg_vm_unquiesce(vm);
-	assert_int_equal(vgmem_wait(ch, seq, 0), 0);
+	assert_int_equal(vgmem_wait(ch, g.seq, 0), 0);
 	assert_int_equal(vgmem_chan_error(ch, NULL), 0);
 	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_backend_as(vm),
 					va + 64 * KiB - sizeof(buf), buf,

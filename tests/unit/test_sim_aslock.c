@@ -28,7 +28,7 @@ struct fx {
 	struct vg_as *as;
 	struct tchan *t;
 	pthread_t guard;
-	volatile int guard_stop;
+	int guard_stop;			/* atomic */
 };
 
 static void *guard_main(void *p)
@@ -36,9 +36,10 @@ static void *guard_main(void *p)
 	struct fx *f = p;
 	int i;
 
-	for (i = 0; i < 2000 && !f->guard_stop; i++)
+	for (i = 0; i < 2000 &&
+	     !__atomic_load_n(&f->guard_stop, __ATOMIC_ACQUIRE); i++)
 		usleep(10000);
-	f->g->gate = 0;
+	__atomic_store_n(&f->g->gate, 0, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -86,20 +87,20 @@ static u64 guest_buf(struct fx *f, u32 n, u8 seed)
 /* Arm the gate on the guest read at gpa, submit, wait until the engine is there. */
 static void submit_gated(struct fx *f, u64 gate_gpa)
 {
-	f->g->gate_hit = 0;
+	__atomic_store_n(&f->g->gate_hit, 0, __ATOMIC_RELAXED);
 	f->g->gate_gpa = gate_gpa;
-	f->g->gate = 1;
-	f->guard_stop = 0;
+	__atomic_store_n(&f->g->gate, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->guard_stop, 0, __ATOMIC_RELAXED);
 	assert_int_equal(pthread_create(&f->guard, NULL, guard_main, f), 0);
 	t_submit(f->t);
-	while (!f->g->gate_hit)
+	while (!__atomic_load_n(&f->g->gate_hit, __ATOMIC_ACQUIRE))
 		usleep(100);
 }
 
 static void open_gate(struct fx *f)
 {
-	f->g->gate = 0;
-	f->guard_stop = 1;
+	__atomic_store_n(&f->g->gate, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->guard_stop, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(f->guard, NULL), 0);
 }
 
@@ -139,7 +140,7 @@ static void test_map_unmap_during_copy(void **state)
 	assert_int_equal(f->ops->map(f->sim, f->as, VA1, 4 * PG, other, 0), 0);
 	f->ops->tlb_flush(f->sim, f->as);
 	/* All of that returned while the copy is still mid-way. */
-	assert_int_equal(f->g->gate, 1);
+	assert_int_equal(__atomic_load_n(&f->g->gate, __ATOMIC_ACQUIRE), 1);
 	assert_int_not_equal(t_userd(f->t, VGMEM_USERD_GP_GET), f->t->put);
 	check_va(f, VA0, src, 32 * PG);
 	memset(zero, 0, sizeof(zero));
@@ -148,7 +149,7 @@ static void test_map_unmap_during_copy(void **state)
 
 	f->ops->unmap(f->sim, f->as, tail, 16ull * PG);
 	f->ops->mem_free(f->sim, rest);
-	assert_int_equal(f->g->gate, 1);
+	assert_int_equal(__atomic_load_n(&f->g->gate, __ATOMIC_ACQUIRE), 1);
 	open_gate(f);
 
 	assert_int_equal(t_idle(f->t), 0);
@@ -191,7 +192,7 @@ static void test_remap_during_copy(void **state)
 	/* Remap the pages and flush, as the core does after moving them. */
 	assert_int_equal(f->ops->map(f->sim, f->as, VA0, len, new, 0), 0);
 	f->ops->tlb_flush(f->sim, f->as);
-	assert_int_equal(f->g->gate, 1);
+	assert_int_equal(__atomic_load_n(&f->g->gate, __ATOMIC_ACQUIRE), 1);
 	open_gate(f);
 	assert_int_equal(t_idle(f->t), 0);
 	assert_int_equal(t_userd(f->t, VGMEM_USERD_ERROR), 0);
@@ -215,8 +216,8 @@ static void test_remap_during_copy(void **state)
  */
 struct racer {
 	struct fx *f;
-	volatile int stop;
-	volatile int rounds;
+	int stop;		/* atomic */
+	int rounds;		/* atomic */
 	int err;		/* cmocka asserts only in the test's thread */
 };
 
@@ -226,7 +227,7 @@ static void *racer_main(void *p)
 	struct fx *f = r->f;
 	struct vg_mem *m;
 
-	while (!r->stop && !r->err) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) && !r->err) {
 		r->err = f->ops->mem_alloc(f->sim, VG_LOC_HOST, 4 * PG, &m);
 		if (r->err)
 			break;
@@ -234,7 +235,7 @@ static void *racer_main(void *p)
 		f->ops->tlb_flush(f->sim, f->as);
 		f->ops->unmap(f->sim, f->as, VA1, 4 * PG);
 		f->ops->mem_free(f->sim, m);
-		r->rounds++;
+		__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -251,7 +252,9 @@ static void test_kernels_race_map(void **state)
 	m = t_map_new(f->sim, f->as, VA0, 1ull << 20, VG_LOC_VRAM);
 	assert_int_equal(pthread_create(&th, NULL, racer_main, &r), 0);
 	/* 40 launches, and more until the racer made some rounds. */
-	for (i = 0; i < 40 || (r.rounds < 20 && i < 100000); i++) {
+	for (i = 0; i < 40 ||
+	     (__atomic_load_n(&r.rounds, __ATOMIC_RELAXED) < 20 && i < 100000);
+	     i++) {
 		memset(a, 0, sizeof(a));
 		t_args64(a, 0, VA0);
 		t_args64(a, 2, 1ull << 20);
@@ -269,7 +272,7 @@ static void test_kernels_race_map(void **state)
 	assert_int_equal(t_idle(f->t), 0);
 	v = t_userd(f->t, VGMEM_USERD_ERROR);
 	assert_true(v == 0 || v == VGMEM_CHAN_ERR_VA);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(r.err, 0);
 	assert_true(r.rounds >= 20);

@@ -590,16 +590,16 @@ static void test_idle_wait_busy_and_parked(void **state)
 	/* The engine stalls inside t's pushbuffer fetch: t is busy. */
 	t_sem(f->t, VA0, 9, VGMEM_SEM_OP_RELEASE);
 	f->g->gate_gpa = f->t->pb_gpa + 4ull * f->t->seg_start;
-	f->g->gate = 1;
+	__atomic_store_n(&f->g->gate, 1, __ATOMIC_RELEASE);
 	t_submit(f->t);
-	while (!f->g->gate_hit)
+	while (!__atomic_load_n(&f->g->gate_hit, __ATOMIC_ACQUIRE))
 		usleep(100);
 	assert_int_equal(f->ops->channel_idle_wait(f->sim, f->t->ch,
 						   20 * NSEC_PER_MSEC),
 			 -ETIMEDOUT);
 	assert_int_equal(f->ops->channel_idle_wait(f->sim, f->t->ch, 0),
 			 -ETIMEDOUT);
-	f->g->gate = 0;
+	__atomic_store_n(&f->g->gate, 0, __ATOMIC_RELEASE);
 	assert_int_equal(t_idle(f->t), 0);
 	assert_int_equal(rd32(f, VA0), 9);
 	assert_int_equal(t_userd(f->t, VGMEM_USERD_GP_GET), f->t->put);

@@ -236,13 +236,13 @@ static void test_stop_timeout_leaves_running(void **state)
 	a = t_chan(sim, as, g, 16);
 	t_sem(a, VA0, 5, VGMEM_SEM_OP_RELEASE);
 	g->gate_gpa = a->pb_gpa;
-	g->gate = 1;
+	__atomic_store_n(&g->gate, 1, __ATOMIC_RELEASE);
 	t_submit(a);
-	while (!g->gate_hit)
+	while (!__atomic_load_n(&g->gate_hit, __ATOMIC_ACQUIRE))
 		usleep(100);
 	assert_int_equal(ops->channel_stop(sim, a->ch, 20 * NSEC_PER_MSEC),
 			 -ETIMEDOUT);
-	g->gate = 0;
+	__atomic_store_n(&g->gate, 0, __ATOMIC_RELEASE);
 	assert_int_equal(t_idle(a), 0);
 	assert_int_equal(rd32(sim, as, VA0), 5);
 	/* Not stopped: a new entry runs. */
