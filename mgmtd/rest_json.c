@@ -284,7 +284,7 @@ int rj_parse_size(const char *s, uint64_t *out)
 			fscale *= 10;
 		}
 	}
-	if (*p) {
+	if (*p && *p != 'B') {	/* "4096B" is bytes, like "4096" */
 		u = strchr(units, *p);
 		if (!u)
 			return -EINVAL;
@@ -371,6 +371,14 @@ static int rj_size_field(const char *key, json_t *v, uint64_t *out,
 		if (strlen(s) != json_string_length(v) || rj_parse_size(s, out))
 			return rj_fail(e, 400,
 				       "\"%s\" is not a size: use bytes or a number with a unit (K, M, G, T, P), e.g. \"8G\"",
+				       key);
+		/*
+		 * Sizes go back out as JSON integers, which JSON parsers
+		 * (jansson's json_int_t) read as signed 64-bit: a string may
+		 * not name a size an integer field could not.
+		 */
+		if (*out > (uint64_t)INT64_MAX)
+			return rj_fail(e, 422, "\"%s\" is above the largest size, 2^63 - 1 bytes",
 				       key);
 		return 0;
 	}
