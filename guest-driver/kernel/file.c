@@ -315,11 +315,6 @@ int vgg_file_mmap(struct vgg_file *gf, struct vm_area_struct *vma)
 
 /* ---- control commands ---------------------------------------------------------- */
 
-static bool vgg_ctrl_tail_zero(const struct vgmem_ctrl *cmd, size_t used)
-{
-	return !memchr_inv(cmd->raw + used, 0, sizeof(cmd->raw) - used);
-}
-
 static void vgg_chan_forget(struct vgg_file *gf, u32 chan)
 {
 	struct vgg_dev *gdev = gf->gdev;
@@ -533,8 +528,8 @@ int vgg_file_ctrl(struct vgg_file *gf, struct vgmem_ctrl *cmd)
 	/* A file map is made from a file descriptor: VGMEM_GIOC_MAP_FD. */
 	if (cmd->op == VGMEM_CTRL_FILE_MAP)
 		return -EPERM;
-	used = vgmem_ctrl_used(cmd->op);
-	if (!used || !vgg_ctrl_tail_zero(cmd, used))
+	used = vgmem_ctrl_well_formed(cmd);
+	if (!used)
 		return -EINVAL;
 	cmd->status = 0;
 

@@ -45,16 +45,6 @@ _Static_assert(sizeof(struct vgmem_ctrl_shares) == 496 &&
 _Static_assert(VGMEM_SHARE_TAG_SIZE > VGMEM_SHARE_TAG_MAX,
 	       "a tag field always holds the NUL");
 
-static bool vg_ctrl_tail_zero(const struct vgmem_ctrl *cmd, size_t used)
-{
-	size_t i;
-
-	for (i = used; i < sizeof(cmd->raw); i++)
-		if (cmd->raw[i])
-			return false;
-	return true;
-}
-
 static int vg_ctrl_query(struct vg_vm *vm, struct vgmem_ctrl_query *q)
 {
 	struct vg_gpu *gpu = vm->gpu;
@@ -215,8 +205,8 @@ void vg_ctrl_exec(struct vg_vm *vm, struct vgmem_ctrl *cmd)
 
 	if (!cmd)
 		return;
-	used = vgmem_ctrl_used(cmd->op);
-	if (!vm || !used || !vg_ctrl_tail_zero(cmd, used)) {
+	used = vgmem_ctrl_well_formed(cmd);
+	if (!vm || !used) {
 		cmd->status = -EINVAL;
 		return;
 	}

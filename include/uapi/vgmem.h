@@ -419,6 +419,21 @@ static inline unsigned int vgmem_ctrl_used(__u32 op)
 	}
 }
 
+/*
+ * A command's op and reserved bytes as both ends check them: the bytes of
+ * its struct when op is known and every byte after them is zero, else 0
+ * (the device answers -EINVAL; the guest driver refuses it first).
+ */
+static inline unsigned int vgmem_ctrl_well_formed(const struct vgmem_ctrl *cmd)
+{
+	unsigned int used = vgmem_ctrl_used(cmd->op), i;
+
+	for (i = used; used && i < sizeof(cmd->raw); i++)
+		if (cmd->raw[i])
+			return 0;
+	return used;
+}
+
 /* ---- the vGPU as a PCI device (VFIO mediated device) ------------------ */
 /*
  * vendor:device 1b36:10f0 (the id range QEMU uses for its own emulated
