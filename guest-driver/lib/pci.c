@@ -387,21 +387,34 @@ int vgmem_pci_fd(struct vgmem_dev *dev)
 	return p ? p->fd : -ENODEV;
 }
 
-int vgmem_pci_share_bind(struct vgmem_dev *dev, const char *tag, const char *dir)
+/* The device and a bind request for TAG, checked as the driver would. */
+static int share_req(struct vgmem_dev *dev, const char *tag, struct pci_dev **p,
+		     struct vgmem_guest_share_bind *b)
 {
-	struct vgmem_guest_share_bind b = { .fd = -1 };
-	struct pci_dev *p = to_pci(dev);
-	int ret;
-
-	if (!dev || !tag || !dir)
+	if (!dev || !tag)
 		return -EINVAL;
-	if (!p)
+	*p = to_pci(dev);
+	if (!*p)
 		return -ENODEV;
 	if (!vgmem_share_tag_ok(tag)) {
 		vgmem_pci_set_error("'%s' is not a virtio-fs tag a share can have", tag);
 		return -EINVAL;
 	}
-	strncpy(b.tag, tag, sizeof(b.tag) - 1);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	strncpy(b->tag, tag, sizeof(b->tag) - 1);
+	return 0;
+}
+
+int vgmem_pci_share_bind(struct vgmem_dev *dev, const char *tag, const char *dir)
+{
+	struct vgmem_guest_share_bind b;
+	struct pci_dev *p;
+	int ret;
+
+	ret = dir ? share_req(dev, tag, &p, &b) : -EINVAL;
+	if (ret)
+		return ret;
 	b.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b.fd < 0) {
 		ret = -errno;
@@ -421,19 +434,13 @@ int vgmem_pci_share_bind(struct vgmem_dev *dev, const char *tag, const char *dir
 
 int vgmem_pci_share_unbind(struct vgmem_dev *dev, const char *tag)
 {
-	struct vgmem_guest_share_bind b = { .fd = -1 };
-	struct pci_dev *p = to_pci(dev);
+	struct vgmem_guest_share_bind b;
+	struct pci_dev *p;
 	int ret;
 
-	if (!dev || !tag)
-		return -EINVAL;
-	if (!p)
-		return -ENODEV;
-	if (!vgmem_share_tag_ok(tag)) {
-		vgmem_pci_set_error("'%s' is not a virtio-fs tag a share can have", tag);
-		return -EINVAL;
-	}
-	strncpy(b.tag, tag, sizeof(b.tag) - 1);
+	ret = share_req(dev, tag, &p, &b);
+	if (ret)
+		return ret;
 	ret = vgmem_pci_ioctl(p->fd, VGMEM_GIOC_SHARE_UNBIND, &b);
 	if (ret)
 		vgmem_pci_set_error("unbinding tag %s: %s", tag, strerror(-ret));
