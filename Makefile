@@ -419,10 +419,11 @@ $(BUILD)/vm/bin/vgpci-touch: $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.o
 
 # vggd-check (the guest kernel driver in the nested guest): /dev/vgmem0 only.
 VM_BINS += $(BUILD)/vm/bin/vggd-check
-$(BUILD)/vm/bin/vggd-check: $(BUILD)/vm/obj/tests/vm/progs/vggd-check.o
+VGGD_OBJS := $(patsubst %,$(BUILD)/vm/obj/tests/vm/progs/%.o,vggd-check vggd-files vggd-lib)
+$(BUILD)/vm/bin/vggd-check: $(VGGD_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^
--include $(BUILD)/vm/obj/tests/vm/progs/vggd-check.d
+-include $(VGGD_OBJS:.o=.d)
 
 .PHONY: vm-bins vm-check vm-shell vm-bench
 vm-bins: $(VM_BINS)

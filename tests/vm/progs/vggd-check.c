@@ -37,6 +37,9 @@
  *                          the USERD page is gone (SIGBUS), close is clean,
  *                          a rebind brings /dev/vgmem0 back with nothing
  *                          left on the device
+ *   vggd-check remove BDF  the same with the device removed from the PCI
+ *                          bus (sysfs remove: what a hot unplug does to the
+ *                          driver) and found again by a bus rescan
  *
  * Prints "PASS what" / "FAIL what: why" lines; exits 1 if anything failed.
  */
@@ -45,6 +48,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,236 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/uapi/vgmem_guest.h"
-
-#define DEV		"/dev/vgmem0"
-#define SUBC_COMPUTE	1
-#define SUBC_COPY	4
-/* L2 runs TCG inside TCG: a GPU job may take seconds. */
-#define JOB_TIMEOUT_S	120
-
-static int failures;
-
-#define PASS(...) do { printf("PASS "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
-#define FAIL(...) do { printf("FAIL "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); failures++; } while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int dev_open(void)
-{
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0) {
-		FAIL("open %s: %s", DEV, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
-
-/* ioctl's result as 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) < 0 ? -errno : 0;
-}
-
-static void expect(const char *what, int got, int want)
-{
-	if (got == want)
-		PASS("%s: %d", what, got);
-	else
-		FAIL("%s: got %d (%s), expected %d (%s)", what, got,
-		     strerror(-got), want, strerror(-want));
-}
-
-static int ctrl(int fd, struct vgmem_ctrl *c)
-{
-	return xioctl(fd, VGMEM_GIOC_CTRL, c);
-}
-
-/* Runs a command; -errno of the ioctl, or the device's status. */
-static int ctrl_status(int fd, struct vgmem_ctrl *c)
-{
-	int ret = ctrl(fd, c);
-
-	return ret ? ret : c->status;
-}
-
-struct dmabuf {
-	struct vgmem_guest_dma d;
-	uint8_t *p;
-};
-
-static int dma_alloc(int fd, uint64_t size, struct dmabuf *b)
-{
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	b->d.size = size;
-	ret = xioctl(fd, VGMEM_GIOC_DMA_ALLOC, &b->d);
-	if (ret)
-		return ret;
-	b->p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		    (off_t)b->d.mmap_offset);
-	if (b->p == MAP_FAILED) {
-		b->p = NULL;
-		return -errno;
-	}
-	return 0;
-}
-
-static int dma_free(int fd, uint32_t handle)
-{
-	struct vgmem_guest_dma_free f = { .handle = handle };
-
-	return xioctl(fd, VGMEM_GIOC_DMA_FREE, &f);
-}
-
-static int chan_create(int fd, uint64_t ring_gpa, uint32_t entries, uint32_t *id)
-{
-	struct vgmem_ctrl c;
-	int ret;
-
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_CHAN_CREATE;
-	c.chan.gpfifo_gpa = ring_gpa;
-	c.chan.gpfifo_entries = entries;
-	ret = ctrl_status(fd, &c);
-	if (!ret)
-		*id = c.chan.chan_id;
-	return ret;
-}
-
-static int chan_destroy(int fd, uint32_t id)
-{
-	struct vgmem_ctrl c;
-
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_CHAN_DESTROY;
-	c.chan.chan_id = id;
-	return ctrl_status(fd, &c);
-}
-
-static int bo_alloc(int fd, uint64_t size, uint64_t *va)
-{
-	struct vgmem_ctrl c;
-	int ret;
-
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_BO_ALLOC;
-	c.bo.size = size;
-	ret = ctrl_status(fd, &c);
-	if (!ret)
-		*va = c.bo.va;
-	return ret;
-}
-
-static int bo_free(int fd, uint64_t va)
-{
-	struct vgmem_ctrl c;
-
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_BO_FREE;
-	c.bo.va = va;
-	return ctrl_status(fd, &c);
-}
-
-static int stats(int fd, struct vgmem_vm_stats *s)
-{
-	struct vgmem_ctrl c;
-	int ret;
-
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_STATS;
-	ret = ctrl_status(fd, &c);
-	if (!ret)
-		*s = c.stats;
-	return ret;
-}
-
-static volatile uint32_t *userd_map(int fd, uint32_t chan)
-{
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       (off_t)VGMEM_GUEST_MMAP_USERD(chan));
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static uint32_t userd_rd(volatile uint32_t *u, uint32_t off)
-{
-	return u[off / 4];
-}
-
-/* A pushbuffer being written: dwords at p, counted in n. */
-struct pb {
-	uint32_t *p;
-	uint32_t n;
-};
-
-static void pb_inc(struct pb *pb, unsigned int subc, uint32_t mthd,
-		   const uint32_t *data, uint32_t count)
-{
-	pb->p[pb->n++] = VGMEM_PKHDR(VGMEM_PKHDR_INC, subc, mthd, count);
-	memcpy(pb->p + pb->n, data, count * 4);
-	pb->n += count;
-}
-
-/* Put one GPFIFO entry at ring[idx] and GP_PUT = idx + 1. */
-static void submit(uint64_t *ring, volatile uint32_t *u, uint32_t idx,
-		   uint64_t pb_gpa, uint32_t ndw)
-{
-	ring[idx] = VGMEM_GP_ENTRY(pb_gpa, ndw);
-	__sync_synchronize();
-	u[VGMEM_USERD_GP_PUT / 4] = idx + 1;
-	__sync_synchronize();
-}
-
-/* Wait until ENTRIES_DONE reaches done or the channel reports an error. */
-static int wait_done(volatile uint32_t *u, uint32_t done)
-{
-	double end = now_s() + JOB_TIMEOUT_S;
-
-	while (now_s() < end) {
-		if (userd_rd(u, VGMEM_USERD_ERROR))
-			return -(int)userd_rd(u, VGMEM_USERD_ERROR);
-		if ((int32_t)(userd_rd(u, VGMEM_USERD_ENTRIES_DONE) - done) >= 0)
-			return 0;
-		usleep(2000);
-	}
-	return -ETIMEDOUT;
-}
-
-static sigjmp_buf sigbus_jmp;
-
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	siglongjmp(sigbus_jmp, 1);
-}
-
-/* 1 when reading *p raises SIGBUS, 0 when it reads. */
-static int reads_sigbus(volatile uint32_t *p)
-{
-	struct sigaction sa, old;
-	volatile uint32_t v = 0;
-	int bus = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
-	sigaction(SIGBUS, &sa, &old);
-	if (sigsetjmp(sigbus_jmp, 1))
-		bus = 1;
-	else
-		v = *p;
-	sigaction(SIGBUS, &old, NULL);
-	(void)v;
-	return bus;
-}
+#include "vggd.h"
 
 static void check_query(int fd, const char *irq)
 {
@@ -674,7 +449,7 @@ static int cmd_basic(const char *irq)
 	check_dma_total(fd);
 	check_submit(fd);
 	close(fd);
-	return failures ? 1 : 0;
+	return vggd_failures ? 1 : 0;
 }
 
 /* The child: a channel, a BO, mapped DMA; tells its channel id, waits. */
@@ -746,7 +521,7 @@ static int cmd_kill(void)
 	if (b.p)
 		munmap(b.p, 4096);
 	close(fd);
-	return failures ? 1 : 0;
+	return vggd_failures ? 1 : 0;
 }
 
 /* The child: creates and destroys channels and BOs until it is killed. */
@@ -812,25 +587,20 @@ static int cmd_kill_churn(void)
 			munmap(b.p, 4096);
 		close(fd);
 	}
-	if (!failures)
+	if (!vggd_failures)
 		PASS("6 processes killed amid control commands left nothing on the device");
-	return failures ? 1 : 0;
+	return vggd_failures ? 1 : 0;
 }
 
-static int sysfs_write(const char *path, const char *val)
+/*
+ * unbind (the driver lets go of a device that stays) or remove (the device
+ * leaves the bus, as in a hot unplug, and comes back by a rescan) while a
+ * file holds a mapped channel, a BO and a DMA buffer.
+ */
+static int cmd_unbind(const char *bdf, bool remove)
 {
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int cmd_unbind(const char *bdf)
-{
+	const char *how = remove ? "remove" : "unbind";
+	char path[256];
 	struct vgmem_guest_query q;
 	struct vgmem_vm_stats s;
 	struct dmabuf b;
@@ -846,377 +616,48 @@ static int cmd_unbind(const char *bdf)
 		return 1;
 	}
 	(void)userd_rd(u, VGMEM_USERD_GP_GET);
-	ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/unbind", bdf);
-	expect("unbind with a file open and a channel mapped", ret, 0);
+	if (remove) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf);
+		ret = sysfs_write(path, "1");
+		expect("remove from the bus with a file open and a channel mapped", ret, 0);
+	} else {
+		ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/unbind", bdf);
+		expect("unbind with a file open and a channel mapped", ret, 0);
+	}
 	if (access(DEV, F_OK))
 		PASS("%s is gone", DEV);
 	else
-		FAIL("%s still there after unbind", DEV);
-	expect("QUERY after unbind", xioctl(fd, VGMEM_GIOC_QUERY, &q), -ENODEV);
-	expect("CTRL after unbind", stats(fd, &s), -ENODEV);
+		FAIL("%s still there after %s", DEV, how);
+	expect("QUERY after the device went", xioctl(fd, VGMEM_GIOC_QUERY, &q), -ENODEV);
+	expect("CTRL after the device went", stats(fd, &s), -ENODEV);
 	if (reads_sigbus(u))
-		PASS("USERD mapping after unbind: SIGBUS");
+		PASS("USERD mapping after %s: SIGBUS", how);
 	else
-		FAIL("USERD mapping still readable after unbind");
+		FAIL("USERD mapping still readable after %s", how);
 	b.p[0] = 1;	/* still this process's memory until unmapped */
 	munmap(b.p, 65536);
 	munmap((void *)u, 4096);
 	close(fd);
-	PASS("close after unbind");
+	PASS("close after %s", how);
 
-	ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/bind", bdf);
-	expect("bind again", ret, 0);
-	for (i = 0; i < 100 && access(DEV, F_OK); i++)
+	if (remove)
+		ret = sysfs_write("/sys/bus/pci/rescan", "1");
+	else
+		ret = sysfs_write("/sys/bus/pci/drivers/" VGMEM_GUEST_CLASS "/bind", bdf);
+	expect(remove ? "bus rescan" : "bind again", ret, 0);
+	/* Probe runs at L2's pace: generous. */
+	for (i = 0; i < 1200 && access(DEV, F_OK); i++)
 		usleep(100000);
 	fd = dev_open();
 	ret = stats(fd, &s);
 	if (!ret && s.allocated == 0)
-		PASS("after rebind: STATS allocated 0 (the unbind freed the open file's BO)");
+		PASS("after %s: STATS allocated 0 (the file's BO went with the device)",
+		     remove ? "rescan" : "rebind");
 	else
-		FAIL("after rebind: STATS %d allocated %llu", ret, (unsigned long long)s.allocated);
+		FAIL("after %s: STATS %d allocated %llu", remove ? "rescan" : "rebind", ret,
+		     (unsigned long long)s.allocated);
 	close(fd);
-	return failures ? 1 : 0;
-}
-
-/* ---- share files: binding and MAP_FD ------------------------------------------ */
-
-static int share_bind(int fd, unsigned long req, int dirfd, const char *tag, uint32_t flags)
-{
-	struct vgmem_guest_share_bind b;
-
-	memset(&b, 0, sizeof(b));
-	b.fd = dirfd;
-	b.flags = flags;
-	strncpy(b.tag, tag, sizeof(b.tag) - 1);
-	return xioctl(fd, req, &b);
-}
-
-static int map_fd(int fd, int file, uint32_t flags, uint64_t off, uint64_t len,
-		  uint64_t rsvd, uint64_t *va)
-{
-	struct vgmem_guest_map_fd m = {
-		.fd = file, .flags = flags, .offset = off, .length = len, .rsvd = rsvd,
-	};
-	int ret = xioctl(fd, VGMEM_GIOC_MAP_FD, &m);
-
-	if (!ret && va)
-		*va = m.va;
-	return ret;
-}
-
-static int file_range(int fd, uint32_t op, uint64_t va, uint64_t len)
-{
-	struct vgmem_ctrl c;
-
-	memset(&c, 0, sizeof(c));
-	c.op = op;
-	c.file.va = va;
-	c.file.length = len;
-	return ctrl_status(fd, &c);
-}
-
-static int open_or_fail(const char *path, int flags)
-{
-	int fd = open(path, flags | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		FAIL("open %s: %s", path, strerror(errno));
-	return fd;
-}
-
-#define FILE_BYTES	(256u << 10)
-
-/* SHARE_BIND's refusals; the mount itself was bound by the script. */
-static void check_bind(int fd, const char *mnt, const char *tag)
-{
-	char sub[512];
-	int d, st;
-	pid_t pid;
-
-	d = open_or_fail(mnt, O_RDONLY | O_DIRECTORY);
-	expect("SHARE_BIND of the bound mount again", share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, tag, 0), -EEXIST);
-	expect("SHARE_BIND with flags", share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, tag, 1), -EINVAL);
-	expect("SHARE_BIND with tag 'a/b'", share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, "a/b", 0), -EINVAL);
-	expect("SHARE_BIND of fd -1", share_bind(fd, VGMEM_GIOC_SHARE_BIND, -1, "t", 0), -EBADF);
-	expect("SHARE_UNBIND of a tag not bound", share_bind(fd, VGMEM_GIOC_SHARE_UNBIND, -1, "nope", 0), -ENOENT);
-	pid = fork();
-	if (!pid) {
-		/* The device stays open; only the privilege goes. */
-		if (setgid(65534) || setuid(65534))
-			_exit(3);
-		_exit(share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, tag, 0) == -EPERM ? 0 :
-		      share_bind(fd, VGMEM_GIOC_SHARE_UNBIND, -1, tag, 0) == -EPERM ? 1 : 2);
-	}
-	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st))
-		PASS("SHARE_BIND as uid 65534: -EPERM");
-	else
-		FAIL("SHARE_BIND as uid 65534 not refused with -EPERM");
-	close(d);
-
-	d = open_or_fail("/tmp", O_RDONLY | O_DIRECTORY);
-	expect("SHARE_BIND of /tmp (not virtio-fs)", share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, "other", 0), -EINVAL);
-	close(d);
-	snprintf(sub, sizeof(sub), "%s/vggd-sub", mnt);
-	mkdir(sub, 0755);
-	d = open_or_fail(sub, O_RDONLY | O_DIRECTORY);
-	expect("SHARE_BIND of a directory below the mount's root", share_bind(fd, VGMEM_GIOC_SHARE_BIND, d, "other", 0), -EINVAL);
-	close(d);
-	rmdir(sub);
-	if (umount2(mnt, 0) < 0 && errno == EBUSY)
-		PASS("umount of a bound mount: EBUSY");
-	else
-		FAIL("umount of a bound mount: %s", strerror(errno));
-}
-
-/* MAP_FD's refusals, and file ranges only on this file's own maps. */
-static void check_map_fd(int fd, const char *mnt)
-{
-	char path[512];
-	struct vgmem_ctrl c;
-	uint64_t va = 0;
-	int f, other;
-
-	snprintf(path, sizeof(path), "%s/vggd-map.bin", mnt);
-	f = open_or_fail(path, O_RDWR | O_CREAT | O_TRUNC);
-	if (f < 0 || ftruncate(f, FILE_BYTES)) {
-		FAIL("creating %s", path);
-		return;
-	}
-	close(f);
-
-	f = open_or_fail("/tmp/vggd-local", O_RDWR | O_CREAT);
-	expect("MAP_FD of a file not on a bound mount", map_fd(fd, f, VGMEM_FILE_RO, 0, 65536, 0, NULL), -EXDEV);
-	close(f);
-	f = open_or_fail(mnt, O_RDONLY | O_DIRECTORY);
-	expect("MAP_FD of a directory", map_fd(fd, f, VGMEM_FILE_RO, 0, 65536, 0, NULL), -EINVAL);
-	close(f);
-	expect("MAP_FD of fd 9999", map_fd(fd, 9999, VGMEM_FILE_RO, 0, 65536, 0, NULL), -EBADF);
-	f = open_or_fail(path, O_RDONLY);
-	expect("MAP_FD read-write of a read-only fd", map_fd(fd, f, VGMEM_FILE_RW, 0, 65536, 0, NULL), -EACCES);
-	expect("MAP_FD with rsvd", map_fd(fd, f, VGMEM_FILE_RO, 0, 65536, 1, NULL), -EINVAL);
-	expect("MAP_FD with flags RO|RW", map_fd(fd, f, VGMEM_FILE_RO | VGMEM_FILE_RW, 0, 65536, 0, NULL), -EINVAL);
-	expect("MAP_FD past the file (device)", map_fd(fd, f, VGMEM_FILE_RO, 0, 4 * FILE_BYTES, 0, NULL), -EFBIG);
-	close(f);
-
-	snprintf(path, sizeof(path), "%s/vggd-gone.bin", mnt);
-	f = open_or_fail(path, O_RDWR | O_CREAT | O_TRUNC);
-	if (f >= 0 && !ftruncate(f, 65536) && !unlink(path))
-		expect("MAP_FD of an unlinked file", map_fd(fd, f, VGMEM_FILE_RO, 0, 65536, 0, NULL), -ENOENT);
-	if (f >= 0)
-		close(f);
-
-	snprintf(path, sizeof(path), "%s/vggd-map.bin", mnt);
-	f = open_or_fail(path, O_RDONLY);
-	expect("MAP_FD of a file on the bound mount", map_fd(fd, f, VGMEM_FILE_RO, 0, FILE_BYTES, 0, &va), 0);
-	close(f);	/* the map holds the file */
-	expect("FILE_ACQUIRE of the map (fd closed)", file_range(fd, VGMEM_CTRL_FILE_ACQUIRE, va, 0), 0);
-	expect("FILE_RELEASE of the map", file_range(fd, VGMEM_CTRL_FILE_RELEASE, va, 65536), 0);
-	expect("FILE_ACQUIRE past the map", file_range(fd, VGMEM_CTRL_FILE_ACQUIRE, va + FILE_BYTES, 0), -EBADF);
-	memset(&c, 0, sizeof(c));
-	c.op = VGMEM_CTRL_FILE_MAP;
-	c.file_map.share_id = 1;
-	c.file_map.flags = VGMEM_FILE_RO;
-	c.file_map.length = 65536;
-	strcpy(c.file_map.path, "vggd-map.bin");
-	expect("FILE_MAP through CTRL", ctrl(fd, &c), -EPERM);
-	other = dev_open();
-	expect("FILE_ACQUIRE of another file's map", file_range(other, VGMEM_CTRL_FILE_ACQUIRE, va, 0), -EBADF);
-	expect("FILE_UNMAP of another file's map", file_range(other, VGMEM_CTRL_FILE_UNMAP, va, 0), -EBADF);
-	close(other);
-	expect("FILE_UNMAP with a length", file_range(fd, VGMEM_CTRL_FILE_UNMAP, va, 65536), -EINVAL);
-	expect("FILE_UNMAP", file_range(fd, VGMEM_CTRL_FILE_UNMAP, va, 0), 0);
-	expect("FILE_ACQUIRE after FILE_UNMAP", file_range(fd, VGMEM_CTRL_FILE_ACQUIRE, va, 0), -EBADF);
-
-	/* A map left to close: the file's release unmaps it. */
-	other = dev_open();
-	f = open_or_fail(path, O_RDWR);
-	expect("MAP_FD read-write, left open at close", map_fd(other, f, VGMEM_FILE_RW, 0, FILE_BYTES, 0, &va), 0);
-	close(f);
-	close(other);
-	PASS("close with a read-write file map open");
-	unlink(path);
-}
-
-/*
- * PATH gets SIZE bytes of pattern SEED written through a shared mmap and is
- * closed without msync: the pages stay dirty in the guest's page cache
- * (the script turned periodic write-back off) until something writes them
- * back; FILE_ACQUIRE must, or the GPU would read zeros.
- */
-static void dirty_pattern(const char *path, uint32_t seed)
-{
-	uint32_t *p;
-	uint64_t i;
-	int f = open_or_fail(path, O_RDWR | O_CREAT | O_TRUNC);
-
-	if (f < 0 || ftruncate(f, FILE_BYTES)) {
-		FAIL("creating %s", path);
-		return;
-	}
-	p = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-	if (p == MAP_FAILED) {
-		FAIL("mmap %s: %s", path, strerror(errno));
-		close(f);
-		return;
-	}
-	for (i = 0; i < FILE_BYTES / 4; i++)
-		p[i] = vgmem_pattern_word(seed, i);
-	munmap(p, FILE_BYTES);
-	close(f);
-	PASS("%s: %u bytes of pattern %u written through mmap, not synced", path,
-	     FILE_BYTES, seed);
-}
-
-static uint32_t meminfo_dirty_kb(void)
-{
-	char line[128];
-	unsigned int kb = 0;
-	FILE *m = fopen("/proc/meminfo", "re");
-
-	while (m && fgets(line, sizeof(line), m))
-		if (sscanf(line, "Dirty: %u kB", &kb) == 1)
-			break;
-	if (m)
-		fclose(m);
-	return kb;
-}
-
-/* One GPFIFO entry of copy-engine work: FILE_BYTES from va to dst_gpa. */
-static uint32_t build_copy_out(uint32_t *pbp, uint64_t va, uint64_t dst_gpa)
-{
-	struct pb pb = { .p = pbp, .n = 0 };
-	uint32_t v[8], cls = VGMEM_CLASS_COPY, flags;
-
-	pb_inc(&pb, SUBC_COPY, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	v[0] = (uint32_t)(va >> 32);
-	v[1] = (uint32_t)va;
-	v[2] = (uint32_t)(dst_gpa >> 32);
-	v[3] = (uint32_t)dst_gpa;
-	v[4] = FILE_BYTES;
-	v[5] = FILE_BYTES;
-	v[6] = FILE_BYTES;
-	v[7] = 1;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_OFFSET_IN_UPPER, v, 8);
-	flags = VGMEM_CE_LAUNCH_SRC_PITCH | VGMEM_CE_LAUNCH_DST_PITCH |
-		VGMEM_CE_LAUNCH_DST_PHYS;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_LAUNCH_DMA, &flags, 1);
-	return pb.n;
-}
-
-/* One GPFIFO entry: the compute engine sets FILE_BYTES at va to value. */
-static uint32_t build_memset(uint32_t *pbp, uint64_t va, uint32_t value)
-{
-	struct pb pb = { .p = pbp, .n = 0 };
-	uint32_t v[1 + VGMEM_CP_NARGS], cls = VGMEM_CLASS_COMPUTE;
-
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	memset(v, 0, sizeof(v));
-	v[0] = VGMEM_K_MEMSET;
-	v[1] = (uint32_t)va;
-	v[2] = (uint32_t)(va >> 32);
-	v[3] = FILE_BYTES;
-	v[5] = value;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_KERNEL, v, 1 + VGMEM_CP_NARGS);
-	v[0] = 0;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_LAUNCH, v, 1);
-	return pb.n;
-}
-
-/*
- * The guest's page cache and the GPU, with a file kept open and mapped by
- * the CPU the whole time (no close, whose flush would write pages back by
- * itself): what the CPU left dirty reaches the GPU at FILE_ACQUIRE (the
- * driver writes it back), and what the GPU wrote reaches the CPU's own
- * mapping after FILE_RELEASE and FILE_SYNC (the driver drops the cached
- * pages, the next access reads the host file).
- */
-static void check_coherent(int fd, const char *mnt, uint32_t seed)
-{
-	const uint32_t words = FILE_BYTES / 4, value = 0x5eed0000u | (seed & 0xffff);
-	uint32_t chan = 0, ndw, i, bad = 0, dirty;
-	volatile uint32_t *u = NULL;
-	struct dmabuf b;
-	uint32_t *p, *dst;
-	char path[512];
-	uint64_t va = 0;
-	int f, ret;
-
-	snprintf(path, sizeof(path), "%s/coh.bin", mnt);
-	f = open_or_fail(path, O_RDWR | O_CREAT | O_TRUNC);
-	if (f < 0 || ftruncate(f, FILE_BYTES)) {
-		FAIL("creating %s", path);
-		return;
-	}
-	ret = map_fd(fd, f, VGMEM_FILE_RW, 0, FILE_BYTES, 0, &va);
-	expect("MAP_FD read-write of coh.bin (kept open)", ret, 0);
-	p = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-	if (ret || p == MAP_FAILED) {
-		FAIL("mmap %s: %s", path, strerror(errno));
-		close(f);
-		return;
-	}
-	for (i = 0; i < words; i++)
-		p[i] = vgmem_pattern_word(seed, i);
-	/*
-	 * The kernel may write some of them back by itself (FUSE's small
-	 * dirty limit); what is still dirty reaches the host only through
-	 * the acquire's write-back. Printed, not judged: the GPU's copy is.
-	 */
-	dirty = meminfo_dirty_kb();
-	printf("INFO Dirty: %u kB after the CPU wrote %u KiB through mmap\n", dirty,
-	       FILE_BYTES >> 10);
-	expect("FILE_ACQUIRE with the CPU's pages dirty", file_range(fd, VGMEM_CTRL_FILE_ACQUIRE, va, 0), 0);
-
-	if (dma_alloc(fd, 8192 + FILE_BYTES, &b) || chan_create(fd, b.d.gpa, 16, &chan) ||
-	    !(u = userd_map(fd, chan))) {
-		FAIL("a channel and a DMA buffer for the GPU's side");
-		goto out;
-	}
-	dst = (uint32_t *)(b.p + 8192);
-	ndw = build_copy_out((uint32_t *)(b.p + 4096), va, b.d.gpa + 8192);
-	submit((uint64_t *)b.p, u, 0, b.d.gpa + 4096, ndw);
-	ret = wait_done(u, 1);
-	for (i = 0; i < words; i++)
-		bad += dst[i] != vgmem_pattern_word(seed, i);
-	if (!ret && !bad)
-		PASS("the GPU read what the CPU left dirty (FILE_ACQUIRE wrote it back)");
-	else
-		FAIL("GPU copy of the map: %d, %u of %u words not the CPU's", ret, bad, words);
-
-	ndw = build_memset((uint32_t *)(b.p + 4096), va, value);
-	submit((uint64_t *)b.p, u, 1, b.d.gpa + 4096, ndw);
-	ret = wait_done(u, 2);
-	expect("GPU memset of the map", ret, 0);
-	expect("FILE_RELEASE", file_range(fd, VGMEM_CTRL_FILE_RELEASE, va, 0), 0);
-	expect("FILE_SYNC", file_range(fd, VGMEM_CTRL_FILE_SYNC, va, 0), 0);
-	for (bad = 0, i = 0; i < words; i++)
-		bad += p[i] != value;
-	if (!bad)
-		PASS("the CPU's own mapping shows the GPU's bytes after release and sync");
-	else
-		FAIL("%u of %u words in the CPU's mapping are not the GPU's (stale page cache)", bad, words);
-out:
-	if (u)
-		munmap((void *)u, 4096);
-	if (chan)
-		chan_destroy(fd, chan);
-	file_range(fd, VGMEM_CTRL_FILE_UNMAP, va, 0);
-	munmap(p, FILE_BYTES);
-	close(f);
-}
-
-static int cmd_files(const char *mnt, const char *tag, uint32_t seed)
-{
-	char path[512];
-	int fd = dev_open();
-
-	check_bind(fd, mnt, tag);
-	check_map_fd(fd, mnt);
-	check_coherent(fd, mnt, seed + 1);
-	close(fd);
-	snprintf(path, sizeof(path), "%s/cpu.bin", mnt);
-	dirty_pattern(path, seed);
-	return failures ? 1 : 0;
+	return vggd_failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -1227,9 +668,11 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "kill"))
 		return cmd_kill() | cmd_kill_churn();
 	if (argc == 3 && !strcmp(argv[1], "unbind"))
-		return cmd_unbind(argv[2]);
+		return cmd_unbind(argv[2], false);
+	if (argc == 3 && !strcmp(argv[1], "remove"))
+		return cmd_unbind(argv[2], true);
 	if (argc == 5 && !strcmp(argv[1], "files"))
 		return cmd_files(argv[2], argv[3], (uint32_t)strtoul(argv[4], NULL, 0));
-	fprintf(stderr, "usage: vggd-check basic msi|intx|none | kill | unbind BDF | files MOUNT TAG SEED\n");
+	fprintf(stderr, "usage: vggd-check basic msi|intx|none | kill | unbind BDF | remove BDF | files MOUNT TAG SEED\n");
 	return 2;
 }
