@@ -242,34 +242,9 @@ static uint32_t build_job(uint32_t *pbp, uint64_t bo_va, uint64_t dst_gpa,
 			  uint32_t len, uint32_t value)
 {
 	struct pb pb = { .p = pbp, .n = 0 };
-	uint32_t v[1 + VGMEM_CP_NARGS], cls, flags;
 
-	cls = VGMEM_CLASS_COMPUTE;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	cls = VGMEM_CLASS_COPY;
-	pb_inc(&pb, SUBC_COPY, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	memset(v, 0, sizeof(v));
-	v[0] = VGMEM_K_MEMSET;
-	v[1] = (uint32_t)bo_va;
-	v[2] = (uint32_t)(bo_va >> 32);
-	v[3] = len;
-	v[4] = 0;
-	v[5] = value;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_KERNEL, v, 1 + VGMEM_CP_NARGS);
-	v[0] = 0;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_LAUNCH, v, 1);
-	v[0] = (uint32_t)(bo_va >> 32);
-	v[1] = (uint32_t)bo_va;
-	v[2] = (uint32_t)(dst_gpa >> 32);
-	v[3] = (uint32_t)dst_gpa;
-	v[4] = len;
-	v[5] = len;
-	v[6] = len;
-	v[7] = 1;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_OFFSET_IN_UPPER, v, 8);
-	flags = VGMEM_CE_LAUNCH_SRC_PITCH | VGMEM_CE_LAUNCH_DST_PITCH |
-		VGMEM_CE_LAUNCH_DST_PHYS;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_LAUNCH_DMA, &flags, 1);
+	pb_memset(&pb, bo_va, len, value);
+	pb_copy_out(&pb, bo_va, dst_gpa, len);
 	return pb.n;
 }
 

@@ -229,21 +229,8 @@ static uint32_t meminfo_dirty_kb(void)
 static uint32_t build_copy_out(uint32_t *pbp, uint64_t va, uint64_t dst_gpa)
 {
 	struct pb pb = { .p = pbp, .n = 0 };
-	uint32_t v[8], cls = VGMEM_CLASS_COPY, flags;
 
-	pb_inc(&pb, SUBC_COPY, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	v[0] = (uint32_t)(va >> 32);
-	v[1] = (uint32_t)va;
-	v[2] = (uint32_t)(dst_gpa >> 32);
-	v[3] = (uint32_t)dst_gpa;
-	v[4] = FILE_BYTES;
-	v[5] = FILE_BYTES;
-	v[6] = FILE_BYTES;
-	v[7] = 1;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_OFFSET_IN_UPPER, v, 8);
-	flags = VGMEM_CE_LAUNCH_SRC_PITCH | VGMEM_CE_LAUNCH_DST_PITCH |
-		VGMEM_CE_LAUNCH_DST_PHYS;
-	pb_inc(&pb, SUBC_COPY, VGMEM_CE_LAUNCH_DMA, &flags, 1);
+	pb_copy_out(&pb, va, dst_gpa, FILE_BYTES);
 	return pb.n;
 }
 
@@ -251,18 +238,8 @@ static uint32_t build_copy_out(uint32_t *pbp, uint64_t va, uint64_t dst_gpa)
 static uint32_t build_memset(uint32_t *pbp, uint64_t va, uint32_t value)
 {
 	struct pb pb = { .p = pbp, .n = 0 };
-	uint32_t v[1 + VGMEM_CP_NARGS], cls = VGMEM_CLASS_COMPUTE;
 
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_MTHD_SET_OBJECT, &cls, 1);
-	memset(v, 0, sizeof(v));
-	v[0] = VGMEM_K_MEMSET;
-	v[1] = (uint32_t)va;
-	v[2] = (uint32_t)(va >> 32);
-	v[3] = FILE_BYTES;
-	v[5] = value;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_KERNEL, v, 1 + VGMEM_CP_NARGS);
-	v[0] = 0;
-	pb_inc(&pb, SUBC_COMPUTE, VGMEM_CP_LAUNCH, v, 1);
+	pb_memset(&pb, va, FILE_BYTES, value);
 	return pb.n;
 }
 

@@ -182,6 +182,43 @@ void pb_inc(struct pb *pb, unsigned int subc, uint32_t mthd,
 	pb->n += count;
 }
 
+/* Methods: the compute engine's memset kernel sets len bytes at va to value. */
+void pb_memset(struct pb *pb, uint64_t va, uint32_t len, uint32_t value)
+{
+	uint32_t v[1 + VGMEM_CP_NARGS], cls = VGMEM_CLASS_COMPUTE;
+
+	pb_inc(pb, SUBC_COMPUTE, VGMEM_MTHD_SET_OBJECT, &cls, 1);
+	memset(v, 0, sizeof(v));
+	v[0] = VGMEM_K_MEMSET;
+	v[1] = (uint32_t)va;
+	v[2] = (uint32_t)(va >> 32);
+	v[3] = len;
+	v[5] = value;
+	pb_inc(pb, SUBC_COMPUTE, VGMEM_CP_KERNEL, v, 1 + VGMEM_CP_NARGS);
+	v[0] = 0;
+	pb_inc(pb, SUBC_COMPUTE, VGMEM_CP_LAUNCH, v, 1);
+}
+
+/* Methods: the copy engine copies len bytes at GPU VA va to guest memory. */
+void pb_copy_out(struct pb *pb, uint64_t va, uint64_t dst_gpa, uint32_t len)
+{
+	uint32_t v[8], cls = VGMEM_CLASS_COPY, flags;
+
+	pb_inc(pb, SUBC_COPY, VGMEM_MTHD_SET_OBJECT, &cls, 1);
+	v[0] = (uint32_t)(va >> 32);
+	v[1] = (uint32_t)va;
+	v[2] = (uint32_t)(dst_gpa >> 32);
+	v[3] = (uint32_t)dst_gpa;
+	v[4] = len;
+	v[5] = len;
+	v[6] = len;
+	v[7] = 1;
+	pb_inc(pb, SUBC_COPY, VGMEM_CE_OFFSET_IN_UPPER, v, 8);
+	flags = VGMEM_CE_LAUNCH_SRC_PITCH | VGMEM_CE_LAUNCH_DST_PITCH |
+		VGMEM_CE_LAUNCH_DST_PHYS;
+	pb_inc(pb, SUBC_COPY, VGMEM_CE_LAUNCH_DMA, &flags, 1);
+}
+
 /* Put one GPFIFO entry at ring[idx] and GP_PUT = idx + 1. */
 void submit(uint64_t *ring, volatile uint32_t *u, uint32_t idx,
 	    uint64_t pb_gpa, uint32_t ndw)

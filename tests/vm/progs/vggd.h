@@ -55,6 +55,8 @@ void pb_inc(struct pb *pb, unsigned int subc, uint32_t mthd,
 	    const uint32_t *data, uint32_t count);
 void submit(uint64_t *ring, volatile uint32_t *u, uint32_t idx,
 	    uint64_t pb_gpa, uint32_t ndw);
+void pb_memset(struct pb *pb, uint64_t va, uint32_t len, uint32_t value);
+void pb_copy_out(struct pb *pb, uint64_t va, uint64_t dst_gpa, uint32_t len);
 int wait_done(volatile uint32_t *u, uint32_t done);
 int reads_sigbus(volatile uint32_t *p);
 int sysfs_write(const char *path, const char *val);
