@@ -38,7 +38,7 @@ struct gctx {
 	uint64_t wr_va;
 	uint64_t scratch;
 	struct it_fail *f;
-	volatile int *stop;
+	int *stop;		/* set by the main thread, atomically */
 	uint64_t rounds;
 };
 
@@ -110,7 +110,7 @@ static void *guest_thread(void *arg)
 		it_fail_set(c->f, __FILE__, __LINE__, "malloc");
 		goto out;
 	}
-	while (!*c->stop) {
+	while (!__atomic_load_n(c->stop, __ATOMIC_ACQUIRE)) {
 		if (guest_round(c, c->rounds, wbuf, rbuf))
 			goto out;
 		c->rounds++;
@@ -165,7 +165,7 @@ static void test_integrity_under_pressure(void **state)
 	struct vgmem_chan *pch;
 	struct vg_gpu_stats st;
 	struct vgmem_vm_stats vst;
-	volatile int stop = 0;
+	int stop = 0;
 	struct it_fail f;
 	uint64_t pva[2], pscratch, moved_out = 0, moved_in = 0, tenant_moves = 0;
 	char name[16];
@@ -235,7 +235,7 @@ static void test_integrity_under_pressure(void **state)
 				      (unsigned long long)moved_in);
 		}
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < NR_GUESTS; i++)
 		pthread_join(th[i], NULL);
 	it_fail_assert(&f);
