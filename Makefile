@@ -40,6 +40,8 @@ CORE_SRCS := $(filter-out host-module/os/os_kernel.c, \
 GUEST_SRCS := $(wildcard guest-driver/lib/*.c)
 HOST_SRCS := $(wildcard host-module/user/*.c host-module/user/models/*.c)
 SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
+# Its request-trace reader: also linked by its unit test and fuzzer.
+SIM_TRACE_SRCS := tools/vgmem-sim/reqtrace.c
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
 GUEST_TOOL_SRCS := $(wildcard guest-driver/tools/*.c)
 GUEST_TOOL_SUPPORT := $(filter-out guest-driver/tools/vgmem-guest.c,$(GUEST_TOOL_SRCS))
@@ -130,6 +132,11 @@ $(1)/tests/unit/test_rest_%: $(1)/obj/tests/unit/test_rest_%.o $(call obj,$(1),$
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(UNIT_SUPPORT)) \
 		-Wl,--start-group $(1)/lib/libmgrest.a $$($(1)_LIBS) -Wl,--end-group \
 		$$(MGMTD_LDLIBS) $$(TEST_LDLIBS)
+
+# The request-trace reader of vgmem-sim, alone.
+$(1)/tests/unit/test_reqtrace: $(1)/obj/tests/unit/test_reqtrace.o $(call obj,$(1),$(SIM_TRACE_SRCS))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS)
 
 $(1)/tests/unit/%: $(1)/obj/tests/unit/%.o $(call obj,$(1),$(UNIT_SUPPORT)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)

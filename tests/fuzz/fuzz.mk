@@ -12,6 +12,7 @@
 #                        short exploration: FUZZ_CHECK_SECONDS (default 60)
 #                        shared among them
 #   make fuzz FUZZERS=fuzz_ctrl   only some
+#   make fuzz FUZZ_RUNS=10000000  each stops after that many executions too
 
 FUZZ_CC ?= clang
 FUZZ := $(BUILD)/fuzz
@@ -28,10 +29,10 @@ FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(FUZZ_MAINS))
 FUZZ_BINS := $(addprefix $(FUZZ)/bin/,$(FUZZ_NAMES))
 FUZZERS ?= $(FUZZ_NAMES)
 
-$(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS)) \
+$(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS) $(SIM_TRACE_SRCS)) \
 		$($(FUZZ)_MGMTD_LIBS) $($(FUZZ)_LIBS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(LDFLAGS_$(FUZZ)) -o $@ $< $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS)) \
+	$(FUZZ_CC) $(LDFLAGS_$(FUZZ)) -o $@ $< $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS) $(SIM_TRACE_SRCS)) \
 		-Wl,--start-group $($(FUZZ)_MGMTD_LIBS) $($(FUZZ)_LIBS) -Wl,--end-group \
 		$(MGMTD_LDLIBS) $(NL_LIBS) $(LDLIBS)
 
@@ -42,8 +43,10 @@ fuzz-bins: $(FUZZ_BINS)
 
 FUZZ_SECONDS ?= 300
 FUZZ_CHECK_SECONDS ?= 60
+FUZZ_RUNS ?= 0
 fuzz: fuzz-bins
-	@tests/fuzz/run.sh --seconds $$(( $(FUZZ_SECONDS) * $(words $(FUZZERS)) )) $(FUZZERS)
+	@tests/fuzz/run.sh --seconds $$(( $(FUZZ_SECONDS) * $(words $(FUZZERS)) )) \
+		--runs $(FUZZ_RUNS) $(FUZZERS)
 
 fuzz-check: fuzz-bins
 	@tests/fuzz/run.sh --check --seconds $(FUZZ_CHECK_SECONDS) $(FUZZERS)

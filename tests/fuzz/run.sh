@@ -7,17 +7,20 @@
 #       exploration shared among them, in a scratch corpus that is thrown away
 #   run.sh --seconds S [--keep] NAME...  each for S seconds, its corpus in
 #       build/fuzz/corpus/NAME (seeded from the tree's, kept between runs)
+#   run.sh --runs N ...                  also stop each after N executions
+#       (whichever comes first: N inputs or its share of the seconds)
 # Crashes, leaks, timeouts (10 s an input) and out-of-memory (2 GB) fail the
 # run; the input is left in build/fuzz/crash/. Prints one line per fuzzer:
 # executions, rate, coverage (edges and features) and corpus size.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-check=0 seconds=300 names=()
+check=0 seconds=300 runs=0 names=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--check) check=1; shift ;;
 	--seconds) seconds=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
 done
@@ -29,6 +32,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 opts=(-timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1
       -artifact_prefix="$B/crash/")
+[ "$runs" -gt 0 ] && opts+=(-runs="$runs")
 per=$(( seconds / ${#names[@]} ))
 [ "$per" -ge 1 ] || per=1
 failed=0
