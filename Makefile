@@ -20,7 +20,7 @@ SHELL := /bin/bash
 # PKG_CONFIG and fails on any module without one).
 PKG_CONFIG ?= pkg-config
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
-BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. \
+BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. -Iinclude \
 	$(DRM_CFLAGS) -MMD -MP
 # Warnings the module build (W=1) gives, so portable code fails here first.
 PORTABLE_CFLAGS := -Wmissing-prototypes -Wold-style-definition -Wvla

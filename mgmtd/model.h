@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/uapi/vgmem.h"
+#include <uapi/vgmem_netlink.h>
 
 #define MG_VERSION		"0.1.0"
 #define MG_ID_LEN		40	/* mdev UUID (36 chars) + NUL */

@@ -17,8 +17,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../../include/uapi/vgmem.h"
-#include "../../include/uapi/vgmem_guest.h"
+#include <uapi/vgmem.h>
+#include <uapi/vgmem_guest.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -33,7 +33,7 @@
 #include <linux/version.h>
 #include <linux/xarray.h>
 
-#include "uapi/vgmem_guest.h"
+#include <uapi/vgmem_guest.h>
 
 #define VGG_NAME		"vgmem_guest"
 #define VGG_MAX_DEVS		64		/* minors of /dev/vgmemN */

@@ -7,7 +7,7 @@
 #define LIBVGMEM_PCI_PRIV_H
 
 #include <stdint.h>
-#include "../../include/uapi/vgmem_guest.h"
+#include <uapi/vgmem_guest.h>
 
 /* The message vgmem_pci_error() returns next (this thread). */
 void vgmem_pci_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

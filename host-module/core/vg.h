@@ -10,7 +10,7 @@
 #define VGMEM_CORE_VG_H
 
 #include "../os/os.h"
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 #include "vg_backend.h"
 
 struct vg_gpu;

@@ -3,8 +3,8 @@
  * The generic netlink family "vgmem": GPUs and vGPUs with their statistics,
  * the knobs mgmtd turns (entitlement, quota, chunk policy, return interval,
  * oversubscription limit) and a multicast group of events (its messages are
- * built in events.c). The protocol is specified in include/uapi/vgmem.h and
- * explained in docs/abi.md.
+ * built in events.c). The protocol is specified in
+ * include/uapi/vgmem_netlink.h and explained in docs/abi.md.
  *
  * Who may ask: writes (SET_*) need CAP_NET_ADMIN, and so do GET_VM and the
  * events group unless the module is loaded with netlink_open=1 (below);

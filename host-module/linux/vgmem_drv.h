@@ -26,6 +26,8 @@
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 
+#include <uapi/vgmem_netlink.h>
+
 #include "../core/vg.h"
 #include "../core/lrc/lrc.h"
 #include "vgmem_gpu.h"

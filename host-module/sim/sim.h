@@ -25,7 +25,7 @@
 
 #include "../core/vg_backend.h"
 #include "../core/vg_rand.h"
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define VG_SIM_VRAM_BW_DEFAULT	(320ull << 30)	/* bytes/s, GDDR-class */
 #define VG_SIM_PCIE_BW_DEFAULT	(12ull << 30)	/* bytes/s, PCIe 3.0 x16 in practice */

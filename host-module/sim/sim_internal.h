@@ -55,7 +55,7 @@
 #define VGMEM_SIM_INTERNAL_H
 
 #include "sim.h"
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define SIM_PAGE_SHIFT		12
 #define SIM_PAGE_SIZE		(1ull << SIM_PAGE_SHIFT)

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 struct null_backend {
 	pthread_mutex_t lock;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fake_backend.h"
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define FAKE_LOG_SIZE	1024u
 #define FAKE_PAGE	4096ull

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "../../host-module/sim/sim.h"
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define TG_BASE		0x100000ull	/* guest-physical base of the region */
 #define TG_SIZE		(8ull << 20)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * libvgnl: the userspace side of the generic netlink family "vgmem"
- * (include/uapi/vgmem.h is the protocol), on libnl-genl-3. Used by the
+ * (include/uapi/vgmem_netlink.h is the protocol), on libnl-genl-3. Used by the
  * vgmem-nl tool and by mgmtd's netlink backend.
  *
  * Every function returns 0 (or a count) or a negative errno: the kernel's
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../include/uapi/vgmem.h"
+#include <uapi/vgmem_netlink.h>
 
 struct nlmsghdr;
 struct vgnl;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "include/uapi/vgmem_guest.h"
+#include <uapi/vgmem_guest.h>
 
 #define DEV		"/dev/vgmem0"
 #define SUBC_COMPUTE	1

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <linux/vfio.h>
 
-#include "../../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define DELIVER_MS	5000	/* an interrupt that must come: generous */
 #define QUIET_MS	300	/* one that must not: how long we look */

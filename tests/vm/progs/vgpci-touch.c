@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../../include/uapi/vgmem.h"
+#include <uapi/vgmem.h>
 
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 #define JUNK		0xdeadbeefu
