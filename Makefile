@@ -20,7 +20,11 @@ SHELL := /bin/bash
 # PKG_CONFIG and fails on any module without one).
 PKG_CONFIG ?= pkg-config
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
+# Include paths: the tree's root (its own headers by path), include/ (the
+# ABIs as <uapi/NAME.h>, as the kernel modules see them) and
+# guest-driver/include (<libvgmem.h>, as a tenant's program includes it).
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. -Iinclude \
+	-Iguest-driver/include \
 	$(DRM_CFLAGS) -MMD -MP
 # Warnings the module build (W=1) gives, so portable code fails here first.
 PORTABLE_CFLAGS := -Wmissing-prototypes -Wold-style-definition -Wvla

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../include/libvgmem.h"
+#include <libvgmem.h>
 #include "../../host-module/user/host.h"
 
 #define SEED	7u

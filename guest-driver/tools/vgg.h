@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "../include/libvgmem.h"
+#include <libvgmem.h>
 
 /* Exit codes. */
 #define VGG_OK		0

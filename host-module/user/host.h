@@ -12,7 +12,7 @@
 
 #include "../core/vg.h"
 #include "../sim/sim.h"
-#include "../../guest-driver/include/libvgmem.h"
+#include <libvgmem.h>
 
 struct vg_host_config {
 	struct vg_sim_config sim;

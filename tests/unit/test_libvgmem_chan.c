@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <cmocka.h>
-#include "../../guest-driver/include/libvgmem.h"
+#include <libvgmem.h>
 
 #define GMEM_BASE	0x100000ull
 #define GMEM_SIZE	(4u << 20)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <libdrm/nouveau/nvif/class.h>	/* -I/usr/include/libdrm not needed */
-#include "../../guest-driver/include/libvgmem.h"
+#include <libvgmem.h>
 #include "../../host-module/sim/sim.h"
 
 static void test_class_ids(void **state)

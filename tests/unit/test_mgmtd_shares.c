@@ -25,7 +25,7 @@
 #include "mgmtd/rest_json.h"
 #include "mgmtd/backend.h"
 #include "host-module/user/host.h"
-#include "guest-driver/include/libvgmem.h"
+#include <libvgmem.h>
 
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
