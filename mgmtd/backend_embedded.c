@@ -75,16 +75,10 @@ static int emb_list_gpus(void *b, struct mg_gpu_info **out, size_t *n)
 			 vg_policy_name(st.policy));
 		g->return_interval_ms = e->return_ms[i];
 		g->nr_vms = st.nr_vms;
-		g->reloc_out_chunks = st.reloc_out_chunks;
-		g->reloc_in_chunks = st.reloc_in_chunks;
-		g->bytes_out = st.bytes_out;
-		g->bytes_in = st.bytes_in;
-		g->relocations = st.relocations;
-		g->reloc_failures = st.reloc_failures;
-		g->copy_device_ns = st.copy_device_ns;
-		g->faults = st.faults;
-		memcpy(g->suspend_hist, st.suspend_hist, sizeof(g->suspend_hist));
-		memcpy(g->stall_hist, st.stall_hist, sizeof(g->stall_hist));
+#define EMB_GPU_COPY(f, attr, kind, help)			\
+		memcpy(&g->f, &st.f, sizeof(g->f));
+		VGMEM_GPU_STATS(EMB_GPU_COPY)
+#undef EMB_GPU_COPY
 	}
 	*out = v;
 	*n = e->nr_gpus;
@@ -314,8 +308,8 @@ static int emb_get_lrc(void *b, struct mg_lrc *out)
 			continue;
 		vg_lrc_get_stats(lrc, &st);
 		out->gpus++;
-#define EMB_LRC_ADD(f, gauge, help)	out->f += st.f;
-		MG_LRC_FIELDS(EMB_LRC_ADD)
+#define EMB_LRC_ADD(f, attr, kind, help)	out->f += st.f;
+		VGMEM_LRC_STATS(EMB_LRC_ADD)
 #undef EMB_LRC_ADD
 		meta += st.bytes_per_page * st.pages;
 	}

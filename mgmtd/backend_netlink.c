@@ -75,17 +75,10 @@ static int nlb_list_gpus(void *b, struct mg_gpu_info **out, size_t *cnt)
 		v[i].return_interval_ms = g[i].return_ms;
 		v[i].oversub_pct = g[i].oversub_pct;
 		v[i].nr_vms = g[i].nr_vms;
-		v[i].reloc_out_chunks = g[i].reloc_out_chunks;
-		v[i].reloc_in_chunks = g[i].reloc_in_chunks;
-		v[i].bytes_out = g[i].bytes_out;
-		v[i].bytes_in = g[i].bytes_in;
-		v[i].relocations = g[i].relocations;
-		v[i].reloc_failures = g[i].reloc_failures;
-		v[i].copy_device_ns = g[i].copy_device_ns;
-		v[i].faults = g[i].faults;
-		memcpy(v[i].suspend_hist, g[i].suspend_hist,
-		       sizeof(v[i].suspend_hist));
-		memcpy(v[i].stall_hist, g[i].stall_hist, sizeof(v[i].stall_hist));
+#define NLB_GPU_COPY(f, attr, kind, help)			\
+		memcpy(&v[i].f, &g[i].f, sizeof(v[i].f));
+		VGMEM_GPU_STATS(NLB_GPU_COPY)
+#undef NLB_GPU_COPY
 	}
 	free(g);
 	*out = v;
@@ -319,8 +312,8 @@ static int nlb_get_lrc(void *b, struct mg_lrc *out)
 		return ret;
 	}
 	out->gpus = l.nr_gpus;
-#define NLB_LRC_COPY(f, gauge, help)	out->f = l.f;
-	MG_LRC_FIELDS(NLB_LRC_COPY)
+#define NLB_LRC_COPY(f, attr, kind, help)	out->f = l.f;
+	VGMEM_LRC_STATS(NLB_LRC_COPY)
 #undef NLB_LRC_COPY
 	return 0;
 }

@@ -435,11 +435,11 @@ void mg_metrics_format_lrc(struct rbuf *out, const struct mg_lrc *l)
 
 	put_scalar(out, "vgmem_lrc_gpus", "gauge",
 		   "GPUs the LRC file cache serves (0: no cache).", l->gpus);
-#define LRC_METRIC(f, gauge, help)					\
+#define LRC_METRIC(f, attr, kind, help)					\
 	snprintf(name, sizeof(name), "vgmem_lrc_" #f "%s",		\
-		 gauge ? "" : "_total");				\
-	put_scalar(out, name, gauge ? "gauge" : "counter", help, l->f);
-	MG_LRC_FIELDS(LRC_METRIC)
+		 (kind) == VGMEM_STAT_GAUGE ? "" : "_total");				\
+	put_scalar(out, name, (kind) == VGMEM_STAT_GAUGE ? "gauge" : "counter", help, l->f);
+	VGMEM_LRC_STATS(LRC_METRIC)
 #undef LRC_METRIC
 }
 

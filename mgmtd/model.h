@@ -83,6 +83,13 @@ struct mg_vm_info {
 	char error[128];		/* last metadata error, "" if none */
 };
 
+/*
+ * A member for a line of a <uapi/vgmem_stats.h> table: the GPU's and the
+ * file cache's counters are defined there, with their help texts.
+ */
+#define MG_STAT_MEMBER(field, attr, kind, help)			\
+	uint64_t field VGMEM_STAT_DIM_OF(kind);
+
 struct mg_gpu_info {
 	int index;
 	char name[32];
@@ -95,11 +102,8 @@ struct mg_gpu_info {
 	uint64_t cache_used;
 	char policy[8];			/* random | lra | cold */
 	uint32_t return_interval_ms, oversub_pct, nr_vms;
-	/* the core's per-GPU counters (struct vg_gpu_stats) */
-	uint64_t reloc_out_chunks, reloc_in_chunks, bytes_out, bytes_in;
-	uint64_t relocations, reloc_failures, copy_device_ns, faults;
-	uint64_t suspend_hist[VGMEM_HIST_BUCKETS];	/* bucket i: [2^i, 2^(i+1)) us */
-	uint64_t stall_hist[VGMEM_HIST_BUCKETS];
+	/* the core's per-GPU counters: the lines of VGMEM_GPU_STATS */
+	VGMEM_GPU_STATS(MG_STAT_MEMBER)
 	/* policy engine's view at the last recompute */
 	uint64_t entitled, spare, demand;
 	bool contended;
@@ -167,56 +171,9 @@ struct mg_status {
 	uint32_t nr_gpus, nr_vms;
 };
 
-/*
- * The host's LRC file cache counters (host-module/core/lrc/lrc.h, struct
- * vg_lrc_stats; netlink GET_LRC), each X(name, gauge, help): gauge 1 for
- * the "now" fields, 0 for counters that only grow.
- */
-#define MG_LRC_FIELDS(X)						\
-	X(faults_minor, 0, "GPU faults a context's own replica served.") \
-	X(faults_major, 0, "GPU faults that fetched data.") \
-	X(faults_write, 0, "Write faults (privatisations), of the major ones.") \
-	X(merges, 0, "4 KiB pages 3-way merged into a host copy.") \
-	X(merge_bytes, 0, "Bytes those merges applied.") \
-	X(fetch_storage, 0, "Bytes read from the store.") \
-	X(store_reads, 0, "Read calls to the store.") \
-	X(fetch_host, 0, "Bytes copied host copy to VRAM.") \
-	X(fetch_peer, 0, "Bytes copied VRAM to VRAM on one GPU.") \
-	X(fetch_gpu, 0, "Bytes copied VRAM to host (release, evict).") \
-	X(readahead_pages, 0, "GPU pages fetched ahead of a fault.") \
-	X(evictions, 0, "GPU-page replicas evicted for the VRAM budget.") \
-	X(writeback_bytes, 0, "Bytes written to the store.") \
-	X(writeback_blocks, 0, "4 KiB blocks written to the store.") \
-	X(base_copies, 0, "Pristine base copies made by write faults.") \
-	X(shared_maps, 0, "Maps of an existing shared read-only replica.") \
-	X(replicas_shared, 1, "Shared read-only replicas in VRAM.") \
-	X(replicas_private, 1, "Private replicas in VRAM.") \
-	X(vram_used, 1, "Bytes of replicas in VRAM, all GPUs.") \
-	X(host_reads_peer, 0, "Host reads of pages newest on a GPU.") \
-	X(host_changes, 0, "4 KiB pages changed behind the cache.") \
-	X(acquires, 0, "Acquire calls.") \
-	X(releases, 0, "Release calls.") \
-	X(released_pages, 0, "4 KiB pages whose version a release raised.") \
-	X(invalidations, 0, "Replicas unmapped by acquire as stale.") \
-	X(cuckoo_hits, 0, "GPU pages of host reads the filter answered maybe on a GPU.") \
-	X(cuckoo_misses, 0, "GPU pages of host reads the filter answered certainly not on a GPU.") \
-	X(files, 1, "Cached files.") \
-	X(pages, 1, "4 KiB page entries.") \
-	X(bytes_per_page, 1, "Metadata bytes per 4 KiB page entry.") \
-	X(host_compares, 0, "GPU pages compared with the store after its change counter moved.") \
-	X(host_used, 1, "Bytes of host copies.") \
-	X(host_evictions, 0, "Host copies dropped for the host-RAM budget.") \
-	X(host_evict_writebacks, 0, "Of those, dirty ones written back first.") \
-	X(replicas_host, 1, "Replicas in host RAM, mapped to the GPU, for lack of VRAM.") \
-	X(replicas_host_used, 1, "Bytes of replicas in host RAM (not in vram_used).") \
-	X(promotions, 0, "Replicas moved from host RAM to VRAM once it was free.") \
-	X(meta_bytes, 1, "Bytes of page metadata (page entries, their version vectors, host nodes).")
-
 struct mg_lrc {
 	uint32_t gpus;			/* GPUs the cache serves (0: off) */
-#define MG_LRC_MEMBER(f, gauge, help)	uint64_t f;
-	MG_LRC_FIELDS(MG_LRC_MEMBER)
-#undef MG_LRC_MEMBER
+	VGMEM_LRC_STATS(MG_STAT_MEMBER)
 };
 
 /* The LRC counters from the backend (all 0 if it has no cache). */

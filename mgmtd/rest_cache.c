@@ -54,8 +54,8 @@ static bool lrc_equal(const struct mg_lrc *a, const struct mg_lrc *b)
 {
 	if (a->gpus != b->gpus)
 		return false;
-#define LRC_SAME(f, gauge, help)	if (a->f != b->f) return false;
-	MG_LRC_FIELDS(LRC_SAME)
+#define LRC_SAME(f, attr, kind, help)	if (a->f != b->f) return false;
+	VGMEM_LRC_STATS(LRC_SAME)
 #undef LRC_SAME
 	return true;
 }

@@ -308,10 +308,10 @@ static void route_lrc(struct rest_ctx *c)
 	rbuf_init(&b, 1024);
 	rbuf_puts(&b, "{\"gpus\":");
 	rbuf_u64(&b, lrc.gpus);
-#define LRC_MEMBER(f, gauge, help)		\
+#define LRC_MEMBER(f, attr, kind, help)		\
 	rbuf_puts(&b, ",\"" #f "\":");	\
 	rbuf_u64(&b, lrc.f);
-	MG_LRC_FIELDS(LRC_MEMBER)
+	VGMEM_LRC_STATS(LRC_MEMBER)
 #undef LRC_MEMBER
 	rbuf_putc(&b, '}');
 	rest_reply(c, 200, JSON_CT, &b);

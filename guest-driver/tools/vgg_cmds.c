@@ -179,6 +179,16 @@ static void print_hist(struct vgg_ctx *c, const char *name, const __u64 *h)
 	vgg_log(c, "%s", line);
 }
 
+/* A line of the VM's stats table: "name value", or a histogram's line. */
+static void info_stat(struct vgg_ctx *c, const char *name, int kind,
+		      const __u64 *v)
+{
+	if (kind == VGMEM_STAT_HIST)
+		print_hist(c, name, v);
+	else
+		vgg_log(c, "%s %llu", name, (unsigned long long)*v);
+}
+
 /*
  * The VM's shares (VGMEM_CTRL_SHARES), one line each: what a file map may
  * name, and the virtio-fs tag that says which mount it is. A host without
@@ -232,21 +242,11 @@ int vgg_cmd_info(struct vgg_ctx *c)
 	vgg_log(c, "va_start 0x%llx", (unsigned long long)q.va_start);
 	vgg_log(c, "va_end 0x%llx", (unsigned long long)q.va_end);
 	vgg_log(c, "entitlement %llu", (unsigned long long)st.entitlement);
-	vgg_log(c, "allocated %llu", (unsigned long long)st.allocated);
-	vgg_log(c, "resident %llu", (unsigned long long)st.resident);
-	vgg_log(c, "relocated %llu", (unsigned long long)st.relocated);
-	vgg_log(c, "reloc_out_chunks %llu", (unsigned long long)st.reloc_out_chunks);
-	vgg_log(c, "reloc_in_chunks %llu", (unsigned long long)st.reloc_in_chunks);
-	vgg_log(c, "bytes_out %llu", (unsigned long long)st.bytes_out);
-	vgg_log(c, "bytes_in %llu", (unsigned long long)st.bytes_in);
-	vgg_log(c, "suspends %llu", (unsigned long long)st.suspends);
-	vgg_log(c, "suspend_last_ns %llu", (unsigned long long)st.suspend_last_ns);
-	vgg_log(c, "suspend_max_ns %llu", (unsigned long long)st.suspend_max_ns);
-	vgg_log(c, "suspend_total_ns %llu", (unsigned long long)st.suspend_total_ns);
-	print_hist(c, "suspend_hist", st.suspend_hist);
-	print_hist(c, "stall_hist", st.stall_hist);
-	vgg_log(c, "stall_total_ns %llu", (unsigned long long)st.stall_total_ns);
-	vgg_log(c, "faults %llu", (unsigned long long)st.faults);
+	/* allocated ... faults, in the order of <uapi/vgmem_stats.h> */
+#define INFO_STAT(f, attr, kind, help)				\
+	info_stat(c, #f, kind, (const __u64 *)&st.f);
+	VGMEM_VM_STATS(INFO_STAT)
+#undef INFO_STAT
 	print_shares(c);
 
 	if (q.abi_version != VGMEM_ABI_VERSION)

@@ -109,6 +109,13 @@ int vg_gpu_set_return_interval(struct vg_gpu *gpu, u32 ms);
 /* One pass of the return worker, synchronously; returns bytes moved back or -errno. */
 s64 vg_gpu_return_once(struct vg_gpu *gpu);
 
+/*
+ * A stats struct member for a line of a <uapi/vgmem_stats.h> table, in the
+ * core's types: the GPU's and the file cache's counters are defined there.
+ */
+#define VG_STAT_MEMBER(field, attr, kind, help)			\
+	u64 field VGMEM_STAT_DIM_OF(kind);
+
 struct vg_gpu_stats {
 	u64 vram_size;
 	u64 vram_used;		/* bytes of resident chunks */
@@ -116,21 +123,13 @@ struct vg_gpu_stats {
 	u32 nr_vms;
 	u64 chunk_size;
 	enum vg_chunk_policy policy;
-	u64 reloc_out_chunks;
-	u64 reloc_in_chunks;
-	u64 bytes_out;
-	u64 bytes_in;
-	u64 relocations;	/* suspend-copy-resume cycles */
-	u64 reloc_failures;
-	u64 suspend_hist[VGMEM_HIST_BUCKETS];
-	u64 stall_hist[VGMEM_HIST_BUCKETS];
-	u64 copy_device_ns;	/* device time of all relocation copies */
-	u64 faults;
 	/*
 	 * Bytes of VRAM the LRC file cache holds now (its replicas). Not
 	 * part of vram_used; vram_size - vram_used - cache_used is free.
 	 */
 	u64 cache_used;
+	/* reloc_out_chunks ... stall_hist: VGMEM_GPU_STATS */
+	VGMEM_GPU_STATS(VG_STAT_MEMBER)
 };
 void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st);
 

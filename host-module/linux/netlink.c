@@ -197,20 +197,42 @@ static int vgmem_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
 	return 0;
 }
 
-/* One counter of a stats nest. */
-struct vgmem_nl_val {
+/*
+ * Where each attribute of a stats nest is in its struct, generated from the
+ * tables of <uapi/vgmem_stats.h> (one line per counter): a table rather
+ * than a copy on the stack (the file cache's struct is 300 bytes).
+ */
+struct vgmem_nl_field {
 	int type;
-	u64 val;
+	int kind;		/* VGMEM_STAT_* */
+	size_t off;
 };
 
-/*
- * A stats nest: the counters, then the suspension and stall histograms.
- * GPU and VM stats differ only in their attribute numbers.
- */
-static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type,
-			      const struct vgmem_nl_val *vals, unsigned int n,
-			      int pad, int suspend_type, const u64 *suspend,
-			      int stall_type, const u64 *stall)
+#define GS(field, attr, kind, help)					\
+	{ VGMEM_GS_ ## attr, kind, offsetof(struct vg_gpu_stats, field) },
+static const struct vgmem_nl_field vgmem_nl_gpu_fields[] = {
+	VGMEM_GPU_STATS(GS)
+};
+#undef GS
+
+#define VS(field, attr, kind, help)					\
+	{ VGMEM_VS_ ## attr, kind, offsetof(struct vgmem_vm_stats, field) },
+static const struct vgmem_nl_field vgmem_nl_vm_fields[] = {
+	VGMEM_VM_STATS(VS)
+};
+#undef VS
+
+#define LS(field, attr, kind, help)					\
+	{ VGMEM_LS_ ## attr, kind, offsetof(struct vg_lrc_stats, field) },
+static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
+	VGMEM_LRC_STATS(LS)
+};
+#undef LS
+
+/* A stats nest: every attribute of its table, from the struct at st. */
+static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type, int pad,
+			      const struct vgmem_nl_field *fields,
+			      unsigned int n, const void *st)
 {
 	struct nlattr *nest;
 	unsigned int i;
@@ -218,12 +240,17 @@ static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type,
 	nest = nla_nest_start(skb, nest_type);
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = 0; i < n; i++)
-		if (nla_put_u64_64bit(skb, vals[i].type, vals[i].val, pad))
+	for (i = 0; i < n; i++) {
+		const u64 *v = (const u64 *)((const char *)st + fields[i].off);
+		int ret;
+
+		if (fields[i].kind == VGMEM_STAT_HIST)
+			ret = vgmem_nl_put_hist(skb, fields[i].type, v);
+		else
+			ret = nla_put_u64_64bit(skb, fields[i].type, *v, pad);
+		if (ret)
 			goto err_cancel;
-	if (vgmem_nl_put_hist(skb, suspend_type, suspend) ||
-	    vgmem_nl_put_hist(skb, stall_type, stall))
-		goto err_cancel;
+	}
 	nla_nest_end(skb, nest);
 	return 0;
 
@@ -235,21 +262,10 @@ err_cancel:
 static int vgmem_nl_put_gpu_stats(struct sk_buff *skb,
 				  const struct vg_gpu_stats *st)
 {
-	const struct vgmem_nl_val vals[] = {
-		{ VGMEM_GS_RELOC_OUT_CHUNKS, st->reloc_out_chunks },
-		{ VGMEM_GS_RELOC_IN_CHUNKS, st->reloc_in_chunks },
-		{ VGMEM_GS_BYTES_OUT, st->bytes_out },
-		{ VGMEM_GS_BYTES_IN, st->bytes_in },
-		{ VGMEM_GS_RELOCATIONS, st->relocations },
-		{ VGMEM_GS_RELOC_FAILURES, st->reloc_failures },
-		{ VGMEM_GS_COPY_DEVICE_NS, st->copy_device_ns },
-		{ VGMEM_GS_FAULTS, st->faults },
-	};
-
-	return vgmem_nl_put_stats(skb, VGMEM_A_GPU_STATS, vals,
-				  ARRAY_SIZE(vals), VGMEM_GS_PAD,
-				  VGMEM_GS_SUSPEND_HIST, st->suspend_hist,
-				  VGMEM_GS_STALL_HIST, st->stall_hist);
+	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_gpu_fields) != VGMEM_GS_MAX - VGMEM_GS_PAD);
+	return vgmem_nl_put_stats(skb, VGMEM_A_GPU_STATS, VGMEM_GS_PAD,
+				  vgmem_nl_gpu_fields,
+				  ARRAY_SIZE(vgmem_nl_gpu_fields), st);
 }
 
 /* One GET_GPU message; cb is set in dumps. vgmem_gpus_lock held. */
@@ -309,26 +325,10 @@ err_cancel:
 static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
 				 const struct vgmem_vm_stats *st)
 {
-	const struct vgmem_nl_val vals[] = {
-		{ VGMEM_VS_ALLOCATED, st->allocated },
-		{ VGMEM_VS_RESIDENT, st->resident },
-		{ VGMEM_VS_RELOCATED, st->relocated },
-		{ VGMEM_VS_RELOC_OUT_CHUNKS, st->reloc_out_chunks },
-		{ VGMEM_VS_RELOC_IN_CHUNKS, st->reloc_in_chunks },
-		{ VGMEM_VS_BYTES_OUT, st->bytes_out },
-		{ VGMEM_VS_BYTES_IN, st->bytes_in },
-		{ VGMEM_VS_SUSPEND_LAST_NS, st->suspend_last_ns },
-		{ VGMEM_VS_SUSPEND_MAX_NS, st->suspend_max_ns },
-		{ VGMEM_VS_SUSPEND_TOTAL_NS, st->suspend_total_ns },
-		{ VGMEM_VS_SUSPENDS, st->suspends },
-		{ VGMEM_VS_STALL_TOTAL_NS, st->stall_total_ns },
-		{ VGMEM_VS_FAULTS, st->faults },
-	};
-
-	return vgmem_nl_put_stats(skb, VGMEM_A_VM_STATS, vals,
-				  ARRAY_SIZE(vals), VGMEM_VS_PAD,
-				  VGMEM_VS_SUSPEND_HIST, st->suspend_hist,
-				  VGMEM_VS_STALL_HIST, st->stall_hist);
+	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_vm_fields) != VGMEM_VS_MAX - VGMEM_VS_PAD);
+	return vgmem_nl_put_stats(skb, VGMEM_A_VM_STATS, VGMEM_VS_PAD,
+				  vgmem_nl_vm_fields,
+				  ARRAY_SIZE(vgmem_nl_vm_fields), st);
 }
 
 /*
@@ -573,84 +573,16 @@ out_unlock:
 
 /* ---- GET_LRC ------------------------------------------------------------- */
 
-/*
- * Where each counter of VGMEM_A_LRC_STATS is in struct vg_lrc_stats: a
- * table rather than a copy on the stack (the struct is 240 bytes already).
- */
-struct vgmem_nl_field {
-	int type;
-	size_t off;
-};
-
-#define LS(f)	offsetof(struct vg_lrc_stats, f)
-static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
-	{ VGMEM_LS_FAULTS_MINOR, LS(faults_minor) },
-	{ VGMEM_LS_FAULTS_MAJOR, LS(faults_major) },
-	{ VGMEM_LS_FAULTS_WRITE, LS(faults_write) },
-	{ VGMEM_LS_MERGES, LS(merges) },
-	{ VGMEM_LS_MERGE_BYTES, LS(merge_bytes) },
-	{ VGMEM_LS_FETCH_STORAGE, LS(fetch_storage) },
-	{ VGMEM_LS_STORE_READS, LS(store_reads) },
-	{ VGMEM_LS_FETCH_HOST, LS(fetch_host) },
-	{ VGMEM_LS_FETCH_PEER, LS(fetch_peer) },
-	{ VGMEM_LS_FETCH_GPU, LS(fetch_gpu) },
-	{ VGMEM_LS_READAHEAD_PAGES, LS(readahead_pages) },
-	{ VGMEM_LS_EVICTIONS, LS(evictions) },
-	{ VGMEM_LS_WRITEBACK_BYTES, LS(writeback_bytes) },
-	{ VGMEM_LS_WRITEBACK_BLOCKS, LS(writeback_blocks) },
-	{ VGMEM_LS_BASE_COPIES, LS(base_copies) },
-	{ VGMEM_LS_SHARED_MAPS, LS(shared_maps) },
-	{ VGMEM_LS_REPLICAS_SHARED, LS(replicas_shared) },
-	{ VGMEM_LS_REPLICAS_PRIVATE, LS(replicas_private) },
-	{ VGMEM_LS_VRAM_USED, LS(vram_used) },
-	{ VGMEM_LS_HOST_READS_PEER, LS(host_reads_peer) },
-	{ VGMEM_LS_HOST_CHANGES, LS(host_changes) },
-	{ VGMEM_LS_ACQUIRES, LS(acquires) },
-	{ VGMEM_LS_RELEASES, LS(releases) },
-	{ VGMEM_LS_RELEASED_PAGES, LS(released_pages) },
-	{ VGMEM_LS_INVALIDATIONS, LS(invalidations) },
-	{ VGMEM_LS_CUCKOO_HITS, LS(cuckoo_hits) },
-	{ VGMEM_LS_CUCKOO_MISSES, LS(cuckoo_misses) },
-	{ VGMEM_LS_FILES, LS(files) },
-	{ VGMEM_LS_PAGES, LS(pages) },
-	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page) },
-	{ VGMEM_LS_HOST_COMPARES, LS(host_compares) },
-	{ VGMEM_LS_HOST_USED, LS(host_used) },
-	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions) },
-	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks) },
-	{ VGMEM_LS_REPLICAS_HOST, LS(replicas_host) },
-	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used) },
-	{ VGMEM_LS_PROMOTIONS, LS(promotions) },
-	{ VGMEM_LS_META_BYTES, LS(meta_bytes) },
-};
-#undef LS
-
 static int vgmem_nl_put_lrc_stats(struct sk_buff *skb,
 				  const struct vg_lrc_stats *st)
 {
-	const struct vgmem_nl_field *f;
-	struct nlattr *nest;
-	unsigned int i;
-
-	/* Every counter of the struct goes out: a new one needs a new type. */
+	/* Every counter of the struct goes out: both come from one table. */
 	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) * sizeof(u64) !=
 		     sizeof(*st));
-	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) !=
-		     VGMEM_LS_MAX - VGMEM_LS_PAD);
-	nest = nla_nest_start(skb, VGMEM_A_LRC_STATS);
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(vgmem_nl_lrc_fields); i++) {
-		f = &vgmem_nl_lrc_fields[i];
-		if (nla_put_u64_64bit(skb, f->type,
-				      *(const u64 *)((const char *)st + f->off),
-				      VGMEM_LS_PAD)) {
-			nla_nest_cancel(skb, nest);
-			return -EMSGSIZE;
-		}
-	}
-	nla_nest_end(skb, nest);
-	return 0;
+	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) != VGMEM_LS_MAX - VGMEM_LS_PAD);
+	return vgmem_nl_put_stats(skb, VGMEM_A_LRC_STATS, VGMEM_LS_PAD,
+				  vgmem_nl_lrc_fields,
+				  ARRAY_SIZE(vgmem_nl_lrc_fields), st);
 }
 
 static int vgmem_nl_get_lrc_doit(struct sk_buff *skb, struct genl_info *info)

@@ -32,6 +32,7 @@
  * tools cast when they pass its address as a uint64_t *.
  */
 #include <linux/types.h>
+#include <uapi/vgmem_stats.h>
 
 #define VGMEM_ABI_VERSION		1
 
@@ -354,26 +355,12 @@ struct vgmem_ctrl_shares {
 };
 
 /* Statistics of one VM, also used by netlink and mgmtd. */
-#define VGMEM_HIST_BUCKETS		24	/* bucket i: [2^i, 2^(i+1)) us; 0 also < 1 us */
 
 struct vgmem_vm_stats {
 	__u64 quota;
 	__u64 entitlement;
-	__u64 allocated;	/* bytes in live BOs */
-	__u64 resident;		/* bytes in VRAM */
-	__u64 relocated;	/* bytes in host RAM */
-	__u64 reloc_out_chunks;
-	__u64 reloc_in_chunks;
-	__u64 bytes_out;
-	__u64 bytes_in;
-	__u64 suspend_last_ns;
-	__u64 suspend_max_ns;
-	__u64 suspend_total_ns;
-	__u64 suspends;
-	__u64 suspend_hist[VGMEM_HIST_BUCKETS];
-	__u64 stall_hist[VGMEM_HIST_BUCKETS];	/* allocation stall */
-	__u64 stall_total_ns;
-	__u64 faults;		/* channel errors */
+	/* allocated ... faults: <uapi/vgmem_stats.h>, VGMEM_VM_STATS */
+	VGMEM_VM_STATS(VGMEM_STAT_MEMBER)
 };
 
 struct vgmem_ctrl {

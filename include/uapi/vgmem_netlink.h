@@ -10,6 +10,7 @@
 
 #include <linux/types.h>
 #include <uapi/vgmem.h>
+#include <uapi/vgmem_stats.h>
 
 /* ---- generic netlink family (host management: mgmtd, vgmem-nl) ---------- */
 /*
@@ -247,100 +248,54 @@ enum vgmem_share_attr {
 };
 #define VGMEM_SHARE_A_MAX		(__VGMEM_SHARE_A_MAX - 1)
 
-/* VGMEM_A_GPU_STATS: cumulative since the GPU was registered, all u64. */
+/*
+ * VGMEM_A_GPU_STATS: cumulative since the GPU was registered, all u64; a
+ * histogram is a nest of enum vgmem_hist_attr. The attributes are the
+ * lines of VGMEM_GPU_STATS (<uapi/vgmem_stats.h>) in order: VGMEM_GS_ and
+ * the line's ATTR (VGMEM_GS_RELOC_OUT_CHUNKS = 2, ...).
+ */
+#define VGMEM__GS_ATTR(field, attr, kind, help)	VGMEM_GS_ ## attr,
 enum vgmem_gpu_stat_attr {
 	VGMEM_GS_UNSPEC,
 	VGMEM_GS_PAD,
-	VGMEM_GS_RELOC_OUT_CHUNKS,	/* chunks moved VRAM -> host */
-	VGMEM_GS_RELOC_IN_CHUNKS,	/* chunks moved host -> VRAM */
-	VGMEM_GS_BYTES_OUT,
-	VGMEM_GS_BYTES_IN,
-	VGMEM_GS_RELOCATIONS,		/* suspend-copy-resume cycles */
-	VGMEM_GS_RELOC_FAILURES,
-	VGMEM_GS_COPY_DEVICE_NS,	/* device time of all relocation copies */
-	VGMEM_GS_FAULTS,		/* channel errors */
-	VGMEM_GS_SUSPEND_HIST,		/* nest: enum vgmem_hist_attr */
-	VGMEM_GS_STALL_HIST,		/* nest: enum vgmem_hist_attr */
+	VGMEM_GPU_STATS(VGMEM__GS_ATTR)
 	__VGMEM_GS_MAX
 };
+#undef VGMEM__GS_ATTR
 #define VGMEM_GS_MAX			(__VGMEM_GS_MAX - 1)
 
 /*
  * VGMEM_A_VM_STATS: struct vgmem_vm_stats's fields, all u64 (quota and
- * entitlement are top-level attributes). Cumulative counters restart when
- * the vGPU is opened again (the core's VM is new then).
+ * entitlement are top-level attributes), histograms as nests. Cumulative
+ * counters restart when the vGPU is opened again (the core's VM is new
+ * then). The attributes are the lines of VGMEM_VM_STATS in order:
+ * VGMEM_VS_ALLOCATED = 2, ...
  */
+#define VGMEM__VS_ATTR(field, attr, kind, help)	VGMEM_VS_ ## attr,
 enum vgmem_vm_stat_attr {
 	VGMEM_VS_UNSPEC,
 	VGMEM_VS_PAD,
-	VGMEM_VS_ALLOCATED,		/* bytes in live BOs */
-	VGMEM_VS_RESIDENT,		/* bytes in VRAM */
-	VGMEM_VS_RELOCATED,		/* bytes in host RAM */
-	VGMEM_VS_RELOC_OUT_CHUNKS,
-	VGMEM_VS_RELOC_IN_CHUNKS,
-	VGMEM_VS_BYTES_OUT,
-	VGMEM_VS_BYTES_IN,
-	VGMEM_VS_SUSPEND_LAST_NS,
-	VGMEM_VS_SUSPEND_MAX_NS,
-	VGMEM_VS_SUSPEND_TOTAL_NS,
-	VGMEM_VS_SUSPENDS,		/* times the VM was suspended */
-	VGMEM_VS_SUSPEND_HIST,		/* nest: enum vgmem_hist_attr */
-	VGMEM_VS_STALL_HIST,		/* nest: allocation stalls */
-	VGMEM_VS_STALL_TOTAL_NS,
-	VGMEM_VS_FAULTS,		/* channel errors */
+	VGMEM_VM_STATS(VGMEM__VS_ATTR)
 	__VGMEM_VS_MAX
 };
+#undef VGMEM__VS_ATTR
 #define VGMEM_VS_MAX			(__VGMEM_VS_MAX - 1)
 
 /*
  * VGMEM_A_LRC_STATS: the host's file cache, struct vg_lrc_stats
  * (host-module/core/lrc/lrc.h, docs/lrc.md "Statistics"), all u64.
- * Cumulative since vgmem.ko loaded, but for those marked "now". Sizes in
- * bytes; a page is 4 KiB unless it says GPU page.
+ * Counters since vgmem.ko loaded, gauges "now". Sizes in bytes; a page is
+ * 4 KiB unless it says GPU page. The attributes are the lines of
+ * VGMEM_LRC_STATS in order: VGMEM_LS_FAULTS_MINOR = 2, ...
  */
+#define VGMEM__LS_ATTR(field, attr, kind, help)	VGMEM_LS_ ## attr,
 enum vgmem_lrc_stat_attr {
 	VGMEM_LS_UNSPEC,
 	VGMEM_LS_PAD,
-	VGMEM_LS_FAULTS_MINOR,		/* GPU faults the own replica served */
-	VGMEM_LS_FAULTS_MAJOR,		/* GPU faults that fetched data */
-	VGMEM_LS_FAULTS_WRITE,		/* of those, write faults */
-	VGMEM_LS_MERGES,		/* pages 3-way merged into a host copy */
-	VGMEM_LS_MERGE_BYTES,		/* bytes those merges applied */
-	VGMEM_LS_FETCH_STORAGE,		/* bytes read from the files */
-	VGMEM_LS_STORE_READS,		/* read calls to the files */
-	VGMEM_LS_FETCH_HOST,		/* bytes host copy -> VRAM */
-	VGMEM_LS_FETCH_PEER,		/* bytes VRAM -> VRAM */
-	VGMEM_LS_FETCH_GPU,		/* bytes VRAM -> host copy */
-	VGMEM_LS_READAHEAD_PAGES,	/* GPU pages fetched ahead of a fault */
-	VGMEM_LS_EVICTIONS,		/* replicas evicted for the budget */
-	VGMEM_LS_WRITEBACK_BYTES,	/* bytes written to the files */
-	VGMEM_LS_WRITEBACK_BLOCKS,	/* 4 KiB blocks written to the files */
-	VGMEM_LS_BASE_COPIES,		/* pristine base copies (write faults) */
-	VGMEM_LS_SHARED_MAPS,		/* maps of an existing shared replica */
-	VGMEM_LS_REPLICAS_SHARED,	/* now: shared read-only replicas */
-	VGMEM_LS_REPLICAS_PRIVATE,	/* now: private replicas */
-	VGMEM_LS_VRAM_USED,		/* now: bytes of replicas, all GPUs */
-	VGMEM_LS_HOST_READS_PEER,	/* host reads of pages newest on a GPU */
-	VGMEM_LS_HOST_CHANGES,		/* pages changed behind the cache */
-	VGMEM_LS_ACQUIRES,
-	VGMEM_LS_RELEASES,
-	VGMEM_LS_RELEASED_PAGES,	/* pages whose version a release raised */
-	VGMEM_LS_INVALIDATIONS,		/* stale replicas unmapped by acquire */
-	VGMEM_LS_CUCKOO_HITS,		/* host reads the filter said "maybe" */
-	VGMEM_LS_CUCKOO_MISSES,		/* ... "certainly not on a GPU" */
-	VGMEM_LS_FILES,			/* now: cached files */
-	VGMEM_LS_PAGES,			/* now: page entries */
-	VGMEM_LS_BYTES_PER_PAGE,	/* now: metadata bytes per page entry */
-	VGMEM_LS_HOST_COMPARES,		/* GPU pages compared with the file after its change counter moved */
-	VGMEM_LS_HOST_USED,		/* now: bytes of host copies */
-	VGMEM_LS_HOST_EVICTIONS,	/* host copies dropped for lrc_host_mb */
-	VGMEM_LS_HOST_EVICT_WRITEBACKS,	/* of those, dirty ones written back */
-	VGMEM_LS_REPLICAS_HOST,		/* now: replicas in host RAM (no VRAM for them) */
-	VGMEM_LS_REPLICAS_HOST_USED,	/* now: bytes of those (not in VRAM_USED) */
-	VGMEM_LS_PROMOTIONS,		/* host replicas moved to VRAM once free */
-	VGMEM_LS_META_BYTES,		/* now: bytes of page metadata */
+	VGMEM_LRC_STATS(VGMEM__LS_ATTR)
 	__VGMEM_LS_MAX
 };
+#undef VGMEM__LS_ATTR
 #define VGMEM_LS_MAX			(__VGMEM_LS_MAX - 1)
 
 /*

@@ -358,8 +358,8 @@ static void test_knobs(void **state)
 static void test_lrc(void **state)
 {
 	static const char *const names[] = {
-#define LRC_NAME(f, gauge, help)	#f,
-		MG_LRC_FIELDS(LRC_NAME)
+#define LRC_NAME(f, attr, kind, help)	#f,
+		VGMEM_LRC_STATS(LRC_NAME)
 #undef LRC_NAME
 	};
 	struct http_resp r = fix_req(&F, "GET", "/v1/lrc", NULL);

@@ -355,16 +355,16 @@ static void test_lrc(void **state)
 	parse_exposition(copy, &p);
 	free(copy);
 	assert_string_equal(fam_find(&p, "vgmem_lrc_gpus")->type, "gauge");
-#define LRC_FAM(fld, gauge, hlp)					\
+#define LRC_FAM(fld, attr, kind, hlp)					\
 	snprintf(name, sizeof(name), "vgmem_lrc_" #fld "%s",		\
-		 gauge ? "" : "_total");				\
+		 (kind) == VGMEM_STAT_GAUGE ? "" : "_total");				\
 	f = fam_find(&p, name);						\
 	if (!f)								\
 		fprintf(stderr, "missing family %s\n", name);		\
 	assert_non_null(f);						\
-	assert_string_equal(f->type, gauge ? "gauge" : "counter");	\
+	assert_string_equal(f->type, (kind) == VGMEM_STAT_GAUGE ? "gauge" : "counter");	\
 	assert_true(f->help);
-	MG_LRC_FIELDS(LRC_FAM)
+	VGMEM_LRC_STATS(LRC_FAM)
 #undef LRC_FAM
 	assert_non_null(strstr(r.body, "\nvgmem_lrc_gpus 2\n"));
 	assert_non_null(strstr(r.body, "\nvgmem_lrc_faults_minor_total 7\n"));
@@ -402,9 +402,9 @@ static void test_lrc(void **state)
 		assert_non_null(strstr(text, "\nvgmem_lrc_evictions_total 5\n"));
 		parse_exposition(text, &p);
 		/* vgmem_lrc_gpus and one family per counter */
-#define LRC_ONE(f, gauge, help) + 1
-		assert_int_equal(p.nfam, 1 MG_LRC_FIELDS(LRC_ONE));
-		assert_int_equal(p.samples, 1 MG_LRC_FIELDS(LRC_ONE));
+#define LRC_ONE(f, attr, kind, help) + 1
+		assert_int_equal(p.nfam, 1 VGMEM_LRC_STATS(LRC_ONE));
+		assert_int_equal(p.samples, 1 VGMEM_LRC_STATS(LRC_ONE));
 #undef LRC_ONE
 		free(text);
 	}

@@ -27,6 +27,10 @@ struct vgnl;
 
 #define VGNL_DUMP_RETRIES	16
 #define VGNL_UUID_STR_LEN	37	/* 36 characters and the NUL */
+/* A member for a line of a <uapi/vgmem_stats.h> table. */
+#define VGNL_STAT_MEMBER(field, attr, kind, help)			\
+	uint64_t field VGMEM_STAT_DIM_OF(kind);
+
 #define VGNL_EVENT_RCVBUF	(1 << 20)	/* bytes, for a subscribed socket */
 
 struct vgnl_gpu {
@@ -43,17 +47,8 @@ struct vgnl_gpu {
 	uint32_t nr_vgpus;
 	uint32_t nr_vms;
 	uint64_t cache_used;		/* VGMEM_A_GPU_CACHE_USED (0 if not sent) */
-	/* VGMEM_A_GPU_STATS */
-	uint64_t reloc_out_chunks;
-	uint64_t reloc_in_chunks;
-	uint64_t bytes_out;
-	uint64_t bytes_in;
-	uint64_t relocations;
-	uint64_t reloc_failures;
-	uint64_t copy_device_ns;
-	uint64_t faults;
-	uint64_t suspend_hist[VGMEM_HIST_BUCKETS];
-	uint64_t stall_hist[VGMEM_HIST_BUCKETS];
+	/* VGMEM_A_GPU_STATS: the lines of VGMEM_GPU_STATS */
+	VGMEM_GPU_STATS(VGNL_STAT_MEMBER)
 };
 
 struct vgnl_vm {
@@ -73,44 +68,7 @@ struct vgnl_vm {
  */
 struct vgnl_lrc {
 	uint32_t nr_gpus;
-	uint64_t faults_minor;
-	uint64_t faults_major;
-	uint64_t faults_write;
-	uint64_t merges;
-	uint64_t merge_bytes;
-	uint64_t fetch_storage;
-	uint64_t store_reads;
-	uint64_t fetch_host;
-	uint64_t fetch_peer;
-	uint64_t fetch_gpu;
-	uint64_t readahead_pages;
-	uint64_t evictions;
-	uint64_t writeback_bytes;
-	uint64_t writeback_blocks;
-	uint64_t base_copies;
-	uint64_t shared_maps;
-	uint64_t replicas_shared;
-	uint64_t replicas_private;
-	uint64_t vram_used;
-	uint64_t host_reads_peer;
-	uint64_t host_changes;
-	uint64_t acquires;
-	uint64_t releases;
-	uint64_t released_pages;
-	uint64_t invalidations;
-	uint64_t cuckoo_hits;
-	uint64_t cuckoo_misses;
-	uint64_t files;
-	uint64_t pages;
-	uint64_t bytes_per_page;
-	uint64_t host_compares;
-	uint64_t host_used;
-	uint64_t host_evictions;
-	uint64_t host_evict_writebacks;
-	uint64_t replicas_host;
-	uint64_t replicas_host_used;
-	uint64_t promotions;
-	uint64_t meta_bytes;
+	VGMEM_LRC_STATS(VGNL_STAT_MEMBER)
 };
 
 struct vgnl_event {

@@ -41,85 +41,32 @@ static const struct vgnl_field vgnl_gpu_u32[] = {
 	{ VGMEM_A_GPU_NR_VMS, offsetof(struct vgnl_gpu, nr_vms) },
 };
 
-static const struct vgnl_field vgnl_gpu_stats[] = {
-	{ VGMEM_GS_RELOC_OUT_CHUNKS, offsetof(struct vgnl_gpu, reloc_out_chunks) },
-	{ VGMEM_GS_RELOC_IN_CHUNKS, offsetof(struct vgnl_gpu, reloc_in_chunks) },
-	{ VGMEM_GS_BYTES_OUT, offsetof(struct vgnl_gpu, bytes_out) },
-	{ VGMEM_GS_BYTES_IN, offsetof(struct vgnl_gpu, bytes_in) },
-	{ VGMEM_GS_RELOCATIONS, offsetof(struct vgnl_gpu, relocations) },
-	{ VGMEM_GS_RELOC_FAILURES, offsetof(struct vgnl_gpu, reloc_failures) },
-	{ VGMEM_GS_COPY_DEVICE_NS, offsetof(struct vgnl_gpu, copy_device_ns) },
-	{ VGMEM_GS_FAULTS, offsetof(struct vgnl_gpu, faults) },
-};
-
-#define VS(f)	offsetof(struct vgmem_vm_stats, f)
-static const struct vgnl_field vgnl_vm_stats[] = {
-	{ VGMEM_VS_ALLOCATED, VS(allocated) },
-	{ VGMEM_VS_RESIDENT, VS(resident) },
-	{ VGMEM_VS_RELOCATED, VS(relocated) },
-	{ VGMEM_VS_RELOC_OUT_CHUNKS, VS(reloc_out_chunks) },
-	{ VGMEM_VS_RELOC_IN_CHUNKS, VS(reloc_in_chunks) },
-	{ VGMEM_VS_BYTES_OUT, VS(bytes_out) },
-	{ VGMEM_VS_BYTES_IN, VS(bytes_in) },
-	{ VGMEM_VS_SUSPEND_LAST_NS, VS(suspend_last_ns) },
-	{ VGMEM_VS_SUSPEND_MAX_NS, VS(suspend_max_ns) },
-	{ VGMEM_VS_SUSPEND_TOTAL_NS, VS(suspend_total_ns) },
-	{ VGMEM_VS_SUSPENDS, VS(suspends) },
-	{ VGMEM_VS_STALL_TOTAL_NS, VS(stall_total_ns) },
-	{ VGMEM_VS_FAULTS, VS(faults) },
-};
-#undef VS
-
-/* VGMEM_A_LRC_STATS, in attribute order (vgnl_lrc_field() walks it). */
-struct vgnl_lrc_field {
+/*
+ * The stats nests' attributes and where they go, generated from the tables
+ * of <uapi/vgmem_stats.h>: a counter or gauge is a u64 attribute, a
+ * histogram a nest of enum vgmem_hist_attr.
+ */
+struct vgnl_stat {
 	int type;
+	int kind;		/* VGMEM_STAT_* */
 	size_t off;
 	const char *name;
 };
 
-#define LS(f)	offsetof(struct vgnl_lrc, f)
-static const struct vgnl_lrc_field vgnl_lrc_stats[] = {
-	{ VGMEM_LS_FAULTS_MINOR, LS(faults_minor), "faults_minor" },
-	{ VGMEM_LS_FAULTS_MAJOR, LS(faults_major), "faults_major" },
-	{ VGMEM_LS_FAULTS_WRITE, LS(faults_write), "faults_write" },
-	{ VGMEM_LS_MERGES, LS(merges), "merges" },
-	{ VGMEM_LS_MERGE_BYTES, LS(merge_bytes), "merge_bytes" },
-	{ VGMEM_LS_FETCH_STORAGE, LS(fetch_storage), "fetch_storage" },
-	{ VGMEM_LS_STORE_READS, LS(store_reads), "store_reads" },
-	{ VGMEM_LS_FETCH_HOST, LS(fetch_host), "fetch_host" },
-	{ VGMEM_LS_FETCH_PEER, LS(fetch_peer), "fetch_peer" },
-	{ VGMEM_LS_FETCH_GPU, LS(fetch_gpu), "fetch_gpu" },
-	{ VGMEM_LS_READAHEAD_PAGES, LS(readahead_pages), "readahead_pages" },
-	{ VGMEM_LS_EVICTIONS, LS(evictions), "evictions" },
-	{ VGMEM_LS_WRITEBACK_BYTES, LS(writeback_bytes), "writeback_bytes" },
-	{ VGMEM_LS_WRITEBACK_BLOCKS, LS(writeback_blocks), "writeback_blocks" },
-	{ VGMEM_LS_BASE_COPIES, LS(base_copies), "base_copies" },
-	{ VGMEM_LS_SHARED_MAPS, LS(shared_maps), "shared_maps" },
-	{ VGMEM_LS_REPLICAS_SHARED, LS(replicas_shared), "replicas_shared" },
-	{ VGMEM_LS_REPLICAS_PRIVATE, LS(replicas_private), "replicas_private" },
-	{ VGMEM_LS_VRAM_USED, LS(vram_used), "vram_used" },
-	{ VGMEM_LS_HOST_READS_PEER, LS(host_reads_peer), "host_reads_peer" },
-	{ VGMEM_LS_HOST_CHANGES, LS(host_changes), "host_changes" },
-	{ VGMEM_LS_ACQUIRES, LS(acquires), "acquires" },
-	{ VGMEM_LS_RELEASES, LS(releases), "releases" },
-	{ VGMEM_LS_RELEASED_PAGES, LS(released_pages), "released_pages" },
-	{ VGMEM_LS_INVALIDATIONS, LS(invalidations), "invalidations" },
-	{ VGMEM_LS_CUCKOO_HITS, LS(cuckoo_hits), "cuckoo_hits" },
-	{ VGMEM_LS_CUCKOO_MISSES, LS(cuckoo_misses), "cuckoo_misses" },
-	{ VGMEM_LS_FILES, LS(files), "files" },
-	{ VGMEM_LS_PAGES, LS(pages), "pages" },
-	{ VGMEM_LS_BYTES_PER_PAGE, LS(bytes_per_page), "bytes_per_page" },
-	{ VGMEM_LS_HOST_COMPARES, LS(host_compares), "host_compares" },
-	{ VGMEM_LS_HOST_USED, LS(host_used), "host_used" },
-	{ VGMEM_LS_HOST_EVICTIONS, LS(host_evictions), "host_evictions" },
-	{ VGMEM_LS_HOST_EVICT_WRITEBACKS, LS(host_evict_writebacks),
-	  "host_evict_writebacks" },
-	{ VGMEM_LS_REPLICAS_HOST, LS(replicas_host), "replicas_host" },
-	{ VGMEM_LS_REPLICAS_HOST_USED, LS(replicas_host_used),
-	  "replicas_host_used" },
-	{ VGMEM_LS_PROMOTIONS, LS(promotions), "promotions" },
-	{ VGMEM_LS_META_BYTES, LS(meta_bytes), "meta_bytes" },
-};
+#define GS(field, attr, kind, help)					\
+	{ VGMEM_GS_ ## attr, kind, offsetof(struct vgnl_gpu, field), #field },
+static const struct vgnl_stat vgnl_gpu_stats[] = { VGMEM_GPU_STATS(GS) };
+#undef GS
+
+#define VS(field, attr, kind, help)					\
+	{ VGMEM_VS_ ## attr, kind, offsetof(struct vgmem_vm_stats, field), #field },
+static const struct vgnl_stat vgnl_vm_stats[] = { VGMEM_VM_STATS(VS) };
+#undef VS
+
+/* In attribute order (vgnl_lrc_field() walks it). */
+#define LS(field, attr, kind, help)					\
+	{ VGMEM_LS_ ## attr, kind, offsetof(struct vgnl_lrc, field), #field },
+static const struct vgnl_stat vgnl_lrc_stats[] = { VGMEM_LRC_STATS(LS) };
 #undef LS
 _Static_assert(sizeof(vgnl_lrc_stats) / sizeof(vgnl_lrc_stats[0]) ==
 	       VGMEM_LS_MAX - VGMEM_LS_PAD,
@@ -162,46 +109,11 @@ static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 };
 
 /* The counters of VGMEM_A_LRC_STATS: every one a u64 (PAD is skipped). */
+#define LP(field, attr, kind, help)	[VGMEM_LS_ ## attr] = { .type = NLA_U64 },
 static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
-	[VGMEM_LS_FAULTS_MINOR] = { .type = NLA_U64 },
-	[VGMEM_LS_FAULTS_MAJOR] = { .type = NLA_U64 },
-	[VGMEM_LS_FAULTS_WRITE] = { .type = NLA_U64 },
-	[VGMEM_LS_MERGES] = { .type = NLA_U64 },
-	[VGMEM_LS_MERGE_BYTES] = { .type = NLA_U64 },
-	[VGMEM_LS_FETCH_STORAGE] = { .type = NLA_U64 },
-	[VGMEM_LS_STORE_READS] = { .type = NLA_U64 },
-	[VGMEM_LS_FETCH_HOST] = { .type = NLA_U64 },
-	[VGMEM_LS_FETCH_PEER] = { .type = NLA_U64 },
-	[VGMEM_LS_FETCH_GPU] = { .type = NLA_U64 },
-	[VGMEM_LS_READAHEAD_PAGES] = { .type = NLA_U64 },
-	[VGMEM_LS_EVICTIONS] = { .type = NLA_U64 },
-	[VGMEM_LS_WRITEBACK_BYTES] = { .type = NLA_U64 },
-	[VGMEM_LS_WRITEBACK_BLOCKS] = { .type = NLA_U64 },
-	[VGMEM_LS_BASE_COPIES] = { .type = NLA_U64 },
-	[VGMEM_LS_SHARED_MAPS] = { .type = NLA_U64 },
-	[VGMEM_LS_REPLICAS_SHARED] = { .type = NLA_U64 },
-	[VGMEM_LS_REPLICAS_PRIVATE] = { .type = NLA_U64 },
-	[VGMEM_LS_VRAM_USED] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_READS_PEER] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_CHANGES] = { .type = NLA_U64 },
-	[VGMEM_LS_ACQUIRES] = { .type = NLA_U64 },
-	[VGMEM_LS_RELEASES] = { .type = NLA_U64 },
-	[VGMEM_LS_RELEASED_PAGES] = { .type = NLA_U64 },
-	[VGMEM_LS_INVALIDATIONS] = { .type = NLA_U64 },
-	[VGMEM_LS_CUCKOO_HITS] = { .type = NLA_U64 },
-	[VGMEM_LS_CUCKOO_MISSES] = { .type = NLA_U64 },
-	[VGMEM_LS_FILES] = { .type = NLA_U64 },
-	[VGMEM_LS_PAGES] = { .type = NLA_U64 },
-	[VGMEM_LS_BYTES_PER_PAGE] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_COMPARES] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_USED] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_EVICTIONS] = { .type = NLA_U64 },
-	[VGMEM_LS_HOST_EVICT_WRITEBACKS] = { .type = NLA_U64 },
-	[VGMEM_LS_REPLICAS_HOST] = { .type = NLA_U64 },
-	[VGMEM_LS_REPLICAS_HOST_USED] = { .type = NLA_U64 },
-	[VGMEM_LS_PROMOTIONS] = { .type = NLA_U64 },
-	[VGMEM_LS_META_BYTES] = { .type = NLA_U64 },
+	VGMEM_LRC_STATS(LP)
 };
+#undef LP
 
 /* Room for the attributes of either stats nest. */
 #define VGNL_NEST_MAX	31
@@ -210,43 +122,39 @@ _Static_assert(VGMEM_GS_MAX <= VGNL_NEST_MAX && VGMEM_VS_MAX <= VGNL_NEST_MAX,
 
 /* Every nest's u64 attributes and histograms share these rules. */
 static int vgnl_parse_nest(struct nlattr *nest, int maxtype,
-			   const struct vgnl_field *f, size_t nf, void *base,
-			   int suspend_type, uint64_t *suspend,
-			   int stall_type, uint64_t *stall)
+			   const struct vgnl_stat *f, size_t nf, void *base)
 {
 	struct nlattr *tb[VGNL_NEST_MAX + 1];
 	struct nlattr *hb[VGMEM_HIST_A_MAX + 1];
 	struct nla_policy pol[VGNL_NEST_MAX + 1];
 	struct nla_policy hpol[VGMEM_HIST_A_MAX + 1];
-	int hist_type[2] = { suspend_type, stall_type };
-	uint64_t *hist[2] = { suspend, stall };
+	uint64_t *v;
 	size_t i;
-	int h, b;
+	int b;
 
 	memset(pol, 0, sizeof(pol));
 	for (i = 0; i < nf; i++)
-		pol[f[i].type].type = NLA_U64;
-	pol[suspend_type].type = NLA_NESTED;
-	pol[stall_type].type = NLA_NESTED;
+		pol[f[i].type].type = f[i].kind == VGMEM_STAT_HIST ?
+				      NLA_NESTED : NLA_U64;
 	if (nla_parse_nested(tb, maxtype, nest, pol))
 		return -EINVAL;
-	for (i = 0; i < nf; i++)
-		if (tb[f[i].type])
-			*(uint64_t *)((char *)base + f[i].off) =
-				nla_get_u64(tb[f[i].type]);
-
 	memset(hpol, 0, sizeof(hpol));
 	for (b = 0; b < VGMEM_HIST_BUCKETS; b++)
 		hpol[VGMEM_HIST_A_BUCKET(b)].type = NLA_U64;
-	for (h = 0; h < 2; h++) {
-		if (!tb[hist_type[h]])
+	for (i = 0; i < nf; i++) {
+		if (!tb[f[i].type])
 			continue;
-		if (nla_parse_nested(hb, VGMEM_HIST_A_MAX, tb[hist_type[h]],
+		v = (uint64_t *)((char *)base + f[i].off);
+		if (f[i].kind != VGMEM_STAT_HIST) {
+			*v = nla_get_u64(tb[f[i].type]);
+			continue;
+		}
+		if (nla_parse_nested(hb, VGMEM_HIST_A_MAX, tb[f[i].type],
 				     hpol))
 			return -EINVAL;
 		for (b = 0; b < VGMEM_HIST_BUCKETS; b++)
 			if (hb[VGMEM_HIST_A_BUCKET(b)])
-				hist[h][b] = nla_get_u64(hb[VGMEM_HIST_A_BUCKET(b)]);
+				v[b] = nla_get_u64(hb[VGMEM_HIST_A_BUCKET(b)]);
 	}
 	return 0;
 }
@@ -304,8 +212,7 @@ int vgnl_parse_gpu(const struct nlmsghdr *nlh, struct vgnl_gpu *out)
 		err = vgnl_parse_nest(tb[VGMEM_A_GPU_STATS], VGMEM_GS_MAX,
 				      vgnl_gpu_stats,
 				      sizeof(vgnl_gpu_stats) / sizeof(vgnl_gpu_stats[0]),
-				      &g, VGMEM_GS_SUSPEND_HIST, g.suspend_hist,
-				      VGMEM_GS_STALL_HIST, g.stall_hist);
+				      &g);
 		if (err)
 			return err;
 	}
@@ -344,10 +251,7 @@ int vgnl_parse_vm(const struct nlmsghdr *nlh, struct vgnl_vm *out)
 		err = vgnl_parse_nest(tb[VGMEM_A_VM_STATS], VGMEM_VS_MAX,
 				      vgnl_vm_stats,
 				      sizeof(vgnl_vm_stats) / sizeof(vgnl_vm_stats[0]),
-				      &v.st, VGMEM_VS_SUSPEND_HIST,
-				      (uint64_t *)v.st.suspend_hist,
-				      VGMEM_VS_STALL_HIST,
-				      (uint64_t *)v.st.stall_hist);
+				      &v.st);
 		if (err)
 			return err;
 	}

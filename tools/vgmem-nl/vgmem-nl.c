@@ -169,6 +169,20 @@ static void ks(bool *first, const char *key, const char *val)
 	*first = false;
 }
 
+/* A line of a stats table: a counter or gauge as a field, no histogram. */
+static void stat_kv(bool *first, const char *key, int kind, const uint64_t *v)
+{
+	if (kind != VGMEM_STAT_HIST)
+		kv(first, key, *v);
+}
+
+/* ... and its histogram, where asked for. */
+static void stat_hist(bool want, const char *name, int kind, const uint64_t *h)
+{
+	if (want && kind == VGMEM_STAT_HIST)
+		print_hist(name, h);
+}
+
 static void print_gpu(const struct vgnl_gpu *g, bool hist)
 {
 	bool first = true;
@@ -187,20 +201,16 @@ static void print_gpu(const struct vgnl_gpu *g, bool hist)
 	kv(&first, "committed", g->committed);
 	kv(&first, "vgpus", g->nr_vgpus);
 	kv(&first, "vms", g->nr_vms);
-	kv(&first, "reloc_out_chunks", g->reloc_out_chunks);
-	kv(&first, "reloc_in_chunks", g->reloc_in_chunks);
-	kv(&first, "bytes_out", g->bytes_out);
-	kv(&first, "bytes_in", g->bytes_in);
-	kv(&first, "relocations", g->relocations);
-	kv(&first, "reloc_failures", g->reloc_failures);
-	kv(&first, "copy_device_ns", g->copy_device_ns);
-	kv(&first, "faults", g->faults);
+#define GPU_KV(f, attr, kind, help)				\
+	stat_kv(&first, #f, kind, (const uint64_t *)&g->f);
+	VGMEM_GPU_STATS(GPU_KV)
+#undef GPU_KV
 	if (!json)
 		printf("\n");
-	if (hist) {
-		print_hist("suspend_hist", g->suspend_hist);
-		print_hist("stall_hist", g->stall_hist);
-	}
+#define GPU_HIST(f, attr, kind, help)				\
+	stat_hist(hist, #f, kind, (const uint64_t *)&g->f);
+	VGMEM_GPU_STATS(GPU_HIST)
+#undef GPU_HIST
 	if (json)
 		printf("}");
 }
@@ -224,26 +234,17 @@ static void print_vm(const struct vgnl_vm *v, bool hist)
 	kv(&first, "active", v->active);
 	kv(&first, "quota", s->quota);
 	kv(&first, "entitlement", s->entitlement);
-	kv(&first, "allocated", s->allocated);
-	kv(&first, "resident", s->resident);
-	kv(&first, "relocated", s->relocated);
 	kv(&first, "cache_private", v->cache_private);
-	kv(&first, "reloc_out_chunks", s->reloc_out_chunks);
-	kv(&first, "reloc_in_chunks", s->reloc_in_chunks);
-	kv(&first, "bytes_out", s->bytes_out);
-	kv(&first, "bytes_in", s->bytes_in);
-	kv(&first, "suspends", s->suspends);
-	kv(&first, "suspend_last_ns", s->suspend_last_ns);
-	kv(&first, "suspend_max_ns", s->suspend_max_ns);
-	kv(&first, "suspend_total_ns", s->suspend_total_ns);
-	kv(&first, "stall_total_ns", s->stall_total_ns);
-	kv(&first, "faults", s->faults);
+#define VM_KV(f, attr, kind, help)					\
+	stat_kv(&first, #f, kind, (const uint64_t *)&s->f);
+	VGMEM_VM_STATS(VM_KV)
+#undef VM_KV
 	if (!json)
 		printf("\n");
-	if (hist) {
-		print_hist("suspend_hist", (const uint64_t *)s->suspend_hist);
-		print_hist("stall_hist", (const uint64_t *)s->stall_hist);
-	}
+#define VM_HIST(f, attr, kind, help)					\
+	stat_hist(hist, #f, kind, (const uint64_t *)&s->f);
+	VGMEM_VM_STATS(VM_HIST)
+#undef VM_HIST
 	if (json)
 		printf("}");
 }

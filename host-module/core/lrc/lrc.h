@@ -284,45 +284,9 @@ u64 vg_lrc_host_size(struct vg_lrc_file *f);
 
 /* ---- statistics ---------------------------------------------------------- */
 
+/* The counters of VGMEM_LRC_STATS (<uapi/vgmem_stats.h>), with their help. */
 struct vg_lrc_stats {
-	u64 faults_minor;	/* GPU faults the context's own replica served */
-	u64 faults_major;	/* GPU faults that fetched data */
-	u64 faults_write;	/* of those, write faults (privatisations) */
-	u64 merges;		/* 4 KiB pages 3-way merged into a host copy */
-	u64 merge_bytes;	/* bytes those merges applied */
-	u64 fetch_storage;	/* bytes read from the store */
-	u64 store_reads;	/* read calls to the store (batched runs) */
-	u64 fetch_host;		/* bytes copied host copy -> VRAM */
-	u64 fetch_peer;		/* bytes copied VRAM -> VRAM (same GPU) */
-	u64 fetch_gpu;		/* bytes copied VRAM -> host (release, evict) */
-	u64 readahead_pages;	/* GPU pages fetched ahead of a fault */
-	u64 evictions;		/* GPU-page replicas evicted for the budget */
-	u64 writeback_bytes;	/* bytes written to the store */
-	u64 writeback_blocks;	/* 4 KiB blocks written to the store */
-	u64 base_copies;	/* pristine base copies made (write faults) */
-	u64 shared_maps;	/* maps of an existing shared RO replica */
-	u64 replicas_shared;	/* now: shared RO replicas (VRAM or host RAM) */
-	u64 replicas_private;	/* now: private replicas (VRAM or host RAM) */
-	u64 vram_used;		/* now: bytes of replicas, all GPUs */
-	u64 host_reads_peer;	/* host reads of pages newest on a GPU */
-	u64 host_changes;	/* 4 KiB pages changed behind the cache */
-	u64 acquires;
-	u64 releases;
-	u64 released_pages;	/* 4 KiB pages whose version a release raised */
-	u64 invalidations;	/* replicas unmapped by acquire as stale */
-	u64 cuckoo_hits;	/* GPU pages a host read found "maybe" homed */
-	u64 cuckoo_misses;	/* ... "certainly not on a GPU" */
-	u64 files;		/* now: cached files */
-	u64 pages;		/* now: 4 KiB page entries */
-	u64 bytes_per_page;	/* now: metadata bytes per 4 KiB page entry */
-	u64 host_compares;	/* GPU pages compared with the store after its change counter moved */
-	u64 host_used;		/* now: bytes of host copies */
-	u64 host_evictions;	/* host copies dropped for the host budget */
-	u64 host_evict_writebacks;	/* of those, dirty ones written back first */
-	u64 replicas_host;	/* now: of the replicas, those in host RAM (no VRAM) */
-	u64 replicas_host_used;	/* now: bytes of those, all GPUs (not in vram_used) */
-	u64 promotions;		/* host replicas moved to VRAM once it was free */
-	u64 meta_bytes;		/* now: bytes of page metadata (pages * bytes_per_page, unrounded) */
+	VGMEM_LRC_STATS(VG_STAT_MEMBER)
 };
 void vg_lrc_get_stats(struct vg_lrc *lrc, struct vg_lrc_stats *st);
 

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * vgmem's statistics schema: every counter a GPU, a VM or the host's file
+ * cache reports is one line of a table below, and everything that carries
+ * or shows one is generated from that line: the netlink attribute numbers
+ * (enum vgmem_gpu_stat_attr, vgmem_vm_stat_attr, vgmem_lrc_stat_attr in
+ * <uapi/vgmem_netlink.h>), the struct members (struct vgmem_vm_stats here
+ * and the guest's STATS command; struct vg_gpu_stats and vg_lrc_stats in
+ * the core; libvgnl's and mgmtd's), vgmem.ko's netlink put, libvgnl's
+ * parse, mgmtd's copies from either backend, vgmem-nl's keys and mgmtd's
+ * file-cache metrics and REST members. A new counter is one line here plus
+ * the code that counts it (and its tests).
+ *
+ * A line is X(field, ATTR, kind, help):
+ *  field  the member's name in every struct, vgmem-nl's key;
+ *  ATTR   the netlink attribute's name after its table's prefix
+ *         (VGMEM_GS_, VGMEM_VS_, VGMEM_LS_);
+ *  kind   VGMEM_STAT_COUNTER (a u64 that only grows: since the GPU was
+ *         registered, the vGPU opened or vgmem.ko loaded), VGMEM_STAT_GAUGE
+ *         (a u64 value now) or VGMEM_STAT_HIST (VGMEM_HIST_BUCKETS u64
+ *         counts, bucket i [2^i, 2^(i+1)) us, sent as a nest of enum
+ *         vgmem_hist_attr);
+ *  help   one sentence: what it counts, with its unit.
+ *
+ * The order of a table is ABI: attribute numbers follow it (from 2, after
+ * UNSPEC and PAD), and so does struct vgmem_vm_stats's layout. New lines go
+ * at the end of their table; a line is never removed or moved.
+ */
+#ifndef _UAPI_VGMEM_STATS_H
+#define _UAPI_VGMEM_STATS_H
+
+#define VGMEM_STAT_COUNTER	0
+#define VGMEM_STAT_GAUGE	1
+#define VGMEM_STAT_HIST		2
+
+#define VGMEM_HIST_BUCKETS	24	/* bucket i: [2^i, 2^(i+1)) us; 0 also < 1 us */
+
+/*
+ * A GPU's relocation counters (VGMEM_A_GPU_STATS). The GPU's sizes and
+ * settings (VRAM size and use, chunk size, policy, ...) are attributes of
+ * their own, not counters.
+ */
+#define VGMEM_GPU_STATS(X)						\
+	X(reloc_out_chunks, RELOC_OUT_CHUNKS, VGMEM_STAT_COUNTER,	\
+	  "Chunks moved from VRAM to host RAM.")			\
+	X(reloc_in_chunks, RELOC_IN_CHUNKS, VGMEM_STAT_COUNTER,		\
+	  "Chunks moved from host RAM to VRAM.")			\
+	X(bytes_out, BYTES_OUT, VGMEM_STAT_COUNTER,			\
+	  "Bytes moved from VRAM to host RAM.")				\
+	X(bytes_in, BYTES_IN, VGMEM_STAT_COUNTER,			\
+	  "Bytes moved from host RAM to VRAM.")				\
+	X(relocations, RELOCATIONS, VGMEM_STAT_COUNTER,			\
+	  "Relocation passes (suspend, copy, resume).")			\
+	X(reloc_failures, RELOC_FAILURES, VGMEM_STAT_COUNTER,		\
+	  "Relocation passes that failed.")				\
+	X(copy_device_ns, COPY_DEVICE_NS, VGMEM_STAT_COUNTER,		\
+	  "Nanoseconds the copy engine spent relocating.")		\
+	X(faults, FAULTS, VGMEM_STAT_COUNTER,				\
+	  "Channel errors on the GPU.")					\
+	X(suspend_hist, SUSPEND_HIST, VGMEM_STAT_HIST,			\
+	  "Suspensions of a VM for relocation, by length.")		\
+	X(stall_hist, STALL_HIST, VGMEM_STAT_HIST,			\
+	  "Allocations that waited for relocation, by wait.")
+
+/*
+ * A VM's statistics (VGMEM_A_VM_STATS, and struct vgmem_vm_stats after its
+ * quota and entitlement, which are attributes of their own). Counters
+ * restart when the vGPU is opened again.
+ */
+#define VGMEM_VM_STATS(X)						\
+	X(allocated, ALLOCATED, VGMEM_STAT_GAUGE,			\
+	  "Bytes in live buffer objects.")				\
+	X(resident, RESIDENT, VGMEM_STAT_GAUGE,				\
+	  "Bytes of buffer objects in VRAM.")				\
+	X(relocated, RELOCATED, VGMEM_STAT_GAUGE,			\
+	  "Bytes of buffer objects relocated to host RAM.")		\
+	X(reloc_out_chunks, RELOC_OUT_CHUNKS, VGMEM_STAT_COUNTER,	\
+	  "Chunks moved from VRAM to host RAM.")			\
+	X(reloc_in_chunks, RELOC_IN_CHUNKS, VGMEM_STAT_COUNTER,		\
+	  "Chunks moved from host RAM to VRAM.")			\
+	X(bytes_out, BYTES_OUT, VGMEM_STAT_COUNTER,			\
+	  "Bytes moved from VRAM to host RAM.")				\
+	X(bytes_in, BYTES_IN, VGMEM_STAT_COUNTER,			\
+	  "Bytes moved from host RAM to VRAM.")				\
+	X(suspend_last_ns, SUSPEND_LAST_NS, VGMEM_STAT_GAUGE,		\
+	  "Nanoseconds of the last suspension.")			\
+	X(suspend_max_ns, SUSPEND_MAX_NS, VGMEM_STAT_GAUGE,		\
+	  "Nanoseconds of the longest suspension.")			\
+	X(suspend_total_ns, SUSPEND_TOTAL_NS, VGMEM_STAT_COUNTER,	\
+	  "Nanoseconds suspended in all.")				\
+	X(suspends, SUSPENDS, VGMEM_STAT_COUNTER,			\
+	  "Times the VM's channels were suspended for relocation.")	\
+	X(suspend_hist, SUSPEND_HIST, VGMEM_STAT_HIST,			\
+	  "Suspensions, by length.")					\
+	X(stall_hist, STALL_HIST, VGMEM_STAT_HIST,			\
+	  "Allocations that waited for relocation, by wait.")		\
+	X(stall_total_ns, STALL_TOTAL_NS, VGMEM_STAT_COUNTER,		\
+	  "Nanoseconds allocations waited for relocation in all.")	\
+	X(faults, FAULTS, VGMEM_STAT_COUNTER,				\
+	  "Channel errors.")
+
+/*
+ * The host's LRC file cache (VGMEM_A_LRC_STATS), summed over its GPUs.
+ * Sizes in bytes; a page is 4 KiB unless it says GPU page. Gauges are
+ * "now"; bytes_per_page is a mean (a sum over GPUs would mean nothing).
+ */
+#define VGMEM_LRC_STATS(X)						\
+	X(faults_minor, FAULTS_MINOR, VGMEM_STAT_COUNTER,		\
+	  "GPU faults a context's own replica served.")			\
+	X(faults_major, FAULTS_MAJOR, VGMEM_STAT_COUNTER,		\
+	  "GPU faults that fetched data.")				\
+	X(faults_write, FAULTS_WRITE, VGMEM_STAT_COUNTER,		\
+	  "Write faults (privatisations), of the major ones.")		\
+	X(merges, MERGES, VGMEM_STAT_COUNTER,				\
+	  "4 KiB pages 3-way merged into a host copy.")			\
+	X(merge_bytes, MERGE_BYTES, VGMEM_STAT_COUNTER,			\
+	  "Bytes those merges applied.")				\
+	X(fetch_storage, FETCH_STORAGE, VGMEM_STAT_COUNTER,		\
+	  "Bytes read from the store.")					\
+	X(store_reads, STORE_READS, VGMEM_STAT_COUNTER,			\
+	  "Read calls to the store.")					\
+	X(fetch_host, FETCH_HOST, VGMEM_STAT_COUNTER,			\
+	  "Bytes copied host copy to VRAM.")				\
+	X(fetch_peer, FETCH_PEER, VGMEM_STAT_COUNTER,			\
+	  "Bytes copied VRAM to VRAM on one GPU.")			\
+	X(fetch_gpu, FETCH_GPU, VGMEM_STAT_COUNTER,			\
+	  "Bytes copied VRAM to host (release, evict).")		\
+	X(readahead_pages, READAHEAD_PAGES, VGMEM_STAT_COUNTER,		\
+	  "GPU pages fetched ahead of a fault.")			\
+	X(evictions, EVICTIONS, VGMEM_STAT_COUNTER,			\
+	  "GPU-page replicas evicted for the VRAM budget.")		\
+	X(writeback_bytes, WRITEBACK_BYTES, VGMEM_STAT_COUNTER,		\
+	  "Bytes written to the store.")				\
+	X(writeback_blocks, WRITEBACK_BLOCKS, VGMEM_STAT_COUNTER,	\
+	  "4 KiB blocks written to the store.")				\
+	X(base_copies, BASE_COPIES, VGMEM_STAT_COUNTER,			\
+	  "Pristine base copies made by write faults.")			\
+	X(shared_maps, SHARED_MAPS, VGMEM_STAT_COUNTER,			\
+	  "Maps of an existing shared read-only replica.")		\
+	X(replicas_shared, REPLICAS_SHARED, VGMEM_STAT_GAUGE,		\
+	  "Shared read-only replicas (in VRAM or host RAM).")				\
+	X(replicas_private, REPLICAS_PRIVATE, VGMEM_STAT_GAUGE,		\
+	  "Private replicas (in VRAM or host RAM).")					\
+	X(vram_used, VRAM_USED, VGMEM_STAT_GAUGE,			\
+	  "Bytes of replicas in VRAM, all GPUs.")			\
+	X(host_reads_peer, HOST_READS_PEER, VGMEM_STAT_COUNTER,		\
+	  "Host reads of pages newest on a GPU.")			\
+	X(host_changes, HOST_CHANGES, VGMEM_STAT_COUNTER,		\
+	  "4 KiB pages changed behind the cache.")			\
+	X(acquires, ACQUIRES, VGMEM_STAT_COUNTER,			\
+	  "Acquire calls.")						\
+	X(releases, RELEASES, VGMEM_STAT_COUNTER,			\
+	  "Release calls.")						\
+	X(released_pages, RELEASED_PAGES, VGMEM_STAT_COUNTER,		\
+	  "4 KiB pages whose version a release raised.")		\
+	X(invalidations, INVALIDATIONS, VGMEM_STAT_COUNTER,		\
+	  "Replicas unmapped by acquire as stale.")			\
+	X(cuckoo_hits, CUCKOO_HITS, VGMEM_STAT_COUNTER,			\
+	  "GPU pages of host reads the filter answered maybe on a GPU.") \
+	X(cuckoo_misses, CUCKOO_MISSES, VGMEM_STAT_COUNTER,		\
+	  "GPU pages of host reads the filter answered certainly not on a GPU.") \
+	X(files, FILES, VGMEM_STAT_GAUGE,				\
+	  "Cached files.")						\
+	X(pages, PAGES, VGMEM_STAT_GAUGE,				\
+	  "4 KiB page entries.")					\
+	X(bytes_per_page, BYTES_PER_PAGE, VGMEM_STAT_GAUGE,		\
+	  "Metadata bytes per 4 KiB page entry.")			\
+	X(host_compares, HOST_COMPARES, VGMEM_STAT_COUNTER,		\
+	  "GPU pages compared with the store after its change counter moved.") \
+	X(host_used, HOST_USED, VGMEM_STAT_GAUGE,			\
+	  "Bytes of host copies.")					\
+	X(host_evictions, HOST_EVICTIONS, VGMEM_STAT_COUNTER,		\
+	  "Host copies dropped for the host-RAM budget.")		\
+	X(host_evict_writebacks, HOST_EVICT_WRITEBACKS, VGMEM_STAT_COUNTER, \
+	  "Of those, dirty ones written back first.")			\
+	X(replicas_host, REPLICAS_HOST, VGMEM_STAT_GAUGE,		\
+	  "Replicas in host RAM, mapped to the GPU, for lack of VRAM.")	\
+	X(replicas_host_used, REPLICAS_HOST_USED, VGMEM_STAT_GAUGE,	\
+	  "Bytes of replicas in host RAM (not in vram_used).")		\
+	X(promotions, PROMOTIONS, VGMEM_STAT_COUNTER,			\
+	  "Replicas moved from host RAM to VRAM once it was free.")	\
+	X(meta_bytes, META_BYTES, VGMEM_STAT_GAUGE,			\
+	  "Bytes of page metadata (page entries, their version vectors, host nodes).")
+
+/*
+ * A struct member for a line: "__u64 field;" or, for a histogram,
+ * "__u64 field[VGMEM_HIST_BUCKETS];". Users outside the kernel whose
+ * members are uint64_t get the same type (<linux/types.h> has __u64).
+ */
+#define VGMEM_STAT_DIM_0
+#define VGMEM_STAT_DIM_1
+#define VGMEM_STAT_DIM_2	[VGMEM_HIST_BUCKETS]
+#define VGMEM_STAT_DIM(kind)	VGMEM_STAT_DIM_ ## kind
+#define VGMEM_STAT_DIM_OF(kind)	VGMEM_STAT_DIM(kind)
+#define VGMEM_STAT_MEMBER(field, attr, kind, help)			\
+	__u64 field VGMEM_STAT_DIM_OF(kind);
+
+#endif /* _UAPI_VGMEM_STATS_H */
