@@ -47,8 +47,13 @@ SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
 # Its request-trace reader: also linked by its unit test and fuzzer.
 SIM_TRACE_SRCS := tools/vgmem-sim/reqtrace.c
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
+# It links libvgmem alone (what a tenant installs); vgmem-guest-inproc is the
+# same tool with the in-process host (tools/vgmem-guest-inproc/: --inproc),
+# whose inproc.c the integration tests link too.
 GUEST_TOOL_SRCS := $(wildcard guest-driver/tools/*.c)
 GUEST_TOOL_SUPPORT := $(filter-out guest-driver/tools/vgmem-guest.c,$(GUEST_TOOL_SRCS))
+INPROC_TOOL_SRCS := $(wildcard tools/vgmem-guest-inproc/*.c)
+INPROC_TOOL_SUPPORT := $(filter-out tools/vgmem-guest-inproc/main.c,$(INPROC_TOOL_SRCS))
 POLICY_SRCS := $(wildcard policy/*.c)
 # mgmtd: main() alone in main.c. The REST side (rest*, metrics*, openapi*,
 # sse*) is its own library so REST tests can link it over a fake model;
@@ -66,7 +71,7 @@ UNIT_MAINS := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(filter-out $(UNIT_MAINS),$(wildcard tests/unit/*.c))
 INTEG_MAINS := $(wildcard tests/integration/test_*.c)
 INTEG_SUPPORT := $(filter-out $(INTEG_MAINS),$(wildcard tests/integration/*.c)) \
-	$(GUEST_TOOL_SUPPORT)
+	$(GUEST_TOOL_SUPPORT) $(INPROC_TOOL_SUPPORT)
 BENCH_MAINS := $(wildcard tests/bench/bench_*.c)
 BENCH_SUPPORT := $(filter-out $(BENCH_MAINS),$(wildcard tests/bench/*.c))
 
@@ -94,7 +99,8 @@ $(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS))
 $(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS))
 $(1)_LIBS := $(foreach l,$(LIB_NAMES),$(1)/lib/lib$(l).a)
 $(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim) \
-	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest) $(1)/bin/vgmem-nl \
+	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest $(1)/bin/vgmem-guest-inproc) \
+	$(1)/bin/vgmem-nl \
 	$(if $(MGMTD_MAIN),$(1)/bin/mgmtd)
 $(1)_MGMTD_LIBS := $(1)/lib/libmgmtd.a $(1)/lib/libmgrest.a
 $(1)_UNIT := $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_MAINS))
@@ -106,9 +112,14 @@ $(1)/bin/vgmem-sim: $(call obj,$(1),$(SIM_SRCS)) $$($(1)_LIBS)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(SIM_SRCS)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(LDLIBS)
 
-$(1)/bin/vgmem-guest: $(call obj,$(1),$(GUEST_TOOL_SRCS)) $$($(1)_LIBS)
+$(1)/bin/vgmem-guest: $(call obj,$(1),$(GUEST_TOOL_SRCS)) $(1)/lib/libvgmem.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(GUEST_TOOL_SRCS)) \
+		$(1)/lib/libvgmem.a $$(LDLIBS)
+
+$(1)/bin/vgmem-guest-inproc: $(call obj,$(1),$(GUEST_TOOL_SUPPORT) $(INPROC_TOOL_SRCS)) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(GUEST_TOOL_SUPPORT) $(INPROC_TOOL_SRCS)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(LDLIBS)
 
 $(1)/bin/mgmtd: $(call obj,$(1),$(MGMTD_MAIN)) $$($(1)_MGMTD_LIBS) $$($(1)_LIBS)
@@ -208,7 +219,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(call obj,$(BUILD),$(BENCH_SUPPO
 	$(CC) -o $@ $< $(call obj,$(BUILD),$(BENCH_SUPPORT)) \
 		-Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
 
-ALL_SRCS := $(MGMTD_SRCS) $(MGMTD_REST_SRCS) $(MGMTD_MAIN) $(POLICY_SRCS) $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(GUEST_TOOL_SRCS) $(UNIT_MAINS) \
+ALL_SRCS := $(MGMTD_SRCS) $(MGMTD_REST_SRCS) $(MGMTD_MAIN) $(POLICY_SRCS) $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(GUEST_TOOL_SRCS) $(INPROC_TOOL_SRCS) $(UNIT_MAINS) \
 	$(UNIT_SUPPORT) $(INTEG_MAINS) $(INTEG_SUPPORT) $(BENCH_MAINS) $(BENCH_SUPPORT) \
 	$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_TEST_SRCS)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(ALL_SRCS)) $(call obj,$(BUILD)/asan,$(ALL_SRCS)) \
@@ -371,11 +382,13 @@ clean: module-clean guest-module-clean
 
 # ---- VM tests (tests/vm/, docs/testing.md) -------------------------------------
 # Programs that run inside the test VM: static (the initramfs has no libc).
-# vgmem-guest is every guest-driver/tools/*.c linked with all the libraries
-# (its --inproc mode uses the userspace host); a static link takes only the
-# archive members it needs.
-VM_GUEST_SRCS := $(wildcard guest-driver/tools/*.c)
-VM_BINS := $(if $(VM_GUEST_SRCS),$(BUILD)/vm/bin/vgmem-guest)
+# vgmem-guest is guest-driver/tools/*.c with libvgmem alone (as a tenant's
+# image has it); vgmem-guest-inproc adds the in-process host (--inproc: the
+# VM cases compute expected file contents with it) and every library, of
+# which a static link takes only the archive members it needs.
+VM_GUEST_SRCS := $(GUEST_TOOL_SRCS)
+VM_INPROC_SRCS := $(GUEST_TOOL_SUPPORT) $(INPROC_TOOL_SRCS)
+VM_BINS := $(if $(VM_GUEST_SRCS),$(BUILD)/vm/bin/vgmem-guest $(BUILD)/vm/bin/vgmem-guest-inproc)
 VM_CFLAGS := $(BASE_CFLAGS) $(PLAIN_OPT)
 VMCASE ?=
 
@@ -383,12 +396,17 @@ $(BUILD)/vm/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) -c $< -o $@
 
-$(BUILD)/vm/bin/vgmem-guest: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) $($(BUILD)_LIBS)
+$(BUILD)/vm/bin/vgmem-guest: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) $(BUILD)/lib/libvgmem.a
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) \
+		$(BUILD)/lib/libvgmem.a $(LDLIBS)
+
+$(BUILD)/vm/bin/vgmem-guest-inproc: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_INPROC_SRCS)) $($(BUILD)_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_INPROC_SRCS)) \
 		-Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
 
--include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(VM_GUEST_SRCS))
+-include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(VM_GUEST_SRCS) $(INPROC_TOOL_SRCS))
 
 # vgmem-nl and vgnl-check (the netlink case's helper), static against
 # Debian's libnl-3.a and libnl-genl-3.a.
@@ -504,12 +522,12 @@ $(BUILD)/bench/bench_rest: $(BUILD)/obj/tests/bench/bench_rest.o $(call obj,$(BU
 		$(MGMTD_LDLIBS) -lcurl $(LDLIBS)
 
 # ---- guest examples (guest-driver/examples/*.c: each one program) -------------
-# Linked with every library so --inproc examples can start a host of their own.
+# Linked with libvgmem alone, as a tenant's program is.
 EXAMPLE_SRCS := $(wildcard guest-driver/examples/*.c)
 EXAMPLES := $(patsubst guest-driver/examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
-$(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $($(BUILD)_LIBS)
+$(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $(BUILD)/lib/libvgmem.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< -Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
+	$(CC) -o $@ $< $(BUILD)/lib/libvgmem.a $(LDLIBS)
 all: $(EXAMPLES)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(EXAMPLE_SRCS)))
 

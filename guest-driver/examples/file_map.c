@@ -4,25 +4,23 @@
  * runs built-in kernels over it between vgmem_acquire and vgmem_release,
  * and syncs the result to the file.
  *
- *   file_map --dev MDEV-UUID SHARE-ID PATH     in a VM with a vgmem vGPU
- *   file_map --inproc SHARE-DIR PATH           with an in-process host whose
- *                                              guest has SHARE-DIR as share 0
+ *   file_map --dev MDEV-UUID SHARE-ID PATH   VFIO: the vGPU in this VM
+ *   file_map --pci DEV SHARE-ID PATH          the guest kernel driver
+ *                                            (/dev/vgmem0, or "auto")
  *
  * PATH is relative to the share root; the file must be at least 64 KiB.
  * The program checksums the first 64 KiB on the GPU, overwrites them with
  * a pattern (VGMEM_K_FILL_PATTERN, seed 7), releases and syncs, then
- * checks the checksum of what the GPU wrote. With --inproc it also reads
- * the file back with read(2) and compares: the file holds the GPU's data.
+ * checks the checksum of what the GPU wrote. It links libvgmem alone, as
+ * a tenant's program does; the same steps with an in-process host and no
+ * VM are `vgmem-guest-inproc --inproc --share 0=DIR file ...` on the host.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <libvgmem.h>
-#include "../../host-module/user/host.h"
 
 #define SEED	7u
 
@@ -70,63 +68,12 @@ out_chan:
 	return ret;
 }
 
-/* The file, read with read(2), holds the pattern the GPU wrote. */
-static int check_file(const char *dir, const char *path)
-{
-	char full[4096];
-	uint8_t *buf;
-	ssize_t n;
-	int fd, ret = 0;
-
-	snprintf(full, sizeof(full), "%s/%s", dir, path);
-	buf = malloc(VGMEM_FILE_ALIGN);
-	fd = open(full, O_RDONLY);
-	if (!buf || fd < 0) {
-		free(buf);
-		return -errno;
-	}
-	n = read(fd, buf, VGMEM_FILE_ALIGN);
-	if (n != (ssize_t)VGMEM_FILE_ALIGN ||
-	    vgmem_fnv1a(VGMEM_FNV_INIT, buf, VGMEM_FILE_ALIGN) !=
-	    vgmem_pattern_checksum(VGMEM_FILE_ALIGN, SEED))
-		ret = -EIO;
-	close(fd);
-	free(buf);
-	return ret;
-}
-
-static int run_inproc(const char *dir, const char *path)
-{
-	struct vg_host_config cfg;
-	struct vg_host_guest *g;
-	struct vg_host *h;
-	int ret;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.sim.vram_size = 256ull << 20;
-	cfg.gpu.name = "example";
-	ret = vg_host_create(&cfg, &h);
-	if (ret)
-		return ret;
-	ret = vg_host_guest_create(h, "guest", 0, 0, &g);
-	if (!ret)
-		ret = vg_host_guest_set_share(g, 0, dir);
-	if (!ret)
-		ret = run(vg_host_guest_dev(g), 0, path);
-	vg_host_destroy(h);
-	if (!ret)
-		ret = check_file(dir, path);
-	return ret;
-}
-
 int main(int argc, char **argv)
 {
 	struct vgmem_dev *dev;
 	int ret;
 
-	if (argc == 4 && !strcmp(argv[1], "--inproc")) {
-		ret = run_inproc(argv[2], argv[3]);
-	} else if (argc == 5 && !strcmp(argv[1], "--dev")) {
+	if (argc == 5 && !strcmp(argv[1], "--dev")) {
 		ret = vgmem_open_vfio(argv[2], 0, &dev);
 		if (ret) {
 			fprintf(stderr, "open: %s\n", vgmem_vfio_error());
@@ -134,9 +81,19 @@ int main(int argc, char **argv)
 		}
 		ret = run(dev, (uint32_t)strtoul(argv[3], NULL, 0), argv[4]);
 		vgmem_close_vfio(dev);
+	} else if (argc == 5 && !strcmp(argv[1], "--pci")) {
+		ret = vgmem_open_pci(strcmp(argv[2], "auto") ? argv[2] : NULL,
+				     &dev);
+		if (ret) {
+			fprintf(stderr, "open: %s\n", vgmem_pci_error());
+			return 1;
+		}
+		ret = run(dev, (uint32_t)strtoul(argv[3], NULL, 0), argv[4]);
+		vgmem_close_pci(dev);
 	} else {
 		fprintf(stderr, "usage: %s --dev MDEV-UUID SHARE-ID PATH\n"
-			"       %s --inproc SHARE-DIR PATH\n", argv[0], argv[0]);
+			"       %s --pci DEV|auto SHARE-ID PATH\n", argv[0],
+			argv[0]);
 		return 2;
 	}
 	if (ret)

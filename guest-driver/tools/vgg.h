@@ -3,6 +3,12 @@
  * vgmem-guest: the guest-side test tool (docs/vgmem-guest.md). vgg_main is
  * the whole tool minus main(), so tests run its commands in-process against
  * the userspace host (--inproc) and read what it prints.
+ *
+ * The tool a tenant installs (vgmem-guest.c) links libvgmem alone: it opens
+ * a vGPU over VFIO (--dev) or the guest kernel driver (--pci). The
+ * in-process host (--inproc: the core and the software GPU in this process)
+ * is the host's side of the line: tools/vgmem-guest-inproc/ provides it as
+ * a struct vgg_inproc to its own build of the tool and to the tests.
  */
 #ifndef VGMEM_GUEST_VGG_H
 #define VGMEM_GUEST_VGG_H
@@ -99,6 +105,19 @@ struct vgg_opts {
 	const char *tag, *dir;
 };
 
+/*
+ * An in-process device for --inproc. open() makes a host with one guest
+ * from the options (--vram, --quota, --ram, --share/--share-ro), sets *dev
+ * to the guest's device and *priv to what close() frees (the host, its
+ * guest and the device); on failure it returns a negative errno and says
+ * why in why[0..len).
+ */
+struct vgg_inproc {
+	int (*open)(const struct vgg_opts *o, struct vgmem_dev **dev,
+		    void **priv, char *why, size_t len);
+	void (*close)(void *priv);
+};
+
 struct vgg_ctx {
 	FILE *out;			/* progress lines and the RESULT line */
 	FILE *err;			/* diagnostics */
@@ -106,13 +125,18 @@ struct vgg_ctx {
 	struct vgmem_dev *dev;
 	bool vfio;
 	bool pci;
-	struct vg_host *host;		/* --inproc only */
-	struct vg_host_guest *guest;
+	const struct vgg_inproc *inproc;	/* NULL: no --inproc here */
+	void *inproc_priv;		/* an open in-process device */
 	char detail[768];		/* the RESULT line's details */
 };
 
-/* The whole tool: parses argv, runs one command, prints RESULT, exits code. */
-int vgg_main(int argc, char **argv, FILE *out, FILE *err);
+/*
+ * The whole tool: parses argv, runs one command, prints RESULT, exits code.
+ * inproc: the in-process host --inproc runs on, NULL where there is none
+ * (a tenant's build: --inproc is then a usage error that says where it is).
+ */
+int vgg_main(int argc, char **argv, FILE *out, FILE *err,
+	     const struct vgg_inproc *inproc);
 
 /* Parsing helpers (vgg_main.c), exposed for the tests. */
 int vgg_parse_size(const char *s, uint64_t *out);

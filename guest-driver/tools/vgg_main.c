@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vgg.h"
-#include "../../host-module/user/host.h"
 
 #define INPROC_VRAM_DEFAULT	(256ull << 20)
-#define INPROC_CHUNK		(2ull << 20)
 
 static const char *const cmd_names[VGG_CMD_NR] = {
 	[VGG_INFO] = "info",
@@ -110,7 +108,8 @@ static const char usage_all[] =
 	"  --pci DEV      inside a VM: the vGPU through the guest driver,\n"
 	"                 /dev/vgmemN, or 'auto' for the first one\n"
 	"  --ram SIZE     guest RAM to DMA-map (default 16M)\n"
-	"  --inproc       run against an in-process host instead (software GPU)\n"
+	"  --inproc       run against an in-process host instead (software GPU;\n"
+	"                 vgmem-guest-inproc only: a tenant's vgmem-guest has none)\n"
 	"  --vram SIZE    with --inproc: the GPU's VRAM (default 256M)\n"
 	"  --quota SIZE   with --inproc: the guest's quota (default none)\n"
 	"  --share ID=DIR, --share-ro ID=DIR\n"
@@ -658,7 +657,7 @@ static int parse(struct vgg_ctx *c, int argc, char **argv, struct vgg_opts *o)
 static int open_dev(struct vgg_ctx *c)
 {
 	const struct vgg_opts *o = c->o;
-	struct vg_host_config cfg;
+	char why[256];
 	int ret;
 
 	if (o->pci) {
@@ -685,33 +684,9 @@ static int open_dev(struct vgg_ctx *c)
 		c->vfio = true;
 		return VGG_OK;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.sim.vram_size = o->vram;
-	cfg.gpu.name = "inproc";
-	cfg.gpu.chunk_size = INPROC_CHUNK;
-	cfg.gpu.seed = 1;
-	ret = vg_host_create(&cfg, &c->host);
+	ret = c->inproc->open(o, &c->dev, &c->inproc_priv, why, sizeof(why));
 	if (ret)
-		return vgg_detail(c, VGG_FAIL, "in-process host (vram %llu): %s",
-				  (unsigned long long)o->vram, strerror(-ret));
-	ret = vg_host_guest_create(c->host, "vgmem-guest", o->quota, o->ram, &c->guest);
-	if (ret) {
-		vg_host_destroy(c->host);
-		c->host = NULL;
-		return vgg_detail(c, VGG_FAIL, "in-process guest: %s", strerror(-ret));
-	}
-	if (o->share_dir) {
-		ret = o->share_dir_ro ?
-		      vg_host_guest_set_share_ro(c->guest, o->share_dir_id, o->share_dir) :
-		      vg_host_guest_set_share(c->guest, o->share_dir_id, o->share_dir);
-		if (ret) {
-			vg_host_destroy(c->host);
-			c->host = NULL;
-			return vgg_detail(c, VGG_FAIL, "in-process share %u=%s: %s",
-					  o->share_dir_id, o->share_dir, strerror(-ret));
-		}
-	}
-	c->dev = vg_host_guest_dev(c->guest);
+		return vgg_detail(c, VGG_FAIL, "%s", why);
 	return VGG_OK;
 }
 
@@ -721,14 +696,14 @@ static void close_dev(struct vgg_ctx *c)
 		vgmem_close_vfio(c->dev);
 	else if (c->pci)
 		vgmem_close_pci(c->dev);
-	else if (c->host)
-		vg_host_destroy(c->host);	/* its guests and their devices too */
+	else if (c->inproc_priv)
+		c->inproc->close(c->inproc_priv);	/* the device too */
 	c->dev = NULL;
-	c->host = NULL;
-	c->guest = NULL;
+	c->inproc_priv = NULL;
 }
 
-int vgg_main(int argc, char **argv, FILE *out, FILE *err)
+int vgg_main(int argc, char **argv, FILE *out, FILE *err,
+	     const struct vgg_inproc *inproc)
 {
 	static int (*const run[VGG_CMD_NR])(struct vgg_ctx *) = {
 		[VGG_INFO] = vgg_cmd_info,
@@ -749,11 +724,17 @@ int vgg_main(int argc, char **argv, FILE *out, FILE *err)
 	c.out = out;
 	c.err = err;
 	c.o = &o;
+	c.inproc = inproc;
 	ret = parse(&c, argc, argv, &o);
 	if (ret < 0)
 		return VGG_OK;		/* --help */
 	if (ret)
 		return ret;
+	if (o.inproc && !inproc)
+		return usage(&c, (int)o.cmd, "--inproc runs the software GPU in "
+			     "this process: that is the host's side, in "
+			     "vgmem-guest-inproc; this vgmem-guest opens a vGPU "
+			     "(--dev, --pci)");
 	ret = open_dev(&c);
 	if (!ret) {
 		ret = run[o.cmd](&c);

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../guest-driver/tools/vgg.h"
+#include "../../tools/vgmem-guest-inproc/inproc.h"
 
 struct run {
 	int rc;
@@ -32,6 +32,9 @@ static void run_free(struct run *r)
 	free(r->out);
 	free(r->err);
 }
+
+/* The in-process host --inproc runs on: the host side's, or none (a tenant's build). */
+static const struct vgg_inproc *run_inproc = &vgg_inproc_host;
 
 /* vgg_main on a NULL-terminated argument list; the program name is added. */
 static void run(struct run *r, ...)
@@ -55,7 +58,7 @@ static void run(struct run *r, ...)
 	err = open_memstream(&r->err, &elen);
 	assert_non_null(out);
 	assert_non_null(err);
-	r->rc = vgg_main(argc, argv, out, err);
+	r->rc = vgg_main(argc, argv, out, err, run_inproc);
 	fclose(out);
 	fclose(err);
 
@@ -166,6 +169,33 @@ static void test_usage(void **state)
 		assert_non_null(strstr(r.err, "usage:"));
 		run_free(&r);
 	}
+}
+
+/*
+ * The vgmem-guest a tenant installs has no in-process host: --inproc is a
+ * usage error that names where it is, and nothing is opened; the rest of
+ * the command line is still checked as before.
+ */
+static void test_inproc_not_in_tenant_build(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_inproc = NULL;
+	run(&r, "--inproc", "info", NULL);
+	assert_int_equal(r.rc, 2);
+	assert_true(starts(r.last, "RESULT fail usage: --inproc runs the software GPU"));
+	assert_non_null(strstr(r.last, "vgmem-guest-inproc"));
+	run_free(&r);
+	run(&r, "--inproc", "frobnicate", NULL);	/* parse errors first */
+	assert_int_equal(r.rc, 2);
+	assert_null(strstr(r.last, "vgmem-guest-inproc"));
+	run_free(&r);
+	run(&r, "--pci", "/dev/null", "info", NULL);	/* other transports stay */
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.last, "QUERY"));
+	run_free(&r);
+	run_inproc = &vgg_inproc_host;
 }
 
 /* No guest driver on this machine: --pci fails to open, saying why. */
@@ -398,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_helpers),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_inproc_not_in_tenant_build),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_workloads),

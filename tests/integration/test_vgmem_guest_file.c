@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "../../guest-driver/tools/vgg.h"
+#include "../../tools/vgmem-guest-inproc/inproc.h"
 
 #define KiB	1024ull
 
@@ -67,7 +67,7 @@ static void runv(struct run *r, const char *const *args)
 	err = open_memstream(&r->err, &elen);
 	assert_non_null(out);
 	assert_non_null(err);
-	r->rc = vgg_main(argc, argv, out, err);
+	r->rc = vgg_main(argc, argv, out, err, &vgg_inproc_host);
 	fclose(out);
 	fclose(err);
 	last_line(r, olen);
@@ -291,7 +291,7 @@ static void *hold_thread(void *arg)
 	err = open_memstream(&h->r.err, &elen);
 	if (!out || !err)
 		return NULL;
-	h->r.rc = vgg_main(argc, argv, out, err);
+	h->r.rc = vgg_main(argc, argv, out, err, &vgg_inproc_host);
 	fclose(out);		/* the reader sees end of file */
 	fclose(err);
 	return NULL;

@@ -3,7 +3,7 @@
 # through the mdev (vgmem-guest over VFIO: GPFIFO entry and GP_PUT in the
 # mmap'ed USERD page, wait for GP_GET, the kernel's core and software GPU)
 # against the same round trips on the software GPU without the mdev layer
-# (vgmem-guest --inproc: libvgmem, core and software GPU in one process, in
+# (vgmem-guest-inproc --inproc: libvgmem, core and software GPU in one process, in
 # this same VM). Rounds alternate A (mdev) and B (in-process); vgmem_sim is
 # unloaded during B so no idle kernel engine competes with it. The ratio
 # is of the medians over the rounds of each run's median latency; the
@@ -27,12 +27,14 @@ median() {
 		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# run_side NAME ARGS...: one vgmem-guest bench run; its log in /tmp/bench.NAME.log.
+# run_side NAME ARGS...: one bench run; its log in /tmp/bench.NAME.log. Both
+# sides run vgmem-guest-inproc (the one build that has --inproc), so the
+# same binary is timed over the mdev and in process.
 run_side() {
 	n=$1
 	shift
-	vgmem-guest "$@" bench submit --count $COUNT > /tmp/bench.$n.log 2>&1 ||
-		fail "vgmem-guest $* bench submit: $(tail -n 1 /tmp/bench.$n.log)"
+	vgmem-guest-inproc "$@" bench submit --count $COUNT > /tmp/bench.$n.log 2>&1 ||
+		fail "vgmem-guest-inproc $* bench submit: $(tail -n 1 /tmp/bench.$n.log)"
 }
 
 a50= a90= a99= b50= b90= b99= r50=

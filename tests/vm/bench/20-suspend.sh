@@ -99,7 +99,7 @@ for s in $SIZES; do
 		i=$((i + 1))
 		bytes=$(ev_field bytes "$line"); sus=$(ev_field suspend_ns "$line")
 		[ -n "$bytes" ] && [ "$bytes" -gt 0 ] || continue
-		cp=$(vgmem-guest --inproc --vram 4M bench memcpy --size $bytes --count 1 2>&1 | tail -n 1)
+		cp=$(vgmem-guest-inproc --inproc --vram 4M bench memcpy --size $bytes --count 1 2>&1 | tail -n 1)
 		cpus=$(echo "$cp" | sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p')
 		[ -n "$cpus" ] || fail "bench memcpy of $bytes bytes: $cp"
 		kc=$(sed -n "${i}p" /tmp/bench.kcopy)

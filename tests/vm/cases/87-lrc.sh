@@ -17,7 +17,7 @@
 # (vgmem-nl show gpu): 64 KiB per replica, apart from the BOs' VRAM; the
 # GPU's vram_size never moves. (The cache's own counters, vgmem-nl show
 # lrc, are host-wide; 86-shares checks them.)
-# Expected contents come from `vgmem-guest --inproc` (the userspace host,
+# Expected contents come from `vgmem-guest-inproc --inproc` (the userspace host,
 # one writer at a time) and, for the false-sharing file, from a SHA-256
 # computed off-line from vgmem_pattern_word (include/uapi/vgmem.h).
 # vmtest-timeout: 240
@@ -59,7 +59,7 @@ ref() {
 	head -c $2 /dev/zero > $REF/$n
 	shift 2
 	while [ $# -gt 0 ]; do
-		out=$(vgmem-guest --inproc --vram 32M --share 0=$REF file write 0 $n $1 2>&1) ||
+		out=$(vgmem-guest-inproc --inproc --vram 32M --share 0=$REF file write 0 $n $1 2>&1) ||
 			fail "reference $n ($1): $(echo "$out" | tail -n 1)"
 		shift
 	done
@@ -70,7 +70,7 @@ ref() {
 fnv_of() {
 	p=$1
 	shift
-	out=$(vgmem-guest --inproc --vram 32M --share 0=$(dirname $p) file read 0 $(basename $p) "$@" 2>&1) ||
+	out=$(vgmem-guest-inproc --inproc --vram 32M --share 0=$(dirname $p) file read 0 $(basename $p) "$@" 2>&1) ||
 		fail "fnv of $p: $(echo "$out" | tail -n 1)"
 	echo "$out" | sed -n 's/^RESULT ok .* fnv=\([0-9a-f]*\).*/\1/p'
 }

@@ -107,7 +107,7 @@ same() {
 inproc_write() {
 	p=$1
 	shift
-	out=$(vgmem-guest --inproc --vram 32M --share 0=$(dirname $p) file write 0 $(basename $p) "$@" 2>&1) ||
+	out=$(vgmem-guest-inproc --inproc --vram 32M --share 0=$(dirname $p) file write 0 $(basename $p) "$@" 2>&1) ||
 		fail "reference $p ($*): $(echo "$out" | tail -n 1)"
 }
 
@@ -116,7 +116,7 @@ inproc_write() {
 fnv_of() {
 	p=$1
 	shift
-	out=$(vgmem-guest --inproc --vram 32M --share 0=$(dirname $p) file read 0 $(basename $p) "$@" 2>&1) ||
+	out=$(vgmem-guest-inproc --inproc --vram 32M --share 0=$(dirname $p) file read 0 $(basename $p) "$@" 2>&1) ||
 		fail "fnv of $p: $(echo "$out" | tail -n 1)"
 	echo "$out" | sed -n 's/^RESULT ok .* fnv=\([0-9a-f]*\).*/\1/p'
 }

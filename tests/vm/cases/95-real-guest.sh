@@ -402,7 +402,7 @@ mdev_remove $by
 # what L2's read() saw; what L2's CPU wrote through mmap reached it too.
 for f in "gpu.bin 7" "cpu.bin 41"; do
 	set -- $f
-	out=$(vgmem-guest --inproc --share 1=$share file read 1 $1 --length 256K --expect-pattern $2 2>&1)
+	out=$(vgmem-guest-inproc --inproc --share 1=$share file read 1 $1 --length 256K --expect-pattern $2 2>&1)
 	case "$out" in
 	*"RESULT ok"*) info "host file $1 holds pattern $2" ;;
 	*) echo "$out"; fail "host file $1 does not hold pattern $2" ;;
