@@ -57,7 +57,7 @@ allowed() {
 	tools/vgmem-nl) echo "include lib/vgnl lib/util" ;;
 	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include" ;;
 	tools/vgmem-sim) echo "user core core/lrc sim os include guest/include lib/util" ;;
-	tools/vgmemctl) echo "include lib/util mgmtd" ;;
+	tools/vgmemctl) echo "lib/util" ;;
 	mgmtd) echo "policy include tools/vgmem-nl lib/vgnl lib/util user core core/lrc sim os guest/include" ;;
 	*) echo "" ;;
 	esac
