@@ -2,7 +2,9 @@
 /*
  * Userspace doubly linked lists with the kernel's <linux/list.h> names and
  * semantics: a circular list threaded through a struct list_head embedded in
- * each entry. Included by os_user.h only; the kernel build uses the real one.
+ * each entry; hash lists (struct hlist_head/hlist_node) and list_sort() as
+ * well. Included by os_user.h only; the kernel build uses the real
+ * <linux/list.h> and <linux/list_sort.h>.
  *
  * Like the kernel built with CONFIG_DEBUG_LIST, every insertion and removal
  * checks the neighbours' links first and aborts on corruption, and list_del()
@@ -223,5 +225,135 @@ static inline void list_splice_tail_init(struct list_head *list,
 	     n = list_next_entry(pos, member);				\
 	     !list_entry_is_head(pos, head, member);			\
 	     pos = n, n = list_next_entry(n, member))
+
+/* ---- hash lists -------------------------------------------------------- */
+/*
+ * A list with a one-pointer head, for hash buckets and chains where the
+ * head's size matters and the tail is never needed: each node points at
+ * the pointer that points at it (pprev), so removal is O(1) without the
+ * head. NULL pprev: on no list (hlist_unhashed()).
+ */
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+#define HLIST_POISON1	((struct hlist_node *)LIST_POISON1)
+#define HLIST_POISON2	((struct hlist_node **)LIST_POISON2)
+
+#define HLIST_HEAD_INIT		{ .first = NULL }
+#define HLIST_HEAD(name)	struct hlist_head name = HLIST_HEAD_INIT
+#define INIT_HLIST_HEAD(ptr)	((ptr)->first = NULL)
+
+static inline void INIT_HLIST_NODE(struct hlist_node *h)
+{
+	h->next = NULL;
+	h->pprev = NULL;
+}
+
+static inline int hlist_unhashed(const struct hlist_node *h)
+{
+	return !h->pprev;
+}
+
+static inline int hlist_empty(const struct hlist_head *h)
+{
+	return !READ_ONCE(h->first);
+}
+
+static inline void __hlist_del(struct hlist_node *n)
+{
+	struct hlist_node *next = n->next;
+	struct hlist_node **pprev = n->pprev;
+
+	if (unlikely(pprev == HLIST_POISON2 || !pprev))
+		os_list_corrupt("hlist_del: entry not on a list",
+				(const struct list_head *)n,
+				(const struct list_head *)pprev,
+				(const struct list_head *)next);
+	if (unlikely(*pprev != n))
+		os_list_corrupt("hlist_del: *pprev != entry",
+				(const struct list_head *)n,
+				(const struct list_head *)*pprev,
+				(const struct list_head *)next);
+	if (unlikely(next && next->pprev != &n->next))
+		os_list_corrupt("hlist_del: next->pprev != &entry->next",
+				(const struct list_head *)n,
+				(const struct list_head *)next,
+				(const struct list_head *)next->pprev);
+	WRITE_ONCE(*pprev, next);
+	if (next)
+		WRITE_ONCE(next->pprev, pprev);
+}
+
+/* Remove @n and poison it, as list_del() does. */
+static inline void hlist_del(struct hlist_node *n)
+{
+	__hlist_del(n);
+	n->next = HLIST_POISON1;
+	n->pprev = HLIST_POISON2;
+}
+
+/* Remove @n if it is on a list, and leave it unhashed. */
+static inline void hlist_del_init(struct hlist_node *n)
+{
+	if (!hlist_unhashed(n)) {
+		__hlist_del(n);
+		INIT_HLIST_NODE(n);
+	}
+}
+
+static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
+{
+	struct hlist_node *first = h->first;
+
+	if (unlikely(n == first))
+		os_list_corrupt("hlist_add_head: double add",
+				(const struct list_head *)n, NULL, NULL);
+	WRITE_ONCE(n->next, first);
+	if (first)
+		WRITE_ONCE(first->pprev, &n->next);
+	WRITE_ONCE(h->first, n);
+	WRITE_ONCE(n->pprev, &h->first);
+}
+
+#define hlist_entry(ptr, type, member)	container_of(ptr, type, member)
+
+#define hlist_entry_safe(ptr, type, member) ({				\
+	typeof(ptr) __os_hptr = (ptr);					\
+	__os_hptr ? hlist_entry(__os_hptr, type, member) : NULL; })
+
+#define hlist_for_each(pos, head) \
+	for (pos = (head)->first; pos; pos = pos->next)
+
+#define hlist_for_each_safe(pos, n, head)				\
+	for (pos = (head)->first; pos && ({ n = pos->next; 1; });	\
+	     pos = n)
+
+#define hlist_for_each_entry(pos, head, member)				\
+	for (pos = hlist_entry_safe((head)->first, typeof(*(pos)), member); \
+	     pos;							\
+	     pos = hlist_entry_safe((pos)->member.next, typeof(*(pos)), member))
+
+/* Safe against removal of @pos: @n already points at the next node. */
+#define hlist_for_each_entry_safe(pos, n, head, member)			\
+	for (pos = hlist_entry_safe((head)->first, typeof(*pos), member); \
+	     pos && ({ n = pos->member.next; 1; });			\
+	     pos = hlist_entry_safe(n, typeof(*pos), member))
+
+/* ---- sorting (<linux/list_sort.h>) ------------------------------------- */
+/*
+ * @cmp returns > 0 if @a goes after @b, <= 0 to keep the two in their
+ * order; @a is always the one that came first, and the sort is stable, so
+ * "after" is a plain "greater than". O(n log n) comparisons, no memory
+ * (os_user_list_sort.c).
+ */
+typedef int __attribute__((nonnull(2, 3))) (*list_cmp_func_t)(void *,
+		const struct list_head *, const struct list_head *);
+
+void list_sort(void *priv, struct list_head *head, list_cmp_func_t cmp);
 
 #endif /* VGMEM_OS_LIST_H */

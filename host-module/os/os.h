@@ -28,7 +28,26 @@
  *           list_add_tail, list_del, list_del_init, list_move,
  *           list_move_tail, list_empty, list_first_entry,
  *           list_first_entry_or_null, list_for_each_entry,
- *           list_for_each_entry_safe, list_splice_tail_init
+ *           list_for_each_entry_safe, list_splice_tail_init;
+ *           list_sort(priv, head, cmp) (stable merge sort, cmp > 0 puts
+ *           a after b);
+ *           struct hlist_head/hlist_node, HLIST_HEAD, INIT_HLIST_HEAD,
+ *           INIT_HLIST_NODE, hlist_add_head, hlist_del, hlist_del_init,
+ *           hlist_unhashed, hlist_empty, hlist_entry,
+ *           hlist_for_each_entry, hlist_for_each_entry_safe
+ * sorting   sort(base, num, size, cmp, NULL) (arrays; not stable: give it
+ *           a total order when the result must repeat)
+ * rbtrees   struct rb_root/rb_node/rb_root_cached, RB_ROOT, rb_entry,
+ *           rb_entry_safe, rb_parent, RB_EMPTY_ROOT, RB_EMPTY_NODE,
+ *           RB_CLEAR_NODE, rb_link_node, rb_insert_color, rb_erase,
+ *           rb_first, rb_last, rb_next, rb_prev, rb_first_postorder,
+ *           rb_next_postorder, rbtree_postorder_for_each_entry_safe,
+ *           rb_replace_node, rb_insert_color_cached, rb_erase_cached,
+ *           rb_first_cached; augmented (<linux/rbtree_augmented.h>):
+ *           struct rb_augment_callbacks, rb_insert_augmented,
+ *           rb_erase_augmented, RB_DECLARE_CALLBACKS,
+ *           RB_DECLARE_CALLBACKS_MAX, rb_is_red, rb_is_black (checkers
+ *           only). The caller searches and serialises, as in the kernel
  * atomics   atomic_t atomic64_t atomic_read atomic_set atomic_inc
  *           atomic_dec_and_test atomic_add_return atomic64_read atomic64_set
  *           atomic64_add atomic64_inc atomic64_add_return

@@ -43,6 +43,9 @@
 #include <linux/vmalloc.h>
 
 #include <linux/list.h>
+#include <linux/list_sort.h>
+#include <linux/rbtree.h>
+#include <linux/rbtree_augmented.h>
 
 #include <linux/atomic.h>
 #include <asm/barrier.h>

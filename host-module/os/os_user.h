@@ -12,7 +12,7 @@
  *    held mutex;
  *  - sleeping (mutex_lock, wait_event, msleep, GFP_KERNEL allocation, ...)
  *    while holding a spinlock, the kernel's "scheduling while atomic";
- *  - list corruption (see list.h).
+ *  - list and hash-list corruption (see list.h).
  *
  * Userspace-only test hooks: os_fail_alloc_after(), os_alloc_failures(),
  * os_warn_count(), os_log_level(), os_log_capture(). Portable code must not
@@ -1029,5 +1029,6 @@ u32 get_random_u32(void);
 u64 get_random_u64(void);
 
 #include "list.h"
+#include "rbtree.h"
 
 #endif /* VGMEM_OS_USER_H */
