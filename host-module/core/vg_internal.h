@@ -169,7 +169,7 @@ struct vg_chan {
  *    lock, and never held across a registrant's handler, so a handler may
  *    take any lock and register or unregister (asynchronously) ranges.
  *  - ases: one struct vg_fault_as per address space with ranges, keyed by
- *    the AS pointer in a vg_va_tree (an AVL tree: O(log n) lookups); each
+ *    the AS pointer in a vg_va_tree (a red-black tree: O(log n) lookups); each
  *    holds its ranges in its own vg_va_tree. A fault costs two O(log n)
  *    lookups, whatever the number of VMs or ranges.
  *  - wq: woken when a retired registration's last running call returns

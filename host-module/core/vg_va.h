@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * A VM's GPU VA index (va.c): the ranges of its BOs in an AVL tree keyed by
- * start address, each node augmented with the aligned hole before it and
- * the largest such hole in its subtree. Lookup by address, the overlap
- * check of a fixed address and the first-fit search for a free hole all
- * take O(log n) instead of a walk over every BO of the VM.
+ * A VM's GPU VA index (va.c): the ranges of its BOs in a red-black tree
+ * (the kernel's rbtree, through os.h) keyed by start address, augmented
+ * with the aligned hole before each node and the largest such hole in its
+ * subtree. Lookup by address, the overlap check of a fixed address and the
+ * first-fit search for a free hole all take O(log n) instead of a walk
+ * over every BO of the VM.
  *
- * Why a tree written here: the kernel's rbtree has no userspace twin in
- * os/, and a sorted array would still move O(n) entries per insertion.
- * AVL keeps the worst case bounded (a guest choosing its own addresses
- * cannot make it degenerate) without recursion or randomness.
+ * A balanced tree keeps the worst case bounded: a guest choosing its own
+ * addresses cannot make it degenerate (the height stays within
+ * 2 log2(n + 1)), and rebalancing is iterative and needs no randomness.
+ * This is the kernel's own shape for such an index: the VMA tree kept its
+ * largest-gap-in-subtree the same way before the maple tree.
  *
  * Nodes are embedded in their owner (struct vg_bo) and never allocated
  * here, so no operation can fail. The caller serialises access (gpu->lock
@@ -21,11 +23,10 @@
 #include "../os/os.h"
 
 struct vg_va_node {
-	struct vg_va_node *parent, *left, *right;
+	struct rb_node rb;
 	u64 start, end;		/* [start, end), set before insertion */
 	u64 gap;		/* usable aligned hole between predecessor and start */
-	u64 max_gap;		/* largest gap in this subtree */
-	u32 height;		/* AVL height, a leaf is 1 */
+	u64 max_gap;		/* largest gap in this subtree (augmented) */
 	/*
 	 * The owner is an LRC file map (core/lrc/), not a struct vg_bo: the
 	 * VM's BOs and file maps share one index so they never overlap. Set
@@ -35,7 +36,7 @@ struct vg_va_node {
 };
 
 struct vg_va_tree {
-	struct vg_va_node *root;
+	struct rb_root root;
 	u64 start, end;		/* the range holes are searched in */
 	u64 align;		/* power of two: holes start at multiples of it */
 	u32 count;
@@ -62,8 +63,9 @@ int vg_va_first_fit(const struct vg_va_tree *t, u64 size, u64 *start,
 struct vg_va_node *vg_va_first(const struct vg_va_tree *t);
 struct vg_va_node *vg_va_next(const struct vg_va_node *n);
 /*
- * Verify every invariant (order, no overlap, parent links, AVL balance,
- * heights, holes and their maxima, count) in O(n) without recursion.
+ * Verify every invariant (order, no overlap, parent links, the red-black
+ * rules: a black root, no red child of a red node, one black height on
+ * every path; holes and their maxima, count) in O(n) without recursion.
  * 0 or -EINVAL, with what is wrong logged.
  */
 int vg_va_check(const struct vg_va_tree *t);

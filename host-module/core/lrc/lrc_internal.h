@@ -197,9 +197,10 @@ struct vg_lrc_ino {
 	u32 epoch;
 	u32 nr_gp;			/* GPU pages the size covers */
 	/*
-	 * The page entries of the GPU pages cached now, by index (an AVL
-	 * tree: O(log n) lookups, in-order walks of a range): sparse, so a
-	 * huge file mapped in part costs what the cached part does.
+	 * The page entries of the GPU pages cached now, by index (a
+	 * red-black tree: O(log n) lookups, in-order walks of a range):
+	 * sparse, so a huge file mapped in part costs what the cached part
+	 * does.
 	 */
 	struct vg_va_tree gps;
 	struct list_head maps;		/* struct vg_lrc_map.file_node */
