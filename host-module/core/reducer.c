@@ -178,39 +178,19 @@ static bool vg_cold_before(const struct vg_chunk *a, const struct vg_chunk *b)
 	return a->placed_seq < b->placed_seq;
 }
 
-static void vg_cold_sift(struct vg_chunk **v, u32 root, u32 n)
+/*
+ * sort()'s order over vg_cold_before(), coldest first. It is total (no two
+ * resident chunks share a placed_seq), so the kernel's heapsort and the
+ * userspace sort() put the candidates in one and the same order.
+ */
+static int vg_cold_cmp(const void *a, const void *b)
 {
-	for (;;) {
-		u32 child = 2 * root + 1;
-		struct vg_chunk *t;
+	const struct vg_chunk *ca = *(const struct vg_chunk *const *)a;
+	const struct vg_chunk *cb = *(const struct vg_chunk *const *)b;
 
-		if (child >= n)
-			return;
-		if (child + 1 < n && vg_cold_before(v[child], v[child + 1]))
-			child++;
-		if (!vg_cold_before(v[root], v[child]))
-			return;
-		t = v[root];
-		v[root] = v[child];
-		v[child] = t;
-		root = child;
-	}
-}
-
-/* Heapsort: in place, no recursion, O(n log n) worst case. */
-static void vg_cold_sort(struct vg_chunk **v, u32 n)
-{
-	u32 i;
-
-	for (i = n / 2; i-- > 0;)
-		vg_cold_sift(v, i, n);
-	for (i = n; i-- > 1;) {
-		struct vg_chunk *t = v[0];
-
-		v[0] = v[i];
-		v[i] = t;
-		vg_cold_sift(v, 0, i);
-	}
+	if (vg_cold_before(ca, cb))
+		return -1;
+	return vg_cold_before(cb, ca) ? 1 : 0;
 }
 
 /* ---- victim heap ------------------------------------------------------- */
@@ -454,7 +434,7 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 	if (!s->sorted)
 		return -ENOMEM;
 	memcpy(s->sorted, vm->res_vec, (size_t)s->left * sizeof(*s->sorted));
-	vg_cold_sort(s->sorted, s->left);
+	sort(s->sorted, s->left, sizeof(*s->sorted), vg_cold_cmp, NULL);
 	return 0;
 }
 
