@@ -84,6 +84,7 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	gpu->events = cfg->events;
 	gpu->events_priv = cfg->events_priv;
 	INIT_LIST_HEAD(&gpu->vms);
+	INIT_HLIST_HEAD(&gpu->marked_vms);
 	vg_rand_seed(&gpu->rand, cfg->seed);
 	init_waitqueue_head(&gpu->return_wq);
 	gpu->return_ms = cfg->return_interval_ms ? cfg->return_interval_ms :

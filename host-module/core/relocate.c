@@ -67,23 +67,18 @@ u64 vg_chunk_va(const struct vg_chunk *c)
 	return c->bo->va + ((u64)c->index << c->bo->vm->gpu->chunk_shift);
 }
 
-/* The chain of VMs with marks: an hlist by hand, NULL-terminated. */
+/*
+ * gpu->marked_vms: the VMs with marks, in and out in O(1). An hlist, as
+ * its head is one pointer and no walk needs its tail.
+ */
 static void vg_chain_add(struct vg_gpu *gpu, struct vg_vm *vm)
 {
-	vm->marked_next = gpu->marked_vms;
-	if (vm->marked_next)
-		vm->marked_next->marked_pprev = &vm->marked_next;
-	gpu->marked_vms = vm;
-	vm->marked_pprev = &gpu->marked_vms;
+	hlist_add_head(&vm->marked_node, &gpu->marked_vms);
 }
 
 static void vg_chain_del(struct vg_vm *vm)
 {
-	*vm->marked_pprev = vm->marked_next;
-	if (vm->marked_next)
-		vm->marked_next->marked_pprev = vm->marked_pprev;
-	vm->marked_next = NULL;
-	vm->marked_pprev = NULL;
+	hlist_del_init(&vm->marked_node);
 }
 
 void vg_chunk_mark(struct vg_chunk *c)
@@ -94,7 +89,7 @@ void vg_chunk_mark(struct vg_chunk *c)
 	if (WARN_ON(c->marked))
 		return;
 	c->marked = true;
-	if (!vm->marked_pprev)
+	if (hlist_unhashed(&vm->marked_node))
 		vg_chain_add(vm->gpu, vm);
 	list_add_tail(&c->mark_node, &vm->marked);
 	vm->marked_bytes += c->size;
@@ -110,26 +105,28 @@ void vg_chunk_unmark(struct vg_chunk *c)
 	c->marked = false;
 	list_del_init(&c->mark_node);
 	vm->marked_bytes -= c->size;
-	if (list_empty(&vm->marked) && !WARN_ON(!vm->marked_pprev))
+	if (list_empty(&vm->marked) &&
+	    !WARN_ON(hlist_unhashed(&vm->marked_node)))
 		vg_chain_del(vm);
 }
 
 bool vg_gpu_has_marks(struct vg_gpu *gpu)
 {
 	lockdep_assert_held(&gpu->lock);
-	return gpu->marked_vms != NULL;
+	return !hlist_empty(&gpu->marked_vms);
 }
 
 void vg_unmark_gpu(struct vg_gpu *gpu)
 {
 	lockdep_assert_held(&gpu->lock);
 	/* Each VM leaves the chain with its last mark. */
-	while (gpu->marked_vms) {
-		struct vg_vm *vm = gpu->marked_vms;
+	while (!hlist_empty(&gpu->marked_vms)) {
+		struct vg_vm *vm = hlist_entry(gpu->marked_vms.first,
+					       struct vg_vm, marked_node);
 
 		vg_unmark_all(vm);
 		/* Only if the chain and vm->marked disagree (a bug). */
-		if (WARN_ON(gpu->marked_vms == vm))
+		if (WARN_ON(gpu->marked_vms.first == &vm->marked_node))
 			vg_chain_del(vm);
 	}
 }
@@ -429,54 +426,20 @@ err_unmark:
 	return err;
 }
 
-/*
- * Sort a reloc_next list by vm->order (creation order, that of gpu->vms):
- * bottom-up merge sort, O(k log k) for k VMs, no recursion, no memory.
- */
-static struct vg_vm *vg_sort_by_order(struct vg_vm *list)
+/* list_sort() order of a relocation's VMs: creation order, as gpu->vms. */
+static int vg_cmp_order(void *priv __always_unused,
+			const struct list_head *a, const struct list_head *b)
 {
-	u32 run = 1;
+	const struct vg_vm *va = list_entry(a, struct vg_vm, reloc_node);
+	const struct vg_vm *vb = list_entry(b, struct vg_vm, reloc_node);
 
-	for (;;) {
-		struct vg_vm *p = list, *head = NULL, **tail = &head;
-		u32 merges = 0;
-
-		while (p) {
-			struct vg_vm *q = p, *e;
-			u32 psize = 0, qsize = run;
-
-			merges++;
-			while (psize < run && q) {
-				psize++;
-				q = q->reloc_next;
-			}
-			/* Merge the runs at p (psize) and at q (up to qsize). */
-			while (psize || (qsize && q)) {
-				if (psize && (!qsize || !q || p->order < q->order)) {
-					e = p;
-					p = p->reloc_next;
-					psize--;
-				} else {
-					e = q;
-					q = q->reloc_next;
-					qsize--;
-				}
-				*tail = e;
-				tail = &e->reloc_next;
-			}
-			p = q;
-		}
-		*tail = NULL;
-		if (merges <= 1)
-			return head;
-		list = head;
-		run *= 2;
-	}
+	return va->order > vb->order;
 }
 
 int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 {
-	struct vg_vm *vm, *next, *list = NULL, *failed = NULL;
+	struct vg_vm *vm, *next, *failed = NULL;
+	LIST_HEAD(list);
 	u32 done = 0;
 	int err = 0;
 
@@ -487,16 +450,13 @@ int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 	 * marks. (The chain is in reverse order of first marks; reversed,
 	 * the reducer's usual ties by creation order come out sorted.)
 	 */
-	for (vm = gpu->marked_vms; vm; vm = vm->marked_next) {
-		vm->reloc_next = list;
-		list = vm;
-	}
-	list = vg_sort_by_order(list);
+	hlist_for_each_entry(vm, &gpu->marked_vms, marked_node)
+		list_add(&vm->reloc_node, &list);
+	list_sort(NULL, &list, vg_cmp_order);
 	/* One VM at a time, so the others keep the GPU busy (GPUswap 4.4). */
-	for (vm = list; vm; vm = next) {
+	list_for_each_entry_safe(vm, next, &list, reloc_node) {
 		int e;
 
-		next = vm->reloc_next;
 		if (list_empty(&vm->marked))
 			continue;
 		e = vg_relocate_vm(vm, to);

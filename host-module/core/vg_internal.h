@@ -82,11 +82,11 @@ struct vg_vm {
 	u64 marked_bytes;
 	/*
 	 * On gpu->marked_vms exactly while vm->marked is not empty
-	 * (relocate.c): NULL marked_pprev is off it. reloc_next orders the
-	 * VMs of one vg_relocate_marked() call.
+	 * (relocate.c): unhashed is off it. reloc_node orders the VMs of
+	 * one vg_relocate_marked() call (list_sort()).
 	 */
-	struct vg_vm *marked_next, **marked_pprev;
-	struct vg_vm *reloc_next;
+	struct hlist_node marked_node;
+	struct list_head reloc_node;
 
 	char name[32];
 	u64 quota;			/* 0: unlimited */
@@ -221,11 +221,11 @@ struct vg_gpu {
 	u32 red_cap;
 	u32 red_nst;			/* entries the last call filled */
 	/*
-	 * The VMs with marked chunks, through vm->marked_next, so that
+	 * The VMs with marked chunks, through vm->marked_node, so that
 	 * relocating them and checking for marks need not walk every VM
-	 * (relocate.c; NULL: none).
+	 * (relocate.c; empty: none).
 	 */
-	struct vg_vm *marked_vms;
+	struct hlist_head marked_vms;
 	/* Copy list of small relocations, kept between them (relocate.c). */
 	struct vg_copy *reloc_copies;
 

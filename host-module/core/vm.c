@@ -30,6 +30,7 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 	INIT_LIST_HEAD(&vm->resident_list);
 	INIT_LIST_HEAD(&vm->relocated_list);
 	INIT_LIST_HEAD(&vm->marked);
+	INIT_HLIST_NODE(&vm->marked_node);
 	INIT_LIST_HEAD(&vm->chans);
 	atomic64_set(&vm->faults, 0);
 
