@@ -181,30 +181,6 @@ static struct vg_bo *vg_bo_new(struct vg_vm *vm, u64 size)
 	return bo;
 }
 
-/* Host bytes the pending relocation plus the new BO's host chunks take. */
-static u64 vg_bo_host_need(struct vg_gpu *gpu, struct vg_bo *bo)
-{
-	struct vg_vm *vm;
-	u64 bytes = 0;
-	u32 i;
-
-	list_for_each_entry(vm, &gpu->vms, node)
-		bytes += vm->marked_bytes;
-	for (i = 0; i < bo->nr_chunks; i++)
-		if (bo->chunks[i].loc == VG_LOC_HOST)
-			bytes += bo->chunks[i].size;
-	return bytes;
-}
-
-/* Undo the reducer's choice of new-BO chunks after a failed reduction. */
-static void vg_bo_reset_locs(struct vg_bo *bo)
-{
-	u32 i;
-
-	for (i = 0; i < bo->nr_chunks; i++)
-		bo->chunks[i].loc = VG_LOC_VRAM;
-}
-
 /*
  * Bytes the file cache should give back before the reducer moves anyone's
  * chunks for a BO of size bytes that does not fit in free VRAM (the
@@ -240,14 +216,15 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo, u64 since)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	u64 avail = vg_gpu_vram_free(gpu);
-	u64 host;
+	struct vg_plan plan;
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
 	if (bo->size <= avail)
 		return 0;
 	vg_event_pressure(vm, bo->size - avail);
-	err = vg_reduce_at(gpu, vm, bo, bo->size - avail, since);
+	/* 1. Choose: whose chunks leave, and which of the BO's go to host RAM. */
+	err = vg_reduce_at(gpu, vm, bo, bo->size - avail, since, &plan);
 	if (err) {
 		pr_warn_ratelimited("vgmem: %s: %s: choosing chunks to free %llu bytes of VRAM for a %llu-byte BO failed: %d\n",
 				    gpu->name, vm->name,
@@ -255,28 +232,21 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo, u64 since)
 				    (unsigned long long)bo->size, err);
 		return -ENOMEM;
 	}
-	/* O(VMs): only when there is a budget to check it against. */
-	if (gpu->host_budget &&
-	    (host = vg_bo_host_need(gpu, bo)) >
-	    gpu->host_budget - min(gpu->host_used, gpu->host_budget)) {
-		struct vg_vm *v;
-
-		list_for_each_entry(v, &gpu->vms, node)
-			vg_unmark_all(v);
-		vg_bo_reset_locs(bo);
+	/* 2. Check, once: the host RAM all of it takes. */
+	if (vg_plan_check(gpu, &plan)) {
 		pr_warn_ratelimited("vgmem: %s: %s: host budget exhausted: %llu of %llu bytes used, %llu more needed\n",
 				    gpu->name, vm->name,
 				    (unsigned long long)gpu->host_used,
 				    (unsigned long long)gpu->host_budget,
-				    (unsigned long long)host);
+				    (unsigned long long)vg_plan_host_bytes(&plan));
+		vg_plan_cancel(gpu, &plan);
 		return -ENOMEM;
 	}
-	err = vg_relocate_marked(gpu, VG_LOC_HOST);
+	/* 3. Move the victims' chunks (relocate.c); bo.c places the BO. */
+	err = vg_plan_run(gpu, &plan);
+	if (err == -EAGAIN)
+		return err;
 	if (err) {
-		/* relocate.c logged the cause and cleared the marks. */
-		vg_bo_reset_locs(bo);
-		if (err == -EAGAIN)
-			return err;
 		pr_warn_ratelimited("vgmem: %s: %s: making room for a %llu-byte BO failed: %d\n",
 				    gpu->name, vm->name,
 				    (unsigned long long)bo->size, err);
@@ -470,11 +440,10 @@ err_unplace:
 	vg_bo_unplace(vm, bo, bo->nr_chunks, bo->nr_chunks);
 err_wake:
 	/*
-	 * Chunks of other VMs may have gone to host RAM before we failed;
-	 * the return worker brings them back.
+	 * Chunks of other VMs may have gone to host RAM before we failed:
+	 * vg_relocate_marked() kicked the return worker to bring them back.
 	 */
 	mutex_unlock(&gpu->lock);
-	wake_up(&gpu->return_wq);
 	kvfree(bo);
 	return err;
 err_unlock:
@@ -522,8 +491,10 @@ int vg_bo_free(struct vg_vm *vm, u64 va)
 	}
 	vg_bo_free_locked(bo);
 	mutex_unlock(&gpu->lock);
-	/* GPUswap 4.5: freed VRAM is a chance to bring chunks back. */
-	wake_up(&gpu->return_wq);
+	/*
+	 * GPUswap 4.5: freed VRAM is a chance to bring chunks back; the
+	 * return worker's next periodic pass (return_ms) takes it.
+	 */
 	return 0;
 }
 

@@ -633,9 +633,23 @@ void vg_red_free(struct vg_gpu *gpu)
 	vg_reloc_free(gpu);
 }
 
+/* What a run chose, as a plan: the new BO's chunks from new_left on. */
+static void vg_red_plan(const struct vg_reducer *r, u64 got,
+			struct vg_plan *plan)
+{
+	u32 i;
+
+	if (r->newbo) {
+		for (i = r->new_left; i < r->newbo->nr_chunks; i++)
+			plan->new_host_bytes += r->newbo->chunks[i].size;
+		plan->new_host_chunks = r->newbo->nr_chunks - r->new_left;
+	}
+	plan->move_bytes = got - plan->new_host_bytes;
+}
+
 static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 			    struct vg_bo *newbo, u64 need, bool cold_only,
-			    u64 now, u64 *got)
+			    u64 now, struct vg_plan *plan)
 {
 	struct vg_reducer r = {
 		.gpu = gpu,
@@ -649,9 +663,12 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 	u64 equal, picks, new_bytes = newbo ? newbo->size : 0;
 	u32 i, k, n = 0, ahead;
 	struct vg_sel sel = { 0 };
+	u64 got = 0;
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
+	memset(plan, 0, sizeof(*plan));
+	plan->newbo = newbo;
 	/* Nothing but scratch is written yet. */
 	if (WARN_ON(vg_gpu_has_marks(gpu)))
 		return -EBUSY;
@@ -732,9 +749,11 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 	}
 	vg_sel_finish(&r, &sel, k);
 
-	err = vg_red_run(&r, need, got);
+	err = vg_red_run(&r, need, &got);
 	if (err)
 		vg_red_undo(&r);
+	else
+		vg_red_plan(&r, got, plan);
 err_free_sorted:
 	for (s = r.ready; s; s = s->next_ready)
 		kvfree(s->sorted);
@@ -742,28 +761,26 @@ err_free_sorted:
 }
 
 int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-		 u64 need, u64 now)
+		 u64 need, u64 now, struct vg_plan *plan)
 {
-	u64 got;
-
-	return vg_reduce_common(gpu, req, newbo, need, false, now, &got);
+	return vg_reduce_common(gpu, req, newbo, need, false, now, plan);
 }
 
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-	      u64 need)
+	      u64 need, struct vg_plan *plan)
 {
-	return vg_reduce_at(gpu, req, newbo, need, ktime_get_ns());
+	return vg_reduce_at(gpu, req, newbo, need, ktime_get_ns(), plan);
 }
 
-s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need)
+s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan)
 {
-	u64 got = 0;
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
+	memset(plan, 0, sizeof(*plan));
 	if (gpu->policy != VG_POLICY_COLD)
 		return 0;
 	err = vg_reduce_common(gpu, NULL, NULL, need, true, ktime_get_ns(),
-			       &got);
-	return err ? err : (s64)got;
+			       plan);
+	return err ? err : (s64)plan->move_bytes;
 }

@@ -306,7 +306,11 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 		bytes += c->size;
 	}
 
-	/* 1. Destinations, before the guest pays anything. */
+	/*
+	 * 1. Destinations, before the guest pays anything. The budget was
+	 * checked with the plan (vg_plan_check()); this guards the
+	 * mechanism against any caller that did not.
+	 */
 	if (to == VG_LOC_HOST && gpu->host_budget &&
 	    gpu->host_used + bytes > gpu->host_budget) {
 		err = -ENOMEM;
@@ -492,5 +496,45 @@ int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to)
 		if (to == VG_LOC_HOST)
 			vg_return_kick(gpu);
 	}
+	return err;
+}
+
+int vg_plan_check(struct vg_gpu *gpu, const struct vg_plan *plan)
+{
+	u64 left;
+
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->host_budget)
+		return 0;
+	left = gpu->host_budget - min(gpu->host_used, gpu->host_budget);
+	return vg_plan_host_bytes(plan) > left ? -ENOMEM : 0;
+}
+
+void vg_plan_cancel(struct vg_gpu *gpu, struct vg_plan *plan)
+{
+	struct vg_bo *bo = plan->newbo;
+	u32 i;
+
+	lockdep_assert_held(&gpu->lock);
+	vg_unmark_gpu(gpu);
+	if (bo)
+		for (i = bo->nr_chunks - plan->new_host_chunks;
+		     i < bo->nr_chunks; i++)
+			bo->chunks[i].loc = VG_LOC_VRAM;
+	memset(plan, 0, sizeof(*plan));
+	plan->newbo = bo;
+}
+
+int vg_plan_run(struct vg_gpu *gpu, struct vg_plan *plan)
+{
+	int err;
+
+	lockdep_assert_held(&gpu->lock);
+	if (!plan->move_bytes)
+		return 0;
+	err = vg_relocate_marked(gpu, VG_LOC_HOST);
+	/* relocate.c logged the cause and cleared the marks. */
+	if (err)
+		vg_plan_cancel(gpu, plan);
 	return err;
 }

@@ -300,20 +300,21 @@ static bool vg_return_reserve(struct vg_gpu *gpu)
 	u64 want = gpu->vram_size >> VG_RESERVE_SHIFT;
 	/* The cache's VRAM is room an allocation gets without a copy of ours. */
 	u64 avail = gpu->vram_size - min(gpu->vram_used, gpu->vram_size);
+	struct vg_plan plan;
 	s64 got;
 	int err;
 
 	/* The chunks just returned may have filled it. */
 	if (avail >= want)
 		return false;
-	got = vg_reduce_cold(gpu, want - avail);
+	got = vg_reduce_cold(gpu, want - avail, &plan);
 	if (got <= 0)
 		return got < 0;
-	if (gpu->host_budget && gpu->host_used + (u64)got > gpu->host_budget) {
-		vg_unmark_gpu(gpu);
+	if (vg_plan_check(gpu, &plan)) {
+		vg_plan_cancel(gpu, &plan);
 		return false;
 	}
-	err = vg_relocate_marked(gpu, VG_LOC_HOST);
+	err = vg_plan_run(gpu, &plan);
 	if (err)
 		pr_warn_ratelimited("vgmem: %s: moving %lld cold bytes out for the reserve failed (%d)\n",
 				    gpu->name, (long long)got, err);

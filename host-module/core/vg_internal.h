@@ -237,8 +237,11 @@ struct vg_gpu {
 	u32 return_ms;			/* set under lock (WRITE_ONCE), read without */
 	bool stopping;
 	/*
-	 * Run a pass now (vg_return_kick): a failed multi-VM relocation left
-	 * chunks in host RAM that no allocation got. Read without the lock.
+	 * Run a pass now (vg_return_kick, the one way to wake the worker for
+	 * a pass): a failed multi-VM relocation left chunks in host RAM that
+	 * no allocation got. Freed VRAM waits for the periodic pass. The
+	 * worker's wait ends only on this, a new return_ms or stopping (a
+	 * bare wake_up() of return_wq does nothing). Read without the lock.
 	 */
 	bool return_kick;
 	u32 return_ticks;		/* worker passes, for the heat cadence */
@@ -331,15 +334,35 @@ struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va);	/* BO starting at va */
 void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
 
 /*
- * reducer.c: choose chunks until need bytes of VRAM are accounted for.
- * Existing resident chunks are put on their VM's marked list; chunks of the
- * new BO (not yet placed, mem == NULL, on no list) that get picked have
- * their loc set to VG_LOC_HOST so bo.c allocates them in host RAM directly.
- * Returns 0, or -ENOMEM when even all candidates are not enough (nothing
- * marked then).
+ * A reduction's decision (reducer.c), made and carried out under one hold
+ * of gpu->lock. The resident chunks it chose are marked on their VMs
+ * (vm->marked, each such VM on gpu->marked_vms); the chunks of the new BO
+ * it chose have loc VG_LOC_HOST (bo.c allocates them in host RAM
+ * directly). The plan sums both, so the host budget is checked once
+ * (vg_plan_check) before anything moves; then one call carries it out
+ * (vg_plan_run) or drops it (vg_plan_cancel), either way leaving no mark.
+ */
+struct vg_plan {
+	struct vg_bo *newbo;	/* the BO being placed, or NULL */
+	u64 move_bytes;		/* marked chunks, VRAM to host RAM */
+	u64 new_host_bytes;	/* the new BO's chunks placed in host RAM */
+	u32 new_host_chunks;	/* those are its last ones */
+};
+
+/* Host RAM the plan takes: what moves out plus what is placed there. */
+static inline u64 vg_plan_host_bytes(const struct vg_plan *p)
+{
+	return p->move_bytes + p->new_host_bytes;
+}
+
+/*
+ * reducer.c: choose chunks until need bytes of VRAM are accounted for, and
+ * say so in *plan (filled in full, also when nothing is needed). Returns 0,
+ * or -ENOMEM when even all candidates are not enough (nothing chosen
+ * then, *plan empty).
  */
 int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-	      u64 need);
+	      u64 need, struct vg_plan *plan);
 /*
  * The same, with now the clock against which VMs deferred after a failed
  * drain are left out (vg_vm_drain_deferred()): their chunks are not
@@ -349,16 +372,16 @@ int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
  * stays out until it is done and its retries end.
  */
 int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
-		 u64 need, u64 now);
+		 u64 need, u64 now, struct vg_plan *plan);
 /*
  * COLD only (0 otherwise): mark, coldest first, chunks of VMs above their
  * entitlement that no sample has seen accessed for two ageing rounds,
  * up to need bytes, and never a chunk of a VM at or below its
  * entitlement. For the return worker's free-VRAM reserve (return.c).
- * Returns the bytes marked (maybe fewer than need, maybe 0) or -errno
- * (nothing marked then).
+ * Returns the bytes marked (maybe fewer than need, maybe 0; *plan says the
+ * same) or -errno (nothing marked then).
  */
-s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need);
+s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
 /*
  * Free the reducer's and the relocation's scratch arrays (vm.c, when the
  * last VM goes).
@@ -414,6 +437,22 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to);
  * others' marks are cleared. Returns 0 or the first error.
  */
 int vg_relocate_marked(struct vg_gpu *gpu, enum vg_loc to);
+/*
+ * A plan (vg_reduce()) against the host budget: -ENOMEM if what it puts in
+ * host RAM does not fit what is left of it (nothing changed; the caller
+ * cancels), else 0. The one budget check of a reduction: relocation
+ * trusts it.
+ */
+int vg_plan_check(struct vg_gpu *gpu, const struct vg_plan *plan);
+/*
+ * Carry a checked plan out: its marked chunks to host RAM
+ * (vg_relocate_marked()). On failure the marks are gone and so is the new
+ * BO's choice of host chunks (back to VG_LOC_VRAM); errors as
+ * vg_relocate_marked().
+ */
+int vg_plan_run(struct vg_gpu *gpu, struct vg_plan *plan);
+/* Drop a plan that will not run: no marks, the new BO's chunks for VRAM. */
+void vg_plan_cancel(struct vg_gpu *gpu, struct vg_plan *plan);
 /* Wake the return worker for a pass now (any context holding gpu->lock). */
 void vg_return_kick(struct vg_gpu *gpu);
 void vg_unmark_all(struct vg_vm *vm);

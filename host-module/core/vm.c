@@ -95,8 +95,10 @@ void vg_vm_destroy(struct vg_vm *vm)
 	if (!gpu->nr_vms)
 		vg_red_free(gpu);
 	mutex_unlock(&gpu->lock);
-	/* Freed VRAM: relocated chunks of other VMs may come back now. */
-	wake_up(&gpu->return_wq);
+	/*
+	 * Freed VRAM: relocated chunks of other VMs come back at the return
+	 * worker's next periodic pass.
+	 */
 	kvfree(vm->res_vec);
 	kfree(vm);
 }

@@ -85,6 +85,7 @@ static noinline int late_allocs(struct vg_vm *vm, u64 m)
 static double time_reduce(struct vg_gpu *gpu, struct vg_vm *req, u32 reps)
 {
 	u64 ns = 0, chunks = 0;
+	struct vg_plan plan;
 	struct vg_vm *vm;
 	u32 i;
 
@@ -94,7 +95,7 @@ static double time_reduce(struct vg_gpu *gpu, struct vg_vm *req, u32 reps)
 
 		mutex_lock(&gpu->lock);
 		t0 = bench_now_ns();
-		err = vg_reduce(gpu, req, NULL, LATE_BO_MAX * CHUNK);
+		err = vg_reduce(gpu, req, NULL, LATE_BO_MAX * CHUNK, &plan);
 		t1 = bench_now_ns();
 		list_for_each_entry(vm, &gpu->vms, node) {
 			chunks += vm->marked_bytes / CHUNK;

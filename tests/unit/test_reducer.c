@@ -489,6 +489,7 @@ static void test_fair_explicit(void **state)
 
 static void test_reduce_not_enough(void **state)
 {
+	struct vg_plan plan;
 	struct cfx f;
 	struct vg_vm *v0, *v1;
 
@@ -499,13 +500,19 @@ static void test_reduce_not_enough(void **state)
 	cfx_alloc(v0, 5 * CH);
 	cfx_alloc(v1, 3 * CH);
 	mutex_lock(&f.gpu->lock);
-	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 9 * CH), -ENOMEM);
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 9 * CH, &plan), -ENOMEM);
 	assert_true(list_empty(&v0->marked) && list_empty(&v1->marked));
 	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 0);
-	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 0), 0);
+	assert_int_equal(vg_plan_host_bytes(&plan), 0);
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 0, &plan), 0);
+	assert_int_equal(vg_plan_host_bytes(&plan), 0);
 	/* Exactly everything is enough. */
-	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 8 * CH), 0);
+	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 8 * CH, &plan), 0);
 	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 8 * CH);
+	/* The plan says what the marks say. */
+	assert_int_equal(plan.move_bytes, 8 * CH);
+	assert_int_equal(plan.new_host_bytes, 0);
+	assert_null(plan.newbo);
 	vg_unmark_all(v0);
 	vg_unmark_all(v1);
 	mutex_unlock(&f.gpu->lock);
@@ -521,6 +528,45 @@ static void test_reduce_not_enough(void **state)
  * their entitlement by their chunks instead: every VM that gave a chunk
  * was above its entitlement when it did, as long as one is left above.
  */
+/*
+ * A plan is what the marks are: checked once against the host budget
+ * (exactly the budget fits, a byte more does not, nothing changes either
+ * way), cancelled without a mark left.
+ */
+static void test_plan_check_and_cancel(void **state)
+{
+	struct vg_plan plan;
+	struct cfx f;
+	struct vg_vm *v0, *v1;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
+	v0 = cfx_vm(&f, "v0");
+	v1 = cfx_vm(&f, "v1");
+	cfx_alloc(v0, 5 * CH);
+	cfx_alloc(v1, 3 * CH);
+	mutex_lock(&f.gpu->lock);
+	assert_int_equal(vg_reduce(f.gpu, v1, NULL, 3 * CH, &plan), 0);
+	assert_int_equal(plan.move_bytes, 3 * CH);
+	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 3 * CH);
+	assert_int_equal(vg_plan_check(f.gpu, &plan), 0);	/* no budget */
+	f.gpu->host_budget = 3 * CH;
+	assert_int_equal(vg_plan_check(f.gpu, &plan), 0);
+	f.gpu->host_budget = 3 * CH - 1;
+	assert_int_equal(vg_plan_check(f.gpu, &plan), -ENOMEM);
+	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 3 * CH);
+	vg_plan_cancel(f.gpu, &plan);
+	assert_false(vg_gpu_has_marks(f.gpu));
+	assert_int_equal(v0->marked_bytes + v1->marked_bytes, 0);
+	assert_int_equal(vg_plan_host_bytes(&plan), 0);
+	/* Nothing to move: running an empty plan moves nothing. */
+	assert_int_equal(vg_plan_run(f.gpu, &plan), 0);
+	f.gpu->host_budget = 0;
+	mutex_unlock(&f.gpu->lock);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	cfx_fini(&f);
+}
+
 #define MANY	1000
 
 static void test_heap_many_vms(void **state)
@@ -528,6 +574,7 @@ static void test_heap_many_vms(void **state)
 	struct vg_vm_config cfg = { .name = NULL };
 	struct vg_gpu_config gcfg = { .name = "many", .chunk_size = CH,
 				      .seed = 5, .no_return_worker = true };
+	struct vg_plan plan;
 	struct fake_backend *fb;
 	struct vg_gpu *gpu;
 	struct vg_vm **vms;
@@ -557,7 +604,7 @@ static void test_heap_many_vms(void **state)
 					(1 + vg_rand_below(&r, 6)) * CH), 0);
 		}
 		mutex_lock(&gpu->lock);
-		assert_int_equal(vg_reduce(gpu, vms[0], NULL, need), 0);
+		assert_int_equal(vg_reduce(gpu, vms[0], NULL, need, &plan), 0);
 		maxleft = -(1ll << 62);
 		total = 0;
 		for (i = 0; i < MANY; i++) {
@@ -610,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_fair_equal),
 		cmocka_unit_test(test_fair_explicit),
 		cmocka_unit_test(test_reduce_not_enough),
+		cmocka_unit_test(test_plan_check_and_cancel),
 		cmocka_unit_test(test_heap_many_vms),
 	};
 

@@ -99,6 +99,7 @@ static void test_reduce_matches_reference(void **state)
 		.seed = 1, .no_return_worker = true,
 	};
 	struct vg_vm_config vcfg = { .name = NULL };
+	struct vg_plan plan;
 	struct vg_rand rnd;
 	u32 cfg, lates = 0, fails = 0, runs = 0;
 
@@ -161,8 +162,8 @@ static void test_reduce_matches_reference(void **state)
 		err = ref_reduce(gpu, ref, nvm, need, picks, nvm * 12, &late);
 		if (err >= 0)
 			np = (u32)err;
-		assert_int_equal(vg_reduce(gpu, ref[nvm / 2].vm, NULL, need),
-				 err < 0 ? -ENOMEM : 0);
+		assert_int_equal(vg_reduce(gpu, ref[nvm / 2].vm, NULL, need,
+					   &plan), err < 0 ? -ENOMEM : 0);
 		runs++;
 		fails += err < 0;
 		lates += err >= 0 && late;
@@ -324,6 +325,7 @@ static void test_relocate_in_creation_order(void **state)
  */
 static void test_relocate_failure_clears_chain(void **state)
 {
+	struct vg_plan plan;
 	struct bfx f;
 	u32 i;
 
@@ -343,7 +345,7 @@ static void test_relocate_failure_clears_chain(void **state)
 	assert_int_equal(f.vm[0]->relocated, 2 * CH);
 	for (i = 1; i < NVM; i++)
 		assert_int_equal(f.vm[i]->relocated, 0);
-	assert_int_equal(vg_reduce(f.gpu, f.vm[0], NULL, CH), 0);
+	assert_int_equal(vg_reduce(f.gpu, f.vm[0], NULL, CH, &plan), 0);
 	assert_true(vg_gpu_has_marks(f.gpu));
 	vg_unmark_gpu(f.gpu);
 	mutex_unlock(&f.gpu->lock);
