@@ -58,11 +58,10 @@ POLICY_SRCS := $(wildcard policy/*.c)
 # mgmtd: main() alone in main.c. The REST side (rest*, metrics*, openapi*,
 # sse*) is its own library so REST tests can link it over a fake model;
 # the model side (everything else, with libvgnl for the netlink backend)
-# is libmgmtd. Tests named test_mgmtd_* link both, test_rest_* the REST
-# library alone (they bring their own model).
+# is libmgmtd. Tests named test_mgmtd_* link both (and libvgnl), test_rest_*
+# the REST library alone (they bring their own model).
 MGMTD_REST_SRCS := $(wildcard mgmtd/rest*.c mgmtd/metrics*.c mgmtd/openapi*.c mgmtd/sse*.c)
-MGMTD_SRCS := $(filter-out mgmtd/main.c $(MGMTD_REST_SRCS),$(wildcard mgmtd/*.c)) \
-	$(wildcard tools/vgmem-nl/nl.c tools/vgmem-nl/nl_parse.c)
+MGMTD_SRCS := $(filter-out mgmtd/main.c $(MGMTD_REST_SRCS),$(wildcard mgmtd/*.c))
 MGMTD_MAIN := $(wildcard mgmtd/main.c)
 MGMTD_PKGS := libvirt sqlite3 libxml-2.0 libmicrohttpd jansson libcurl libnl-genl-3.0 zlib
 MGMTD_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(MGMTD_PKGS) 2>/dev/null)
@@ -75,12 +74,15 @@ INTEG_SUPPORT := $(filter-out $(INTEG_MAINS),$(wildcard tests/integration/*.c)) 
 BENCH_MAINS := $(wildcard tests/bench/bench_*.c)
 BENCH_SUPPORT := $(filter-out $(BENCH_MAINS),$(wildcard tests/bench/*.c))
 
-# tools/vgmem-nl: the netlink family's library and tool, on libnl-genl-3.
-# Built by their own rules (libnl flags); the library's unit test lives in
-# tests/unit/vgnl/, out of the reach of the tests/unit/test_*.c wildcard.
+# lib/vgnl: libvgnl, the netlink family's userspace library on
+# libnl-genl-3, linked by the vgmem-nl tool (tools/vgmem-nl/, its main
+# alone), mgmtd's netlink backend, its unit test, the fuzzer and the VM's
+# vgnl-check. Built by their own rules (libnl flags); the library's unit
+# test lives in tests/unit/vgnl/, out of the reach of the tests/unit/test_*.c
+# wildcard, as it needs libnl and nothing else.
 NL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell $(PKG_CONFIG) --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
-NL_LIB_SRCS := tools/vgmem-nl/nl.c tools/vgmem-nl/nl_parse.c
+NL_LIB_SRCS := $(wildcard lib/vgnl/*.c)
 NL_TOOL_SRCS := tools/vgmem-nl/vgmem-nl.c
 NL_TEST_SRCS := tests/unit/vgnl/test_vgnl.c
 NL_VM_CHECK_SRCS := tests/vm/progs/vgnl-check.c
@@ -97,12 +99,13 @@ $(1)/lib/libvghost.a: $(call obj,$(1),$(HOST_SRCS))
 $(1)/lib/libvgpolicy.a: $(call obj,$(1),$(POLICY_SRCS))
 $(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS))
 $(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS))
+$(1)/lib/libvgnl.a: $(call obj,$(1),$(NL_LIB_SRCS))
 $(1)_LIBS := $(foreach l,$(LIB_NAMES),$(1)/lib/lib$(l).a)
 $(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim) \
 	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest $(1)/bin/vgmem-guest-inproc) \
 	$(1)/bin/vgmem-nl \
 	$(if $(MGMTD_MAIN),$(1)/bin/mgmtd)
-$(1)_MGMTD_LIBS := $(1)/lib/libmgmtd.a $(1)/lib/libmgrest.a
+$(1)_MGMTD_LIBS := $(1)/lib/libmgmtd.a $(1)/lib/libmgrest.a $(1)/lib/libvgnl.a
 $(1)_UNIT := $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_MAINS))
 $(1)_INTEG := $(patsubst tests/integration/%.c,$(1)/tests/integration/%,$(INTEG_MAINS))
 $(1)_TESTS := $$($(1)_UNIT) $$($(1)_INTEG) $(1)/tests/unit/vgnl/test_vgnl
@@ -163,15 +166,19 @@ $(1)/tests/integration/%: $(1)/obj/tests/integration/%.o $(call obj,$(1),$(INTEG
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(INTEG_SUPPORT)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
 
-$(1)/bin/vgmem-nl: $(call obj,$(1),$(NL_TOOL_SRCS) $(NL_LIB_SRCS))
+$(1)/bin/vgmem-nl: $(call obj,$(1),$(NL_TOOL_SRCS)) $(1)/lib/libvgnl.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(NL_LIBS)
 
-$(1)/tests/unit/vgnl/test_vgnl: $(call obj,$(1),$(NL_TEST_SRCS) $(NL_LIB_SRCS))
+$(1)/tests/unit/vgnl/test_vgnl: $(call obj,$(1),$(NL_TEST_SRCS)) $(1)/lib/libvgnl.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(NL_LIBS) -lcmocka
 
 $(1)/obj/tools/vgmem-nl/%.o: tools/vgmem-nl/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(NL_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
+
+$(1)/obj/lib/vgnl/%.o: lib/vgnl/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(BASE_CFLAGS) $$(NL_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
 
@@ -409,11 +416,16 @@ $(BUILD)/vm/bin/vgmem-guest-inproc: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_INPR
 -include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(VM_GUEST_SRCS) $(INPROC_TOOL_SRCS))
 
 # vgmem-nl and vgnl-check (the netlink case's helper), static against
-# Debian's libnl-3.a and libnl-genl-3.a.
-VM_NL_OBJS := $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_LIB_SRCS))
+# their own libvgnl.a and Debian's libnl-3.a and libnl-genl-3.a.
+VM_NL_LIB := $(BUILD)/vm/lib/libvgnl.a
+$(VM_NL_LIB): $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_LIB_SRCS))
 VM_BINS += $(BUILD)/vm/bin/vgmem-nl $(BUILD)/vm/bin/vgnl-check
 
 $(BUILD)/vm/obj/tools/vgmem-nl/%.o: tools/vgmem-nl/%.c
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) $(NL_CFLAGS) -c $< -o $@
+
+$(BUILD)/vm/obj/lib/vgnl/%.o: lib/vgnl/%.c
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) $(NL_CFLAGS) -c $< -o $@
 
@@ -421,11 +433,11 @@ $(BUILD)/vm/obj/tests/vm/progs/%.o: tests/vm/progs/%.c
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) $(NL_CFLAGS) -c $< -o $@
 
-$(BUILD)/vm/bin/vgmem-nl: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_TOOL_SRCS)) $(VM_NL_OBJS)
+$(BUILD)/vm/bin/vgmem-nl: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_TOOL_SRCS)) $(VM_NL_LIB)
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^ $(NL_LIBS) -lpthread -lm
 
-$(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRCS)) $(VM_NL_OBJS)
+$(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRCS)) $(VM_NL_LIB)
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^ $(NL_LIBS) -lpthread -lm
 

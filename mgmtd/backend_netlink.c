@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The netlink backend: vgmem.ko through its generic netlink family, using
- * libvgnl (tools/vgmem-nl/nl.h). vGPUs are mdevs that mdevctl or libvirt
+ * libvgnl (lib/vgnl/vgnl.h). vGPUs are mdevs that mdevctl or libvirt
  * create; mgmtd does not create or remove them, it only follows the ones
  * its VMs use and gives them quotas and entitlements. Two handles: one
  * for requests, one subscribed to the events group (a subscribed socket
@@ -18,7 +18,7 @@
 
 #include "backend.h"
 #include "log.h"
-#include "../tools/vgmem-nl/nl.h"
+#include "lib/vgnl/vgnl.h"
 
 #define NL_MAX_EVENTS_PER_POLL	4096
 

@@ -17,7 +17,7 @@
  * Generic netlink family VGMEM_GENL_NAME, version VGMEM_GENL_VERSION, in the
  * initial network namespace only. No family header: every message is a
  * genlmsghdr followed by attributes of enum vgmem_attr. docs/abi.md explains
- * the protocol; tools/vgmem-nl/nl.h is its userspace library.
+ * the protocol; lib/vgnl/vgnl.h is its userspace library.
  *
  * Requests are validated strictly against a per-command policy, and a
  * refused request changes nothing. An attribute the command does not name,

@@ -29,10 +29,10 @@ FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(FUZZ_MAINS))
 FUZZ_BINS := $(addprefix $(FUZZ)/bin/,$(FUZZ_NAMES))
 FUZZERS ?= $(FUZZ_NAMES)
 
-$(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS) $(SIM_TRACE_SRCS)) \
+$(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(SIM_TRACE_SRCS)) \
 		$($(FUZZ)_MGMTD_LIBS) $($(FUZZ)_LIBS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(LDFLAGS_$(FUZZ)) -o $@ $< $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(NL_LIB_SRCS) $(SIM_TRACE_SRCS)) \
+	$(FUZZ_CC) $(LDFLAGS_$(FUZZ)) -o $@ $< $(call obj,$(FUZZ),$(FUZZ_SUPPORT) $(SIM_TRACE_SRCS)) \
 		-Wl,--start-group $($(FUZZ)_MGMTD_LIBS) $($(FUZZ)_LIBS) -Wl,--end-group \
 		$(MGMTD_LDLIBS) $(NL_LIBS) $(LDLIBS)
 

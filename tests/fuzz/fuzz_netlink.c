@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Netlink reply parsing of libvgnl (tools/vgmem-nl/nl_parse.c), what
+ * Netlink reply parsing of libvgnl (lib/vgnl/nl_parse.c), what
  * vgmem-nl and mgmtd's netlink backend run on every message the kernel
  * sends: byte 0 picks the parser (GPU, VM, event, LRC, a VM's shares), the
  * rest is the message, its nlmsg_len set to its size as the socket layer
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netlink/msg.h>
-#include "../../tools/vgmem-nl/nl.h"
+#include "lib/vgnl/vgnl.h"
 #include "fuzz_util.h"
 
 /* shares: also -ENOMEM, and -EPERM for a reply without the table (the

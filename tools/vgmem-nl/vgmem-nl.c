@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nl.h"
+#include "lib/vgnl/vgnl.h"
 
 static bool json;
 

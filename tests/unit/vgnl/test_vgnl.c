@@ -15,7 +15,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "../../../tools/vgmem-nl/nl.h"
+#include "lib/vgnl/vgnl.h"
 
 #define FAMILY	0x20	/* any id: parsing does not look at it */
 

@@ -36,7 +36,7 @@
 #include <linux/capability.h>
 #include <linux/netlink.h>
 
-#include "../../../tools/vgmem-nl/nl.h"
+#include "lib/vgnl/vgnl.h"
 
 static int failures;
 

@@ -13,8 +13,8 @@
  * The vgnl_parse_* functions are pure: they turn one received message into
  * a struct and touch no socket (the unit tests feed them built messages).
  */
-#ifndef VGMEM_TOOLS_NL_H
-#define VGMEM_TOOLS_NL_H
+#ifndef VGMEM_LIB_VGNL_H
+#define VGMEM_LIB_VGNL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -207,4 +207,4 @@ const char *vgnl_policy_name(uint32_t policy);
 int vgnl_policy_parse(const char *name, uint32_t *out);
 const char *vgnl_event_name(uint8_t cmd);
 
-#endif /* VGMEM_TOOLS_NL_H */
+#endif /* VGMEM_LIB_VGNL_H */

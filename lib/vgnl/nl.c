@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * libvgnl: requests, dumps and events of the "vgmem" generic netlink
- * family over libnl-genl-3 (nl.h says what each call does). The parsing
+ * family over libnl-genl-3 (vgnl.h says what each call does). The parsing
  * of replies and events and the text helpers, which need no socket, are
  * in nl_parse.c.
  */
@@ -18,7 +18,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-#include "nl.h"
+#include "vgnl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * libvgnl's pure half (nl.h, "Pure helpers"): the replies and events of
- * the "vgmem" family parsed strictly into the structs of nl.h, and the
+ * libvgnl's pure half (vgnl.h, "Pure helpers"): the replies and events of
+ * the "vgmem" family parsed strictly into the structs of vgnl.h, and the
  * text forms of UUIDs, policies, events and --share arguments. No socket:
  * tests/unit/vgnl feeds it messages built by hand.
  */
@@ -17,7 +17,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-#include "nl.h"
+#include "vgnl.h"
 
 struct vgnl_field {
 	int type;
