@@ -47,14 +47,18 @@ SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
 # Its request-trace reader: also linked by its unit test and fuzzer.
 SIM_TRACE_SRCS := tools/vgmem-sim/reqtrace.c
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
-# It links libvgmem alone (what a tenant installs); vgmem-guest-inproc is the
-# same tool with the in-process host (tools/vgmem-guest-inproc/: --inproc),
-# whose inproc.c the integration tests link too.
+# It links libvgmem (and lib/util, plain C it uses) alone: what a tenant
+# installs. vgmem-guest-inproc is the same tool with the in-process host
+# (tools/vgmem-guest-inproc/: --inproc), whose inproc.c the integration
+# tests link too.
 GUEST_TOOL_SRCS := $(wildcard guest-driver/tools/*.c)
 GUEST_TOOL_SUPPORT := $(filter-out guest-driver/tools/vgmem-guest.c,$(GUEST_TOOL_SRCS))
 INPROC_TOOL_SRCS := $(wildcard tools/vgmem-guest-inproc/*.c)
 INPROC_TOOL_SUPPORT := $(filter-out tools/vgmem-guest-inproc/main.c,$(INPROC_TOOL_SRCS))
 POLICY_SRCS := $(wildcard policy/*.c)
+# lib/util: leaf helpers in plain C with no dependencies (the size parser),
+# linked by everything through LIB_NAMES.
+UTIL_SRCS := $(wildcard lib/util/*.c)
 # mgmtd: main() alone in main.c. The REST side (rest*, metrics*, openapi*,
 # sse*) is its own library so REST tests can link it over a fake model;
 # the model side (everything else, with libvgnl for the netlink backend)
@@ -89,6 +93,7 @@ NL_VM_CHECK_SRCS := tests/vm/progs/vgnl-check.c
 
 LIB_NAMES := vghost vgmem vgcore	# link order: host needs guest and core
 LIB_NAMES += vgpolicy			# policy/: pure C, used by mgmtd
+LIB_NAMES += vgutil			# lib/util/: needs nothing, so last
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 # $(1): variant directory (build or build/asan)
@@ -100,6 +105,7 @@ $(1)/lib/libvgpolicy.a: $(call obj,$(1),$(POLICY_SRCS))
 $(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS))
 $(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS))
 $(1)/lib/libvgnl.a: $(call obj,$(1),$(NL_LIB_SRCS))
+$(1)/lib/libvgutil.a: $(call obj,$(1),$(UTIL_SRCS))
 $(1)_LIBS := $(foreach l,$(LIB_NAMES),$(1)/lib/lib$(l).a)
 $(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim) \
 	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest $(1)/bin/vgmem-guest-inproc) \
@@ -115,10 +121,10 @@ $(1)/bin/vgmem-sim: $(call obj,$(1),$(SIM_SRCS)) $$($(1)_LIBS)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(SIM_SRCS)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(LDLIBS)
 
-$(1)/bin/vgmem-guest: $(call obj,$(1),$(GUEST_TOOL_SRCS)) $(1)/lib/libvgmem.a
+$(1)/bin/vgmem-guest: $(call obj,$(1),$(GUEST_TOOL_SRCS)) $(1)/lib/libvgmem.a $(1)/lib/libvgutil.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $(call obj,$(1),$(GUEST_TOOL_SRCS)) \
-		$(1)/lib/libvgmem.a $$(LDLIBS)
+		$(1)/lib/libvgmem.a $(1)/lib/libvgutil.a $$(LDLIBS)
 
 $(1)/bin/vgmem-guest-inproc: $(call obj,$(1),$(GUEST_TOOL_SUPPORT) $(INPROC_TOOL_SRCS)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)
@@ -166,7 +172,7 @@ $(1)/tests/integration/%: $(1)/obj/tests/integration/%.o $(call obj,$(1),$(INTEG
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(INTEG_SUPPORT)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
 
-$(1)/bin/vgmem-nl: $(call obj,$(1),$(NL_TOOL_SRCS)) $(1)/lib/libvgnl.a
+$(1)/bin/vgmem-nl: $(call obj,$(1),$(NL_TOOL_SRCS)) $(1)/lib/libvgnl.a $(1)/lib/libvgutil.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(NL_LIBS)
 
@@ -199,6 +205,11 @@ $(1)/obj/host-module/sim/%.o: host-module/sim/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(BASE_CFLAGS) $$(PORTABLE_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
 
+# So is lib/util, which every program links.
+$(1)/obj/lib/util/%.o: lib/util/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(PORTABLE_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
+
 $(1)/obj/%.o: %.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(BASE_CFLAGS) $$(MGMTD_CFLAGS) $$(OPT_$(1)) -c $$< -o $$@
@@ -226,7 +237,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(call obj,$(BUILD),$(BENCH_SUPPO
 	$(CC) -o $@ $< $(call obj,$(BUILD),$(BENCH_SUPPORT)) \
 		-Wl,--start-group $($(BUILD)_LIBS) -Wl,--end-group $(LDLIBS)
 
-ALL_SRCS := $(MGMTD_SRCS) $(MGMTD_REST_SRCS) $(MGMTD_MAIN) $(POLICY_SRCS) $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(GUEST_TOOL_SRCS) $(INPROC_TOOL_SRCS) $(UNIT_MAINS) \
+ALL_SRCS := $(MGMTD_SRCS) $(MGMTD_REST_SRCS) $(MGMTD_MAIN) $(POLICY_SRCS) $(UTIL_SRCS) $(CORE_SRCS) $(GUEST_SRCS) $(HOST_SRCS) $(SIM_SRCS) $(GUEST_TOOL_SRCS) $(INPROC_TOOL_SRCS) $(UNIT_MAINS) \
 	$(UNIT_SUPPORT) $(INTEG_MAINS) $(INTEG_SUPPORT) $(BENCH_MAINS) $(BENCH_SUPPORT) \
 	$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_TEST_SRCS)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(ALL_SRCS)) $(call obj,$(BUILD)/asan,$(ALL_SRCS)) \
@@ -403,10 +414,10 @@ $(BUILD)/vm/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) -c $< -o $@
 
-$(BUILD)/vm/bin/vgmem-guest: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) $(BUILD)/lib/libvgmem.a
+$(BUILD)/vm/bin/vgmem-guest: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_GUEST_SRCS)) \
-		$(BUILD)/lib/libvgmem.a $(LDLIBS)
+		$(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a $(LDLIBS)
 
 $(BUILD)/vm/bin/vgmem-guest-inproc: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_INPROC_SRCS)) $($(BUILD)_LIBS)
 	@mkdir -p $(@D)
@@ -416,9 +427,11 @@ $(BUILD)/vm/bin/vgmem-guest-inproc: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(VM_INPR
 -include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(VM_GUEST_SRCS) $(INPROC_TOOL_SRCS))
 
 # vgmem-nl and vgnl-check (the netlink case's helper), static against
-# their own libvgnl.a and Debian's libnl-3.a and libnl-genl-3.a.
-VM_NL_LIB := $(BUILD)/vm/lib/libvgnl.a
-$(VM_NL_LIB): $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_LIB_SRCS))
+# their own libvgnl.a (and libvgutil.a) and Debian's libnl-3.a and
+# libnl-genl-3.a.
+VM_NL_LIB := $(BUILD)/vm/lib/libvgnl.a $(BUILD)/vm/lib/libvgutil.a
+$(BUILD)/vm/lib/libvgnl.a: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_LIB_SRCS))
+$(BUILD)/vm/lib/libvgutil.a: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(UTIL_SRCS))
 VM_BINS += $(BUILD)/vm/bin/vgmem-nl $(BUILD)/vm/bin/vgnl-check
 
 $(BUILD)/vm/obj/tools/vgmem-nl/%.o: tools/vgmem-nl/%.c
@@ -441,7 +454,7 @@ $(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRC
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^ $(NL_LIBS) -lpthread -lm
 
--include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(NL_LIB_SRCS) $(NL_TOOL_SRCS) $(NL_VM_CHECK_SRCS))
+-include $(patsubst %.c,$(BUILD)/vm/obj/%.d,$(NL_LIB_SRCS) $(UTIL_SRCS) $(NL_TOOL_SRCS) $(NL_VM_CHECK_SRCS))
 
 # vgirq-check (INTx and its unmask eventfd, 32-intx): raw VFIO, no libraries.
 VM_BINS += $(BUILD)/vm/bin/vgirq-check
@@ -534,12 +547,13 @@ $(BUILD)/bench/bench_rest: $(BUILD)/obj/tests/bench/bench_rest.o $(call obj,$(BU
 		$(MGMTD_LDLIBS) -lcurl $(LDLIBS)
 
 # ---- guest examples (guest-driver/examples/*.c: each one program) -------------
-# Linked with libvgmem alone, as a tenant's program is.
+# Linked with libvgmem (and the plain-C utilities it uses) alone, as a
+# tenant's program is.
 EXAMPLE_SRCS := $(wildcard guest-driver/examples/*.c)
 EXAMPLES := $(patsubst guest-driver/examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
-$(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $(BUILD)/lib/libvgmem.a
+$(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(BUILD)/lib/libvgmem.a $(LDLIBS)
+	$(CC) -o $@ $< $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a $(LDLIBS)
 all: $(EXAMPLES)
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(EXAMPLE_SRCS)))
 

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "log.h"
 #include "../policy/policy.h"
+#include "../lib/util/size.h"
 
 enum key_type { K_STR, K_U32, K_SIZE, K_BOOL, K_SPECIAL };
 
@@ -145,59 +146,10 @@ void mg_config_free(struct mg_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* The config file's and domain XML's size syntax: size.h, VG_SIZE_CONFIG. */
 int mg_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t ip = 0, frac = 0, fdiv = 1, mult = 1;
-	const char *p = s;
-	bool digits = false;
-
-	if (!s)
-		return -EINVAL;
-	while (isdigit((unsigned char)*p)) {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		ip = ip * 10 + (uint64_t)(*p++ - '0');
-		digits = true;
-	}
-	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p)) {
-			if (fdiv >= 1000000000ull)
-				return -EINVAL;	/* more precision than bytes have */
-			frac = frac * 10 + (uint64_t)(*p++ - '0');
-			fdiv *= 10;
-			digits = true;
-		}
-	}
-	if (!digits)
-		return -EINVAL;
-	switch (toupper((unsigned char)*p)) {
-	case 'K': mult = 1ull << 10; p++; break;
-	case 'M': mult = 1ull << 20; p++; break;
-	case 'G': mult = 1ull << 30; p++; break;
-	case 'T': mult = 1ull << 40; p++; break;
-	default: break;
-	}
-	if (mult > 1 && (*p == 'i' || *p == 'I'))
-		p++;
-	if (*p == 'B' || (*p == 'b' && mult > 1))
-		p++;
-	if (*p)
-		return -EINVAL;
-	if (ip > UINT64_MAX / mult)
-		return -EINVAL;
-	/* frac / fdiv of mult: mult <= 2^40 and frac < 10^9 fit in 128 bits */
-	{
-		unsigned __int128 f = (unsigned __int128)frac * mult / fdiv;
-		uint64_t whole = ip * mult;
-
-		if (f > UINT64_MAX - whole)
-			return -EINVAL;
-		if (f * fdiv != (unsigned __int128)frac * mult)
-			return -EINVAL;	/* not a whole number of bytes */
-		*out = whole + (uint64_t)f;
-	}
-	return 0;
+	return vg_parse_size(s, VG_SIZE_CONFIG, out);
 }
 
 bool mg_uuid_valid(const char *s)

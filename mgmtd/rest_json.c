@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "../lib/util/size.h"
+
 /* ---- encoders ---------------------------------------------------------- */
 
 static void kv_u64(struct rbuf *b, const char *k, uint64_t v, bool first)
@@ -259,62 +261,10 @@ void rj_event(struct rbuf *b, const struct mg_event *ev)
 
 /* ---- parsers ----------------------------------------------------------- */
 
+/* REST size strings: size.h, VG_SIZE_REST. */
 int rj_parse_size(const char *s, uint64_t *out)
 {
-	static const char units[] = "KMGTP";
-	uint64_t ip = 0, frac = 0, fscale = 1, mult = 1, v;
-	const char *p = s, *u;
-	int fdigits = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		ip = ip * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		for (; *p >= '0' && *p <= '9'; p++) {
-			if (++fdigits > 9)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			fscale *= 10;
-		}
-	}
-	if (*p && *p != 'B') {	/* "4096B" is bytes, like "4096" */
-		u = strchr(units, *p);
-		if (!u)
-			return -EINVAL;
-		mult = (uint64_t)1 << (10 * (u - units + 1));
-		p++;
-		if (*p == 'i')
-			p++;
-		if (*p == 'B')
-			p++;
-	} else if (fdigits) {
-		return -EINVAL;	/* "1.5" bytes */
-	}
-	if (*p == 'B' && mult == 1)
-		p++;
-	if (*p)
-		return -EINVAL;
-	if (ip > UINT64_MAX / mult)
-		return -EINVAL;
-	v = ip * mult;
-	/* frac < 10^9 and mult <= 2^50: split to stay in 64 bits */
-	if (fdigits) {
-		uint64_t whole = mult / fscale * frac;
-		uint64_t part = (mult % fscale) * frac / fscale;
-
-		if (v > UINT64_MAX - whole - part)
-			return -EINVAL;
-		v += whole + part;
-	}
-	*out = v;
-	return 0;
+	return vg_parse_size(s, VG_SIZE_REST, out);
 }
 
 static int rj_fail(struct rj_error *e, unsigned int status, const char *fmt, ...)

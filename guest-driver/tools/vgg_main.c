@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vgg.h"
+#include "../../lib/util/size.h"
 
 #define INPROC_VRAM_DEFAULT	(256ull << 20)
 
@@ -246,42 +247,10 @@ int vgg_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* vgmem-guest's size syntax: size.h, VG_SIZE_GUEST. */
 int vgg_parse_size(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case 0:
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (shift && end[1])
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
+	return vg_parse_size(s, VG_SIZE_GUEST, out);
 }
 
 static int usage(struct vgg_ctx *c, int cmd, const char *fmt, ...)

@@ -48,17 +48,17 @@ allowed() {
 	core/lrc) echo "core os include" ;;
 	sim) echo "core os include" ;;
 	linux) echo "core core/lrc sim os include" ;;
-	user) echo "core core/lrc sim os include guest/include" ;;
+	user) echo "core core/lrc sim os include guest/include lib/util" ;;
 	guest/include) echo "include" ;;
-	guest/lib|guest/tools|guest/examples) echo "guest/include include" ;;
+	guest/lib|guest/tools|guest/examples) echo "guest/include include lib/util" ;;
 	guest/kernel) echo "include" ;;
 	policy) echo "" ;;
 	lib/*) echo "include" ;;
 	tools/vgmem-nl) echo "include lib/vgnl lib/util" ;;
-	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include" ;;
+	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include lib/util" ;;
 	tools/vgmem-sim) echo "user core core/lrc sim os include guest/include lib/util" ;;
 	tools/vgmemctl) echo "lib/util" ;;
-	mgmtd) echo "policy include tools/vgmem-nl lib/vgnl lib/util user core core/lrc sim os guest/include" ;;
+	mgmtd) echo "policy include lib/vgnl lib/util user core core/lrc sim os guest/include" ;;
 	*) echo "" ;;
 	esac
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/util/size.h"
 #include "lib/vgnl/vgnl.h"
 
 static bool json;
@@ -53,40 +54,10 @@ static int bad_usage(const char *why)
 	return 2;
 }
 
+/* Sizes and counts: size.h, VG_SIZE_NL. */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K': case 'k':
-		shift = 10;
-		break;
-	case 'M': case 'm':
-		shift = 20;
-		break;
-	case 'G': case 'g':
-		shift = 30;
-		break;
-	case 'T': case 't':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (shift && (end[1] || v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
+	return vg_parse_size(s, VG_SIZE_NL, out);
 }
 
 static int parse_u32(const char *s, uint32_t *out)

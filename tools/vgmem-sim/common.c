@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../lib/util/size.h"
+
 int vs_parse_u64(const char *s, uint64_t *out)
 {
 	unsigned long long v;
@@ -26,38 +28,10 @@ int vs_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* vgmem-sim's size syntax: size.h, VG_SIZE_SIM. */
 int vs_parse_size(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	uint64_t mul = 1;
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': mul = 1ull << 10; end++; break;
-	case 'm': case 'M': mul = 1ull << 20; end++; break;
-	case 'g': case 'G': mul = 1ull << 30; end++; break;
-	case 't': case 'T': mul = 1ull << 40; end++; break;
-	default: break;
-	}
-	/* Accept K, KB, KiB, M, MB, MiB ... all binary. */
-	if (mul > 1 && (*end == 'i' || *end == 'I'))
-		end++;
-	if (mul > 1 && (*end == 'b' || *end == 'B'))
-		end++;
-	if (*end == 'b' && mul == 1 && end[1] == 0)
-		end++;
-	if (*end)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*out = v * mul;
-	return 0;
+	return vg_parse_size(s, VG_SIZE_SIM, out);
 }
 
 const char *vs_path(struct vs_ctx *ctx, const char *name, char *buf, size_t len)
