@@ -56,8 +56,9 @@ GUEST_TOOL_SUPPORT := $(filter-out guest-driver/tools/vgmem-guest.c,$(GUEST_TOOL
 INPROC_TOOL_SRCS := $(wildcard tools/vgmem-guest-inproc/*.c)
 INPROC_TOOL_SUPPORT := $(filter-out tools/vgmem-guest-inproc/main.c,$(INPROC_TOOL_SRCS))
 POLICY_SRCS := $(wildcard policy/*.c)
-# lib/util: leaf helpers in plain C with no dependencies (the size parser),
-# linked by everything through LIB_NAMES.
+# lib/util: leaf helpers in plain C with no dependencies (the size parser,
+# the guest-physical range allocator), linked by everything through
+# LIB_NAMES; libvgmem needs it, and nothing host-side, for its VFIO RAM.
 UTIL_SRCS := $(wildcard lib/util/*.c)
 # mgmtd: main() alone in main.c. The REST side (rest*, metrics*, openapi*,
 # sse*) is its own library so REST tests can link it over a fake model;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The VFIO transport's parts that need no device, shared by vfio.c and the
- * unit tests: the allocator of guest-physical ranges (vfio_ram.c) and the
- * control-queue protocol over BAR0 registers (vfio_ctrlq.c). Both are plain
- * code over function pointers so that a test can drive them with a fake
- * device.
+ * unit tests: the allocator of guest-physical ranges (vfio_ram.c, over
+ * lib/util/range_alloc.h) and the control-queue protocol over BAR0
+ * registers (vfio_ctrlq.c). Both are plain code over function pointers so
+ * that a test can drive them with a fake device.
  */
 #ifndef LIBVGMEM_VFIO_PRIV_H
 #define LIBVGMEM_VFIO_PRIV_H
@@ -13,24 +13,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../include/libvgmem.h"
+#include "../../lib/util/range_alloc.h"
 
 #define VGMEM_VFIO_PAGE		4096ull
 
 /* ---- guest-physical allocator (vfio_ram.c) ---------------------------- */
 
-/* A free range, sorted by start, never adjacent to the next (coalesced). */
-struct vgmem_gpa_range {
-	uint64_t start;
-	uint64_t size;
-	struct vgmem_gpa_range *next;
-};
-
 struct vgmem_gpa_heap {
-	uint64_t base;			/* page aligned, never 0 */
-	uint64_t size;			/* page multiple */
-	pthread_mutex_t lock;		/* protects free and free_bytes */
-	struct vgmem_gpa_range *free;
-	uint64_t free_bytes;
+	pthread_mutex_t lock;		/* protects ra */
+	struct vg_range_alloc ra;	/* page aligned, base never 0 */
 };
 
 /* Manage [base, base + size); both page aligned, base != 0. */

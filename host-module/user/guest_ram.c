@@ -3,7 +3,8 @@
  * Guest RAM of an in-process guest: one zeroed region, guest-physical
  * address = offset. The GPU reaches it through bounds-checked accessors (as
  * the kernel's vfio_dma_rw would); the guest library allocates its rings,
- * pushbuffers and staging areas from it with a first-fit allocator.
+ * pushbuffers and staging areas from it with the shared first-fit
+ * allocator (lib/util/range_alloc.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ const struct vg_guest_mem vg_guest_ram_ops = {
 
 int vg_guest_ram_init(struct vg_host_guest *g, u64 size)
 {
-	struct vg_ram_range *r;
+	int ret;
 
 	if (!size)
 		size = VG_HOST_GUEST_RAM_DEFAULT;
@@ -54,16 +55,14 @@ int vg_guest_ram_init(struct vg_host_guest *g, u64 size)
 	g->ram = calloc(1, size);
 	if (!g->ram)
 		return -ENOMEM;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
+	/* Page 0 is never handed out, so guest-physical 0 is never valid data. */
+	ret = vg_range_init(&g->ram_free, VG_HOST_PAGE, size - VG_HOST_PAGE,
+			    VG_HOST_PAGE);
+	if (ret) {
 		free(g->ram);
 		g->ram = NULL;
-		return -ENOMEM;
+		return ret;
 	}
-	/* Page 0 is never handed out, so guest-physical 0 is never valid data. */
-	r->start = VG_HOST_PAGE;
-	r->size = size - VG_HOST_PAGE;
-	g->free_list = r;
 	g->ram_size = size;
 	pthread_mutex_init(&g->ram_lock, NULL);
 	return 0;
@@ -71,13 +70,7 @@ int vg_guest_ram_init(struct vg_host_guest *g, u64 size)
 
 void vg_guest_ram_fini(struct vg_host_guest *g)
 {
-	struct vg_ram_range *r, *next;
-
-	for (r = g->free_list; r; r = next) {
-		next = r->next;
-		free(r);
-	}
-	g->free_list = NULL;
+	vg_range_fini(&g->ram_free);
 	pthread_mutex_destroy(&g->ram_lock);
 	free(g->ram);
 	g->ram = NULL;
@@ -85,64 +78,40 @@ void vg_guest_ram_fini(struct vg_host_guest *g)
 
 int vg_guest_ram_alloc(struct vg_host_guest *g, u64 size, u64 *gpa)
 {
-	struct vg_ram_range **pp, *r;
-	int ret = -ENOMEM;
+	uint64_t a;
+	int ret;
 
 	if (!size || size > g->ram_size)
 		return -EINVAL;
-	size = ALIGN(size, VG_HOST_PAGE);
 	pthread_mutex_lock(&g->ram_lock);
-	for (pp = &g->free_list; *pp; pp = &(*pp)->next) {
-		r = *pp;
-		if (r->size < size)
-			continue;
-		*gpa = r->start;
-		r->start += size;
-		r->size -= size;
-		if (!r->size) {
-			*pp = r->next;
-			free(r);
-		}
-		ret = 0;
-		break;
-	}
+	ret = vg_range_alloc(&g->ram_free, size, &a);
 	pthread_mutex_unlock(&g->ram_lock);
-	if (!ret)
-		memset(g->ram + *gpa, 0, size);
-	return ret;
+	/*
+	 * The allocator does not hold page 0, so it refuses a request for all
+	 * of the RAM as too large: there is simply no room for it.
+	 */
+	if (ret == -EINVAL)
+		return -ENOMEM;
+	if (ret)
+		return ret;
+	memset(g->ram + a, 0, ALIGN(size, VG_HOST_PAGE));
+	*gpa = a;
+	return 0;
 }
 
 void vg_guest_ram_free(struct vg_host_guest *g, u64 gpa, u64 size)
 {
-	struct vg_ram_range **pp, *prev = NULL, *r, *n;
+	int ret;
 
 	size = ALIGN(size, VG_HOST_PAGE);
 	if (WARN_ON(ram_check(g, gpa, size) || !IS_ALIGNED(gpa, VG_HOST_PAGE)))
 		return;
 	pthread_mutex_lock(&g->ram_lock);
-	for (pp = &g->free_list; *pp && (*pp)->start < gpa; pp = &(*pp)->next)
-		prev = *pp;
-	r = *pp;
-	/* Merge with the range before, the range after, or both. */
-	if (prev && prev->start + prev->size == gpa) {
-		prev->size += size;
-		if (r && prev->start + prev->size == r->start) {
-			prev->size += r->size;
-			prev->next = r->next;
-			free(r);
-		}
-	} else if (r && gpa + size == r->start) {
-		r->start = gpa;
-		r->size += size;
-	} else {
-		n = calloc(1, sizeof(*n));
-		/* Losing a free range only leaks guest RAM until the guest goes. */
-		if (n) {
-			n->start = gpa;
-			n->size = size;
-			n->next = r;
-			*pp = n;
-		}
-	}
+	ret = vg_range_free(&g->ram_free, gpa, size);
 	pthread_mutex_unlock(&g->ram_lock);
+	/*
+	 * Losing a free range (-ENOMEM) only leaks guest RAM until the guest
+	 * goes; anything else is a double or bogus free, refused whole.
+	 */
+	WARN_ON(ret && ret != -ENOMEM);
 }

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include "host.h"
+#include "../../lib/util/range_alloc.h"
 
 #define VG_HOST_GUEST_RAM_DEFAULT	(16ull << 20)
 #define VG_HOST_PAGE			4096ull
@@ -24,13 +25,6 @@ struct vg_host {
 	struct vg_host_guest *guests;	/* singly linked through next */
 };
 
-/* A free range of guest RAM, kept sorted by start and coalesced. */
-struct vg_ram_range {
-	u64 start;
-	u64 size;
-	struct vg_ram_range *next;
-};
-
 struct vg_host_chan_ref {
 	u32 id;
 	struct vg_chan *ch;
@@ -43,8 +37,8 @@ struct vg_host_guest {
 
 	u8 *ram;			/* guest-physical 0 is ram[0] */
 	u64 ram_size;
-	pthread_mutex_t ram_lock;	/* protects free_list */
-	struct vg_ram_range *free_list;
+	pthread_mutex_t ram_lock;	/* protects ram_free */
+	struct vg_range_alloc ram_free;	/* [VG_HOST_PAGE, ram_size) */
 
 	struct vg_vm *vm;
 	struct vg_model_vm *mvm;	/* the VM under the host's model */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The VFIO transport's guest-physical allocator (guest-driver/lib/vfio_ram.c):
+ * The VFIO transport's guest-physical allocator (guest-driver/lib/vfio_ram.c,
+ * over lib/util/range_alloc.c):
  * page rounding, first fit, coalescing, and frees that do not match the
  * heap refused without changing anything.
  */
@@ -19,10 +20,10 @@
 
 static unsigned int nr_ranges(struct vgmem_gpa_heap *h)
 {
-	struct vgmem_gpa_range *r;
+	struct vg_range *r;
 	unsigned int n = 0;
 
-	for (r = h->free; r; r = r->next)
+	for (r = h->ra.free; r; r = r->next)
 		n++;
 	return n;
 }
@@ -65,7 +66,7 @@ static void test_alloc_first_fit(void **state)
 	assert_true(d == BASE + 6 * PG);
 	assert_int_equal(vgmem_gpa_heap_alloc(&h, 1, &d), -ENOMEM);
 	assert_true(vgmem_gpa_heap_free_bytes(&h) == 0);
-	assert_null(h.free);
+	assert_null(h.ra.free);
 	vgmem_gpa_heap_fini(&h);
 }
 
@@ -88,7 +89,7 @@ static void test_free_coalesces(void **state)
 	/* Before the free range: merged forward. */
 	assert_int_equal(vgmem_gpa_heap_free(&h, v[0], PG), 0);
 	assert_int_equal(nr_ranges(&h), 1);
-	assert_true(h.free->start == BASE && h.free->size == 4 * PG);
+	assert_true(h.ra.free->start == BASE && h.ra.free->size == 4 * PG);
 	assert_true(vgmem_gpa_heap_free_bytes(&h) == 4 * PG);
 	vgmem_gpa_heap_fini(&h);
 }
