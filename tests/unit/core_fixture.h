@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * A GPU on the fake backend with a few VMs, for the core's unit tests
- * (accounting, reducer, BOs, control). Include after <cmocka.h>.
- * Teardown asserts no backend object leaked, no backend contract was
- * violated and no WARN fired.
+ * (accounting, reducer, BOs, control, channels, relocation, return), and
+ * a guest's memory for the VMs whose channels read rings from it. Include
+ * after <cmocka.h>. Teardown asserts no backend object leaked, no backend
+ * contract was violated and no WARN fired.
  */
 #ifndef VGMEM_TESTS_CORE_FIXTURE_H
 #define VGMEM_TESTS_CORE_FIXTURE_H
@@ -30,17 +31,25 @@ struct cfx_opts {
 	u64 seed;
 	u64 host_budget;
 	const struct vg_backend_ops *ops;	/* NULL: fake_ops */
+	const char *name;			/* NULL: "test" */
+	bool return_worker;			/* else tests call vg_gpu_return_once() */
+	u32 return_interval_ms;			/* of the worker; 0: the default */
+	const struct vg_gpu_events *events;
+	void *events_priv;
 };
 
 static inline void cfx_init_opts(struct cfx *f, const struct cfx_opts *o)
 {
 	struct vg_gpu_config cfg = {
-		.name = "test",
+		.name = o->name ? o->name : "test",
 		.chunk_size = o->chunk,
 		.policy = o->policy,
 		.host_budget = o->host_budget,
 		.seed = o->seed,
-		.no_return_worker = true,
+		.no_return_worker = !o->return_worker,
+		.return_interval_ms = o->return_interval_ms,
+		.events = o->events,
+		.events_priv = o->events_priv,
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -60,15 +69,23 @@ static inline void cfx_init(struct cfx *f, u64 vram, u64 chunk,
 	cfx_init_opts(f, &o);
 }
 
-static inline struct vg_vm *cfx_vm(struct cfx *f, const char *name)
+/* A VM of cfg's own (guest memory, platform hooks), destroyed by cfx_fini. */
+static inline struct vg_vm *cfx_vm_cfg(struct cfx *f,
+				       const struct vg_vm_config *cfg)
 {
-	struct vg_vm_config cfg = { .name = name };
 	struct vg_vm *vm;
 
 	assert_true(f->nvm < CFX_MAX_VMS);
-	assert_int_equal(vg_vm_create(f->gpu, &cfg, &vm), 0);
+	assert_int_equal(vg_vm_create(f->gpu, cfg, &vm), 0);
 	f->vm[f->nvm++] = vm;
 	return vm;
+}
+
+static inline struct vg_vm *cfx_vm(struct cfx *f, const char *name)
+{
+	struct vg_vm_config cfg = { .name = name };
+
+	return cfx_vm_cfg(f, &cfg);
 }
 
 static inline void cfx_fini(struct cfx *f)
@@ -83,6 +100,71 @@ static inline void cfx_fini(struct cfx *f)
 	assert_int_equal(fake_errors(f->fb), 0);
 	fake_destroy(f->fb);
 	assert_int_equal(os_warn_count(), f->warns);
+}
+
+/*
+ * A guest's memory, guest-physical [0, size), as a VM's vg_guest_mem: what
+ * the core reads channel rings from. Without a buffer (cfx_gmem_zero) it
+ * reads as zeroes and drops writes, for tests whose rings stay empty.
+ * Out of range is -EFAULT, as a real guest's memory would answer.
+ */
+struct cfx_gmem {
+	u8 *buf;
+	u64 size;
+};
+
+static inline int cfx_gmem_read(void *priv, u64 gpa, void *buf, size_t len)
+{
+	struct cfx_gmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	if (g->buf)
+		memcpy(buf, g->buf + gpa, len);
+	else
+		memset(buf, 0, len);
+	return 0;
+}
+
+static inline int cfx_gmem_write(void *priv, u64 gpa, const void *buf,
+				 size_t len)
+{
+	struct cfx_gmem *g = priv;
+
+	if (gpa > g->size || len > g->size - gpa)
+		return -EFAULT;
+	if (g->buf)
+		memcpy(g->buf + gpa, buf, len);
+	return 0;
+}
+
+static inline void cfx_gmem_init(struct cfx_gmem *g, u64 size)
+{
+	g->size = size;
+	g->buf = calloc(1, size);
+	assert_non_null(g->buf);
+}
+
+static inline void cfx_gmem_zero(struct cfx_gmem *g, u64 size)
+{
+	g->size = size;
+	g->buf = NULL;
+}
+
+static inline void cfx_gmem_fini(struct cfx_gmem *g)
+{
+	free(g->buf);
+	g->buf = NULL;
+}
+
+/* g as a VM's guest memory (vg_vm_config.gmem). */
+static inline struct vg_guest_mem cfx_gmem_of(struct cfx_gmem *g)
+{
+	struct vg_guest_mem m = {
+		.read = cfx_gmem_read, .write = cfx_gmem_write, .priv = g,
+	};
+
+	return m;
 }
 
 /* Tests are single threaded: read core structures without the lock. */

@@ -14,37 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../host-module/core/vg_internal.h"
-#include "fake_backend.h"
+#include "core_fixture.h"
 
 #define GMEM_SIZE	(1ull << 20)
 #define RING_GPA	0x1000ull
 #define RING_ENTRIES	64u
-
-struct tgmem {
-	u8 *buf;
-	u64 size;
-};
-
-static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > g->size || len > g->size - gpa)
-		return -EFAULT;
-	memcpy(buf, g->buf + gpa, len);
-	return 0;
-}
-
-static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > g->size || len > g->size - gpa)
-		return -EFAULT;
-	memcpy(g->buf + gpa, buf, len);
-	return 0;
-}
 
 /* A platform zap that plays a guest storing to the page it still maps. */
 struct zap_play {
@@ -59,12 +33,10 @@ struct zap_play {
 };
 
 struct fx {
-	struct fake_backend *fb;
-	struct vg_gpu *gpu;
-	struct vg_vm *vm;
-	struct tgmem gm;
+	struct cfx c;
+	struct vg_vm *vm;	/* c.vm[0] */
+	struct cfx_gmem gm;
 	struct zap_play zap;
-	u64 warns;
 };
 
 static void zap_cb(void *priv, struct vg_chan *ch)
@@ -88,30 +60,21 @@ static int fx_setup_common(void **state, bool with_zap,
 			   const struct vg_backend_ops *ops)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct vg_gpu_config gc = {
-		.name = "gpu0",
-		.chunk_size = VG_CHUNK_MIN,
-		.no_return_worker = true,
-		.seed = 1,
+	struct cfx_opts o = {
+		.name = "gpu0", .vram = 16 * VG_CHUNK_MIN,
+		.chunk = VG_CHUNK_MIN, .seed = 1, .ops = ops,
 	};
 	struct vg_vm_config vc = { .name = "vm0" };
 
 	assert_non_null(f);
-	f->warns = os_warn_count();
-	f->gm.size = GMEM_SIZE;
-	f->gm.buf = calloc(1, GMEM_SIZE);
-	assert_non_null(f->gm.buf);
-	f->fb = fake_create(16 * VG_CHUNK_MIN);
-	assert_non_null(f->fb);
-	assert_int_equal(vg_gpu_create(&gc, ops, f->fb, &f->gpu), 0);
-	vc.gmem.read = tg_read;
-	vc.gmem.write = tg_write;
-	vc.gmem.priv = &f->gm;
+	cfx_gmem_init(&f->gm, GMEM_SIZE);
+	cfx_init_opts(&f->c, &o);
+	vc.gmem = cfx_gmem_of(&f->gm);
 	if (with_zap) {
 		vc.platform.userd_zap = zap_cb;
 		vc.platform.priv = &f->zap;
 	}
-	assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm), 0);
+	f->vm = cfx_vm_cfg(&f->c, &vc);
 	*state = f;
 	return 0;
 }
@@ -130,13 +93,8 @@ static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
 
-	vg_vm_destroy(f->vm);
-	vg_gpu_destroy(f->gpu);
-	assert_int_equal(fake_leaks(f->fb), 0);
-	assert_int_equal(fake_errors(f->fb), 0);
-	assert_int_equal(os_warn_count(), f->warns);
-	fake_destroy(f->fb);
-	free(f->gm.buf);
+	cfx_fini(&f->c);
+	cfx_gmem_fini(&f->gm);
 	free(f);
 	return 0;
 }
@@ -163,25 +121,25 @@ static void set_real_word(struct vg_chan *ch, u32 off, u32 val)
 
 static void suspend(struct fx *f)
 {
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	vg_vm_suspend(f->vm);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 }
 
 static void resume(struct fx *f)
 {
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	vg_vm_resume(f->vm);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 }
 
 static int drain(struct fx *f)
 {
 	int err;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	err = vg_vm_drain(f->vm);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	return err;
 }
 
@@ -216,14 +174,14 @@ static void test_create_rejects_bad_rings(void **state)
 	}
 	assert_null(ch);
 	assert_int_equal(f->vm->nr_chans, 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_CREATE), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_CREATE), 0);
 
 	/* The edges that are fine: the ring ends exactly at the end. */
 	assert_int_equal(vg_chan_create(f->vm, GMEM_SIZE - 8 * 64, 64, &ch), 0);
 	vg_chan_destroy(ch);
 	assert_int_equal(vg_chan_create(f->vm, 0, VGMEM_GP_ENTRIES_MIN, &ch), 0);
 	vg_chan_destroy(ch);
-	assert_int_equal(fake_nr_chans(f->fb), 0);
+	assert_int_equal(fake_nr_chans(f->c.fb), 0);
 }
 
 static void test_create_limit_and_ids(void **state)
@@ -237,7 +195,7 @@ static void test_create_limit_and_ids(void **state)
 	assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES, &ch),
 			 -ENOSPC);
 	assert_null(ch);
-	assert_int_equal(fake_nr_chans(f->fb), VG_VM_MAX_CHANS);
+	assert_int_equal(fake_nr_chans(f->c.fb), VG_VM_MAX_CHANS);
 
 	for (i = 0; i < VG_VM_MAX_CHANS; i++) {
 		/* An id is the channel's USERD page in BAR2. */
@@ -261,15 +219,15 @@ static void test_create_limit_and_ids(void **state)
 		assert_int_equal(vg_chan_id(chans[k]), id);
 	}
 	/* The core's own lookup, under the lock it asserts. */
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	assert_ptr_equal(vg_chan_find(f->vm, vg_chan_id(chans[3])), chans[3]);
 	assert_null(vg_chan_find(f->vm, ~0u));
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 
 	for (i = 0; i < VG_VM_MAX_CHANS; i++)
 		vg_chan_destroy(chans[i]);
 	assert_int_equal(f->vm->nr_chans, 0);
-	assert_int_equal(fake_nr_chans(f->fb), 0);
+	assert_int_equal(fake_nr_chans(f->c.fb), 0);
 	vg_chan_destroy(NULL);
 }
 
@@ -279,7 +237,7 @@ static void test_create_failures_leave_nothing(void **state)
 	struct vg_chan *ch = NULL;
 	int n;
 
-	fake_fail(f->fb, FAKE_OP_CHAN_CREATE, 1);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_CREATE, 1);
 	assert_int_equal(vg_chan_create(f->vm, RING_GPA, RING_ENTRIES, &ch),
 			 -ENOMEM);
 	assert_null(ch);
@@ -292,7 +250,7 @@ static void test_create_failures_leave_nothing(void **state)
 		assert_null(ch);
 	}
 	assert_int_equal(f->vm->nr_chans, 0);
-	assert_int_equal(fake_nr_chans(f->fb), 0);
+	assert_int_equal(fake_nr_chans(f->c.fb), 0);
 	ch = mkchan(f);
 	vg_chan_destroy(ch);
 }
@@ -519,7 +477,7 @@ static void test_drain_timeout(void **state)
 	u64 t0 = ktime_get_ns();
 
 	suspend(f);
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 2);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 2);
 	assert_int_equal(drain(f), -ETIMEDOUT);
 	/* Deferred: no victim before its back-off ends. */
 	assert_int_equal(f->vm->drain_fails, 1);
@@ -530,7 +488,7 @@ static void test_drain_timeout(void **state)
 	/* A second failure in a row doubles the back-off. */
 	suspend(f);
 	t0 = ktime_get_ns();
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 1);
 	assert_int_equal(drain(f), -ETIMEDOUT);
 	assert_int_equal(f->vm->drain_fails, 2);
 	assert_true(f->vm->drain_retry_ns >= t0 + 2 * VG_DRAIN_BACKOFF_MIN_NS);
@@ -539,9 +497,9 @@ static void test_drain_timeout(void **state)
 	/* One that works makes it a victim like any other again. */
 	assert_int_equal(f->vm->drain_fails, 0);
 	assert_false(vg_vm_drain_deferred(f->vm, ktime_get_ns()));
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 5);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 5);
 	/* Nothing waits for the rings to run dry. */
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_IDLE_WAIT), 0);
 	vg_chan_destroy(a);
 	vg_chan_destroy(b);
 }
@@ -563,13 +521,13 @@ static void test_guest_submits_during_drain(void **state)
 	struct vg_chan *ch = mkchan(f);
 
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 4);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
 	suspend(f);
 	assert_int_equal(drain(f), 0);
 	/* Stopped by the first drain: a second one has nothing to wait for. */
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 1);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 6);
 	/* Real ring drained up to what it had; the rest went to the shadow. */
 	assert_int_equal(real_word(ch, VGMEM_USERD_GP_PUT), 4);
@@ -713,12 +671,12 @@ static void test_guest_racing_swaps(void **state)
 	/* Enough swaps, and enough guest stores in between them. */
 	for (i = 0; i < 2000 ||
 	     __atomic_load_n(&r.progress, __ATOMIC_RELAXED) < 100000; i++) {
-		mutex_lock(&f->gpu->lock);
+		mutex_lock(&f->c.gpu->lock);
 		vg_vm_suspend(f->vm);
 		vg_vm_resume(f->vm);
 		/* The GPU's view only ever moves forward. */
 		cur = real_word(r.ch, VGMEM_USERD_GP_PUT);
-		mutex_unlock(&f->gpu->lock);
+		mutex_unlock(&f->c.gpu->lock);
 		assert_true(cur >= prev);
 		prev = cur;
 		if (__atomic_load_n(&r.bad, __ATOMIC_RELAXED))
@@ -742,7 +700,7 @@ static void test_vm_destroy_frees_channels(void **state)
 
 	for (i = 0; i < 3; i++)
 		mkchan(f);
-	assert_int_equal(fake_nr_chans(f->fb), 3);
+	assert_int_equal(fake_nr_chans(f->c.fb), 3);
 	/* fx_teardown destroys the VM and checks for leaks. */
 }
 
@@ -759,27 +717,27 @@ static void test_drain_stops_resume_starts(void **state)
 
 	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 3);
 	suspend(f);
-	fake_reset_counts(f->fb);
+	fake_reset_counts(f->c.fb);
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
-	assert_int_equal(fake_log_at(f->fb, 0), FAKE_OP_CHAN_STOP);
-	assert_int_equal(fake_log_at(f->fb, 1), FAKE_OP_CHAN_STOP);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_log_at(f->c.fb, 0), FAKE_OP_CHAN_STOP);
+	assert_int_equal(fake_log_at(f->c.fb, 1), FAKE_OP_CHAN_STOP);
 	assert_true(fake_bchan_stopped(a->bchan));
 	assert_true(fake_bchan_stopped(b->bchan));
 	/* A second drain in the same suspension leaves them stopped. */
 	assert_int_equal(drain(f), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 2);
 	vg_chan_userd_write(a, VGMEM_USERD_GP_PUT, 5);
 	resume(f);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 2);
 	assert_false(fake_bchan_stopped(a->bchan));
 	assert_false(fake_bchan_stopped(b->bchan));
 	assert_int_equal(real_word(a, VGMEM_USERD_GP_PUT), 5);
 	/* A suspension without a drain stops and starts nothing. */
 	suspend(f);
 	resume(f);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 2);
 	vg_chan_destroy(a);
 	vg_chan_destroy(b);
 }
@@ -791,23 +749,23 @@ static void test_stop_failure_rolls_back(void **state)
 	struct vg_chan *a = mkchan(f), *b = mkchan(f), *c = mkchan(f);
 
 	suspend(f);
-	fake_reset_counts(f->fb);
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 2);
+	fake_reset_counts(f->c.fb);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 2);
 	assert_int_equal(drain(f), -ETIMEDOUT);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 2);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 1);
 	assert_false(fake_bchan_stopped(a->bchan));
 	assert_false(fake_bchan_stopped(b->bchan));
 	assert_false(fake_bchan_stopped(c->bchan));
 	/* The resume has nothing left to start (the fake counts a bad one). */
 	resume(f);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 1);
 	/* The first channel failing leaves nothing to start. */
 	suspend(f);
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 1);
 	assert_int_equal(drain(f), -ETIMEDOUT);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 3);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_START), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 3);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 1);
 	resume(f);
 	assert_int_equal(drain(f), 0);
 	vg_chan_destroy(a);
@@ -847,23 +805,22 @@ static void test_parked_channel_stays_parked(void **state)
 	chs[1] = mkchan(f);
 	fake_bchan_set_work(chs[0]->bchan, a_work, &ran);
 	fake_bchan_park(chs[0]->bchan);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, unpark_a, chs);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, unpark_a, chs);
 	suspend(f);
 	assert_int_equal(drain(f), 0);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, NULL, NULL);
 	/* Released, but stopped: the GPU may run anything else, not A. */
-	assert_int_equal(fake_engine_run(f->fb), 0);
+	assert_int_equal(fake_engine_run(f->c.fb), 0);
 	assert_int_equal(ran, 0);
 	resume(f);
-	assert_int_equal(fake_engine_run(f->fb), 1);
+	assert_int_equal(fake_engine_run(f->c.fb), 1);
 	assert_int_equal(ran, 1);
-	assert_true(fake_last_seq(f->fb, FAKE_OP_CHAN_RUN) >
-		    fake_last_seq(f->fb, FAKE_OP_CHAN_START));
+	assert_true(fake_last_seq(f->c.fb, FAKE_OP_CHAN_RUN) >
+		    fake_last_seq(f->c.fb, FAKE_OP_CHAN_START));
 	vg_chan_destroy(chs[0]);
 	vg_chan_destroy(chs[1]);
 }
 
-/* Without the stop ops the core still drains (and cannot do better). */
 /*
  * channel_stop and channel_start are mandatory: without them a drain could
  * not keep a parked channel from running during the copy.

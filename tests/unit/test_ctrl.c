@@ -17,52 +17,23 @@
 #define CH		(64 * KiB)
 #define GMEM_SIZE	(64 * KiB)
 
-struct tgmem {
-	u8 buf[GMEM_SIZE];
-};
-
-static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > GMEM_SIZE || len > GMEM_SIZE - gpa)
-		return -EFAULT;
-	memcpy(buf, g->buf + gpa, len);
-	return 0;
-}
-
-static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > GMEM_SIZE || len > GMEM_SIZE - gpa)
-		return -EFAULT;
-	memcpy(g->buf + gpa, buf, len);
-	return 0;
-}
-
 struct t {
 	struct cfx f;
 	struct vg_vm *vm;
-	struct tgmem gm;
+	struct cfx_gmem gm;
 };
 
 static int setup(void **state)
 {
 	struct t *t = calloc(1, sizeof(*t));
-	struct vg_vm_config cfg = {
-		.name = "guest",
-		.quota = 64 * CH,
-		.gmem = { .read = tg_read, .write = tg_write },
-	};
+	struct vg_vm_config cfg = { .name = "guest", .quota = 64 * CH };
 
 	if (!t)
 		return -1;
-	cfg.gmem.priv = &t->gm;
+	cfx_gmem_init(&t->gm, GMEM_SIZE);
+	cfg.gmem = cfx_gmem_of(&t->gm);
 	cfx_init(&t->f, 32 * CH, CH, VG_POLICY_LRA);
-	if (vg_vm_create(t->f.gpu, &cfg, &t->vm))
-		return -1;
-	t->f.vm[t->f.nvm++] = t->vm;
+	t->vm = cfx_vm_cfg(&t->f, &cfg);
 	*state = t;
 	return 0;
 }
@@ -72,6 +43,7 @@ static int teardown(void **state)
 	struct t *t = *state;
 
 	cfx_fini(&t->f);
+	cfx_gmem_fini(&t->gm);
 	free(t);
 	return 0;
 }

@@ -14,8 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../host-module/core/vg_internal.h"
-#include "fake_backend.h"
+#include "core_fixture.h"
 
 #define CHUNK		VG_CHUNK_MIN
 #define VRAM_CHUNKS	16u
@@ -23,38 +22,10 @@
 #define NVMS		2
 #define MAX_SNAP	64
 
-struct tgmem {
-	u8 *buf;
-	u64 size;
-};
-
-static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > g->size || len > g->size - gpa)
-		return -EFAULT;
-	memcpy(buf, g->buf + gpa, len);
-	return 0;
-}
-
-static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
-{
-	struct tgmem *g = priv;
-
-	if (gpa > g->size || len > g->size - gpa)
-		return -EFAULT;
-	memcpy(g->buf + gpa, buf, len);
-	return 0;
-}
-
 struct fx {
-	struct fake_backend *fb;
-	struct vg_gpu *gpu;
-	struct vg_vm *vm[NVMS];
+	struct cfx c;			/* c.vm[i] has channel ch[i] */
 	struct vg_chan *ch[NVMS];
-	struct tgmem gm[NVMS];
-	u64 warns;
+	struct cfx_gmem gm[NVMS];
 	/* Hook observations. */
 	u32 suspended_at_copy;
 	u32 suspended_at_idle;
@@ -65,29 +36,22 @@ struct fx {
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct vg_gpu_config gc = {
-		.name = "gpu0",
-		.chunk_size = CHUNK,
-		.no_return_worker = true,
+	struct cfx_opts o = {
+		.name = "gpu0", .vram = VRAM_CHUNKS * CHUNK, .chunk = CHUNK,
 		.seed = 7,
 	};
 	int i;
 
 	assert_non_null(f);
-	f->warns = os_warn_count();
-	f->fb = fake_create(VRAM_CHUNKS * CHUNK);
-	assert_non_null(f->fb);
-	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	cfx_init_opts(&f->c, &o);
 	for (i = 0; i < NVMS; i++) {
 		struct vg_vm_config vc = { .name = i ? "vmB" : "vmA" };
+		struct vg_vm *vm;
 
-		f->gm[i].size = GMEM_SIZE;
-		f->gm[i].buf = calloc(1, GMEM_SIZE);
-		vc.gmem.read = tg_read;
-		vc.gmem.write = tg_write;
-		vc.gmem.priv = &f->gm[i];
-		assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm[i]), 0);
-		assert_int_equal(vg_chan_create(f->vm[i], 0, 64, &f->ch[i]), 0);
+		cfx_gmem_init(&f->gm[i], GMEM_SIZE);
+		vc.gmem = cfx_gmem_of(&f->gm[i]);
+		vm = cfx_vm_cfg(&f->c, &vc);
+		assert_int_equal(vg_chan_create(vm, 0, 64, &f->ch[i]), 0);
 	}
 	*state = f;
 	return 0;
@@ -98,16 +62,9 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 	int i;
 
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
-	for (i = 0; i < NVMS; i++) {
-		vg_vm_destroy(f->vm[i]);
-		free(f->gm[i].buf);
-	}
-	vg_gpu_destroy(f->gpu);
-	assert_int_equal(fake_leaks(f->fb), 0);
-	assert_int_equal(fake_errors(f->fb), 0);
-	assert_int_equal(os_warn_count(), f->warns);
-	fake_destroy(f->fb);
+	cfx_fini(&f->c);
+	for (i = 0; i < NVMS; i++)
+		cfx_gmem_fini(&f->gm[i]);
 	free(f);
 	return 0;
 }
@@ -129,7 +86,7 @@ static void fill(struct fx *f, struct vg_vm *vm, u64 va, u64 size, u32 seed)
 
 	for (i = 0; i < size; i++)
 		buf[i] = pat(seed, i);
-	assert_int_equal(fake_va_rw(f->fb, vm->as, va, buf, size, true), 0);
+	assert_int_equal(fake_va_rw(f->c.fb, vm->as, va, buf, size, true), 0);
 	free(buf);
 }
 
@@ -138,7 +95,7 @@ static void check(struct fx *f, struct vg_vm *vm, u64 va, u64 size, u32 seed)
 	u8 *buf = malloc(size);
 	u64 i;
 
-	assert_int_equal(fake_va_rw(f->fb, vm->as, va, buf, size, false), 0);
+	assert_int_equal(fake_va_rw(f->c.fb, vm->as, va, buf, size, false), 0);
 	for (i = 0; i < size; i++)
 		if (buf[i] != pat(seed, i))
 			fail_msg("byte %llu of 0x%llx: %u != %u",
@@ -155,9 +112,9 @@ static struct vg_bo *mkbo(struct fx *f, struct vg_vm *vm, u32 n, u64 tail,
 	struct vg_bo *bo;
 
 	assert_int_equal(vg_bo_alloc(vm, size, 0, &va), 0);
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	bo = vg_bo_find(vm, va);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	assert_non_null(bo);
 	assert_int_equal(bo->nr_chunks, n);
 	fill(f, vm, va, size, seed);
@@ -168,20 +125,20 @@ static void mark(struct fx *f, struct vg_bo *bo, u32 mask)
 {
 	u32 i;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	for (i = 0; i < bo->nr_chunks; i++)
 		if (mask & (1u << i))
 			vg_chunk_mark(&bo->chunks[i]);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 }
 
 static int relocate(struct fx *f, struct vg_vm *vm, enum vg_loc to)
 {
 	int err;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	err = vg_relocate_vm(vm, to);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	return err;
 }
 
@@ -190,7 +147,7 @@ static void assert_chunk_at(struct fx *f, struct vg_chunk *c, enum vg_loc loc)
 {
 	u64 off = 1, va = vg_chunk_va(c);
 
-	assert_int_equal(fake_errors(f->fb), 0);
+	assert_int_equal(fake_errors(f->c.fb), 0);
 	assert_int_equal(c->loc, loc);
 	assert_false(c->marked);
 	assert_null(c->new_mem);
@@ -219,9 +176,9 @@ static void take(struct fx *f, struct snap *s)
 	int v;
 
 	memset(s, 0, sizeof(*s));
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	for (v = 0; v < NVMS; v++) {
-		struct vg_vm *vm = f->vm[v];
+		struct vg_vm *vm = f->c.vm[v];
 
 		list_for_each_entry(bo, &vm->bos, node) {
 			for (i = 0; i < bo->nr_chunks; i++) {
@@ -245,12 +202,12 @@ static void take(struct fx *f, struct snap *s)
 		assert_true(list_empty(&vm->marked));
 		assert_false(fake_as_tlb_dirty(vm->as));
 	}
-	s->vram_used = f->gpu->vram_used;
-	s->host_used = f->gpu->host_used;
-	mutex_unlock(&f->gpu->lock);
-	s->fvram = fake_vram_used(f->fb);
-	s->fhost = fake_host_used(f->fb);
-	s->leaks = fake_leaks(f->fb);
+	s->vram_used = f->c.gpu->vram_used;
+	s->host_used = f->c.gpu->host_used;
+	mutex_unlock(&f->c.gpu->lock);
+	s->fvram = fake_vram_used(f->c.fb);
+	s->fhost = fake_host_used(f->c.fb);
+	s->leaks = fake_leaks(f->c.fb);
 }
 
 static void assert_snap_equal(const struct snap *a, const struct snap *b)
@@ -272,7 +229,7 @@ static struct vg_gpu_stats gpu_stats(struct fx *f)
 {
 	struct vg_gpu_stats st;
 
-	vg_gpu_get_stats(f->gpu, &st);
+	vg_gpu_get_stats(f->c.gpu, &st);
 	return st;
 }
 
@@ -281,15 +238,15 @@ static struct vg_gpu_stats gpu_stats(struct fx *f)
 static void test_move_out_and_back(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 8, 0, 1);
-	struct vg_bo *other = mkbo(f, f->vm[1], 2, 0, 2);
+	struct vg_bo *other = mkbo(f, f->c.vm[1], 2, 0, 2);
 	struct vg_mem *old1 = bo->chunks[1].mem;
 	struct vg_gpu_stats gs;
-	u64 leaks = fake_leaks(f->fb);
+	u64 leaks = fake_leaks(f->c.fb);
 	u32 i;
 
-	fake_reset_counts(f->fb);
+	fake_reset_counts(f->c.fb);
 	mark(f, bo, 0x2a);	/* chunks 1, 3, 5 */
 	assert_int_equal(vm->marked_bytes, 3 * CHUNK);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
@@ -299,36 +256,36 @@ static void test_move_out_and_back(void **state)
 				(0x2a & (1u << i)) ? VG_LOC_HOST : VG_LOC_VRAM);
 	assert_ptr_not_equal(bo->chunks[1].mem, old1);
 	check(f, vm, bo->va, bo->size, 1);
-	check(f, f->vm[1], other->va, other->size, 2);
+	check(f, f->c.vm[1], other->va, other->size, 2);
 	assert_int_equal(vm->marked_bytes, 0);
 	assert_int_equal(vm->resident, 5 * CHUNK);
 	assert_int_equal(vm->relocated, 3 * CHUNK);
-	assert_int_equal(fake_vram_used(f->fb), 7 * CHUNK);
-	assert_int_equal(fake_host_used(f->fb), 3 * CHUNK);
+	assert_int_equal(fake_vram_used(f->c.fb), 7 * CHUNK);
+	assert_int_equal(fake_host_used(f->c.fb), 3 * CHUNK);
 	/* The old VRAM went back to the backend: same number of objects. */
-	assert_int_equal(fake_leaks(f->fb), leaks);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(fake_leaks(f->c.fb), leaks);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 
 	/* One batch of three, one wait, one flush, one drain per channel. */
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 1);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_WAIT), 1);
-	assert_int_equal(fake_copies(f->fb), 3);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_TLB_FLUSH), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_SUBMIT), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_WAIT), 1);
+	assert_int_equal(fake_copies(f->c.fb), 3);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_TLB_FLUSH), 1);
 	/* Preempted, not waited for: no idle wait at all. */
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_IDLE_WAIT), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_MAP), 3);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_FREE), 3);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_IDLE_WAIT), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_MAP), 3);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_MEM_FREE), 3);
 	/* The old mems are freed only after the flush. */
-	assert_true(fake_last_seq(f->fb, FAKE_OP_COPY_WAIT) <
-		    fake_last_seq(f->fb, FAKE_OP_MAP));
-	assert_true(fake_last_seq(f->fb, FAKE_OP_TLB_FLUSH) <
-		    fake_last_seq(f->fb, FAKE_OP_MEM_FREE));
+	assert_true(fake_last_seq(f->c.fb, FAKE_OP_COPY_WAIT) <
+		    fake_last_seq(f->c.fb, FAKE_OP_MAP));
+	assert_true(fake_last_seq(f->c.fb, FAKE_OP_TLB_FLUSH) <
+		    fake_last_seq(f->c.fb, FAKE_OP_MEM_FREE));
 
 	assert_int_equal(VM_STAT(vm, reloc_out_chunks), 3);
 	assert_int_equal(VM_STAT(vm, bytes_out), 3 * CHUNK);
 	assert_int_equal(VM_STAT(vm, suspends), 1);
-	assert_int_equal(VM_STAT(f->vm[1], suspends), 0);
+	assert_int_equal(VM_STAT(f->c.vm[1], suspends), 0);
 	gs = gpu_stats(f);
 	assert_int_equal(gs.relocations, 1);
 	assert_int_equal(gs.reloc_out_chunks, 3);
@@ -346,22 +303,22 @@ static void test_move_out_and_back(void **state)
 	mark(f, bo, 0x20);
 	assert_int_equal(relocate(f, vm, VG_LOC_VRAM), 0);
 	check(f, vm, bo->va, bo->size, 1);
-	assert_int_equal(fake_host_used(f->fb), 0);
-	assert_int_equal(fake_vram_used(f->fb), 10 * CHUNK);
+	assert_int_equal(fake_host_used(f->c.fb), 0);
+	assert_int_equal(fake_vram_used(f->c.fb), 10 * CHUNK);
 	assert_int_equal(VM_STAT(vm, reloc_in_chunks), 3);
 	assert_int_equal(VM_STAT(vm, bytes_in), 3 * CHUNK);
 	assert_int_equal(VM_STAT(vm, suspends), 3);
 	gs = gpu_stats(f);
 	assert_int_equal(gs.relocations, 3);
 	assert_int_equal(gs.reloc_in_chunks, 3);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 }
 
 /* A BO's short tail chunk moves with its own size. */
 static void test_tail_chunk(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 3, CHUNK - 3 * VGMEM_PAGE_SIZE, 5);
 
 	assert_int_equal(bo->chunks[2].size, 3 * VGMEM_PAGE_SIZE);
@@ -384,10 +341,10 @@ static void count_suspended(void *priv, struct fake_backend *fb, void *arg)
 	(void)fb;
 	(void)arg;
 	for (i = 0; i < NVMS; i++) {
-		if (f->vm[i]->suspended) {
+		if (f->c.vm[i]->suspended) {
 			n++;
 			if (f->nr_copy_vm < ARRAY_SIZE(f->copy_vm))
-				f->copy_vm[f->nr_copy_vm++] = f->vm[i];
+				f->copy_vm[f->nr_copy_vm++] = f->c.vm[i];
 			/* The guest's page is the shadow right now. */
 			assert_ptr_equal(vg_chan_userd_page(f->ch[i]),
 					 f->ch[i]->shadow);
@@ -401,46 +358,46 @@ static void count_suspended(void *priv, struct fake_backend *fb, void *arg)
 static void test_one_batch_one_suspension_per_vm(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 4, 0, 10);
-	struct vg_bo *b = mkbo(f, f->vm[1], 5, 0, 11);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4, 0, 10);
+	struct vg_bo *b = mkbo(f, f->c.vm[1], 5, 0, 11);
 	struct vg_gpu_stats gs;
 	int err;
 
-	fake_reset_counts(f->fb);
+	fake_reset_counts(f->c.fb);
 	mark(f, a, 0x5);
 	mark(f, b, 0x1e);
-	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, count_suspended, f);
-	mutex_lock(&f->gpu->lock);
-	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
-	mutex_unlock(&f->gpu->lock);
-	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_COPY_SUBMIT, count_suspended, f);
+	mutex_lock(&f->c.gpu->lock);
+	err = vg_relocate_marked(f->c.gpu, VG_LOC_HOST);
+	mutex_unlock(&f->c.gpu->lock);
+	fake_set_hook(f->c.fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
 	assert_int_equal(err, 0);
 
 	assert_int_equal(f->suspended_at_copy, 2);
 	assert_int_equal(f->nr_copy_vm, 2);
 	assert_ptr_not_equal(f->copy_vm[0], f->copy_vm[1]);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 2);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_WAIT), 2);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_TLB_FLUSH), 2);
-	assert_int_equal(fake_copies(f->fb), 6);
-	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
-	assert_int_equal(VM_STAT(f->vm[1], suspends), 1);
-	assert_int_equal(VM_STAT(f->vm[0], reloc_out_chunks), 2);
-	assert_int_equal(VM_STAT(f->vm[1], reloc_out_chunks), 4);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_SUBMIT), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_WAIT), 2);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_TLB_FLUSH), 2);
+	assert_int_equal(fake_copies(f->c.fb), 6);
+	assert_int_equal(VM_STAT(f->c.vm[0], suspends), 1);
+	assert_int_equal(VM_STAT(f->c.vm[1], suspends), 1);
+	assert_int_equal(VM_STAT(f->c.vm[0], reloc_out_chunks), 2);
+	assert_int_equal(VM_STAT(f->c.vm[1], reloc_out_chunks), 4);
 	gs = gpu_stats(f);
 	assert_int_equal(gs.relocations, 2);
 	assert_int_equal(gs.reloc_out_chunks, 6);
 	assert_int_equal(gs.bytes_out, 6 * CHUNK);
-	check(f, f->vm[0], a->va, a->size, 10);
-	check(f, f->vm[1], b->va, b->size, 11);
-	assert_false(f->vm[0]->suspended);
-	assert_false(f->vm[1]->suspended);
+	check(f, f->c.vm[0], a->va, a->size, 10);
+	check(f, f->c.vm[1], b->va, b->size, 11);
+	assert_false(f->c.vm[0]->suspended);
+	assert_false(f->c.vm[1]->suspended);
 }
 
 static void test_suspension_stats(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 4, 0, 3);
 	struct vgmem_vm_stats st;
 	struct vg_gpu_stats gs;
@@ -489,17 +446,17 @@ static void real_put_unchanged(void *priv, struct fake_backend *fb, void *arg)
 static void test_submissions_replayed(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_chan *ch = f->ch[0];
 	struct vg_bo *bo = mkbo(f, vm, 2, 0, 4);
 
 	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 1);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
-	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, real_put_unchanged, ch);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, guest_submits, ch);
+	fake_set_hook(f->c.fb, FAKE_OP_COPY_SUBMIT, real_put_unchanged, ch);
 	mark(f, bo, 0x3);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
-	fake_set_hook(f->fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_COPY_SUBMIT, NULL, NULL);
 	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 3);
 	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
 	/* The drained ring's progress was visible through the shadow. */
@@ -518,14 +475,14 @@ struct failcase {
 
 static void run_failure(struct fx *f, enum vg_loc to, const struct failcase *fc)
 {
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo, *other;
 	struct snap before, after;
 	struct vg_gpu_stats gs0, gs1;
 	u64 susp0;
 
 	bo = mkbo(f, vm, 6, 0, 20);
-	other = mkbo(f, f->vm[1], 2, 0, 21);
+	other = mkbo(f, f->c.vm[1], 2, 0, 21);
 	vg_chan_userd_write(f->ch[0], VGMEM_USERD_GP_PUT, 5);
 	if (to == VG_LOC_VRAM) {
 		mark(f, bo, 0x2d);
@@ -539,17 +496,17 @@ static void run_failure(struct fx *f, enum vg_loc to, const struct failcase *fc)
 	if (fc->op == FAKE_OP_NR)
 		os_fail_alloc_after(fc->nth);
 	else
-		fake_fail(f->fb, fc->op, fc->nth);
+		fake_fail(f->c.fb, fc->op, fc->nth);
 	assert_int_equal(relocate(f, vm, to), fc->err);
 	os_fail_alloc_after(-1);
-	fake_fail_clear(f->fb);
+	fake_fail_clear(f->c.fb);
 
 	take(f, &after);
 	assert_snap_equal(&before, &after);
 	check(f, vm, bo->va, bo->size, 20);
-	check(f, f->vm[1], other->va, other->size, 21);
+	check(f, f->c.vm[1], other->va, other->size, 21);
 	assert_int_equal(vm->marked_bytes, 0);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	gs1 = gpu_stats(f);
 	assert_int_equal(gs1.reloc_failures, gs0.reloc_failures + 1);
 	assert_int_equal(gs1.relocations, gs0.relocations);
@@ -561,7 +518,7 @@ static void run_failure(struct fx *f, enum vg_loc to, const struct failcase *fc)
 	mark(f, bo, 0x2d);
 	assert_int_equal(relocate(f, vm, to), 0);
 	check(f, vm, bo->va, bo->size, 20);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 }
 
 static void test_fail_host_alloc_first(void **state)
@@ -628,7 +585,7 @@ static void test_fail_chan_stop(void **state)
 
 	run_failure(f, VG_LOC_HOST, &fc);
 	/* The relocation that worked at the end reset the back-off. */
-	assert_int_equal(f->vm[0]->drain_fails, 0);
+	assert_int_equal(f->c.vm[0]->drain_fails, 0);
 }
 
 static void test_fail_vram_alloc_on_return(void **state)
@@ -655,22 +612,22 @@ static void test_fail_map_on_return(void **state)
 static void test_fail_host_budget(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 4, 0, 30);
 	struct snap before, after;
 
-	mutex_lock(&f->gpu->lock);
-	f->gpu->host_budget = 2 * CHUNK;
-	mutex_unlock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
+	f->c.gpu->host_budget = 2 * CHUNK;
+	mutex_unlock(&f->c.gpu->lock);
 	take(f, &before);
-	fake_reset_counts(f->fb);
+	fake_reset_counts(f->c.fb);
 	mark(f, bo, 0x7);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), -ENOMEM);
 	take(f, &after);
 	assert_snap_equal(&before, &after);
 	/* Refused before anyone paid for it. */
-	assert_int_equal(fake_count(f->fb, FAKE_OP_MEM_ALLOC_HOST), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_MEM_ALLOC_HOST), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 0);
 	assert_int_equal(VM_STAT(vm, suspends), 0);
 	/* Exactly the budget is fine. */
 	mark(f, bo, 0x3);
@@ -704,16 +661,16 @@ static void map_plan_hook(void *priv, struct fake_backend *fb, void *arg)
 static void test_restore_failure_keeps_chunks_whole(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 2, 0, 40);
-	struct map_plan plan = { .fb = f->fb };
+	struct map_plan plan = { .fb = f->c.fb };
 	u64 warns = os_warn_count();
 	struct vg_gpu_stats gs;
 
 	mark(f, bo, 0x3);
-	fake_set_hook(f->fb, FAKE_OP_MAP, map_plan_hook, &plan);
+	fake_set_hook(f->c.fb, FAKE_OP_MAP, map_plan_hook, &plan);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), -EIO);
-	fake_set_hook(f->fb, FAKE_OP_MAP, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_MAP, NULL, NULL);
 	assert_chunk_at(f, &bo->chunks[0], VG_LOC_HOST);
 	assert_chunk_at(f, &bo->chunks[1], VG_LOC_VRAM);
 	assert_int_equal(vm->relocated, CHUNK);
@@ -721,7 +678,7 @@ static void test_restore_failure_keeps_chunks_whole(void **state)
 	assert_false(vm->suspended);
 	assert_false(fake_as_tlb_dirty(vm->as));
 	check(f, vm, bo->va, bo->size, 40);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	assert_int_equal(os_warn_count(), warns);
 	/* Chunk 0 did move: the stats say so; the relocation still failed. */
 	assert_int_equal(VM_STAT(vm, reloc_out_chunks), 1);
@@ -742,48 +699,48 @@ static void test_restore_failure_keeps_chunks_whole(void **state)
 static void test_relocate_marked_stops_at_failure(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 3, 0, 50);
-	struct vg_bo *b = mkbo(f, f->vm[1], 3, 0, 51);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 3, 0, 50);
+	struct vg_bo *b = mkbo(f, f->c.vm[1], 3, 0, 51);
 	int err;
 
 	mark(f, a, 0x3);
 	mark(f, b, 0x6);
-	fake_fail(f->fb, FAKE_OP_MEM_ALLOC_HOST, 3);
-	mutex_lock(&f->gpu->lock);
-	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
-	mutex_unlock(&f->gpu->lock);
+	fake_fail(f->c.fb, FAKE_OP_MEM_ALLOC_HOST, 3);
+	mutex_lock(&f->c.gpu->lock);
+	err = vg_relocate_marked(f->c.gpu, VG_LOC_HOST);
+	mutex_unlock(&f->c.gpu->lock);
 	assert_int_equal(err, -ENOMEM);
 	assert_chunk_at(f, &a->chunks[0], VG_LOC_HOST);
 	assert_chunk_at(f, &a->chunks[1], VG_LOC_HOST);
 	assert_chunk_at(f, &b->chunks[1], VG_LOC_VRAM);
 	assert_chunk_at(f, &b->chunks[2], VG_LOC_VRAM);
-	assert_int_equal(f->vm[0]->marked_bytes, 0);
-	assert_int_equal(f->vm[1]->marked_bytes, 0);
-	check(f, f->vm[0], a->va, a->size, 50);
-	check(f, f->vm[1], b->va, b->size, 51);
+	assert_int_equal(f->c.vm[0]->marked_bytes, 0);
+	assert_int_equal(f->c.vm[1]->marked_bytes, 0);
+	check(f, f->c.vm[0], a->va, a->size, 50);
+	check(f, f->c.vm[1], b->va, b->size, 51);
 	/* A is not moved back here, but the return worker is told to. */
-	assert_true(READ_ONCE(f->gpu->return_kick));
+	assert_true(READ_ONCE(f->c.gpu->return_kick));
 	assert_int_equal(gpu_stats(f).reloc_failures, 1);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 2 * CHUNK);
 	assert_chunk_at(f, &a->chunks[0], VG_LOC_VRAM);
 	assert_chunk_at(f, &a->chunks[1], VG_LOC_VRAM);
-	check(f, f->vm[0], a->va, a->size, 50);
-	WRITE_ONCE(f->gpu->return_kick, false);
+	check(f, f->c.vm[0], a->va, a->size, 50);
+	WRITE_ONCE(f->c.gpu->return_kick, false);
 
 	/* The same failure on the first VM leaves the second one marked-free. */
 	mark(f, a, 0x4);
 	mark(f, b, 0x1);
-	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 1);
-	mutex_lock(&f->gpu->lock);
-	err = vg_relocate_marked(f->gpu, VG_LOC_HOST);
-	mutex_unlock(&f->gpu->lock);
+	fake_fail(f->c.fb, FAKE_OP_COPY_WAIT, 1);
+	mutex_lock(&f->c.gpu->lock);
+	err = vg_relocate_marked(f->c.gpu, VG_LOC_HOST);
+	mutex_unlock(&f->c.gpu->lock);
 	assert_int_equal(err, -EIO);
 	assert_chunk_at(f, &a->chunks[2], VG_LOC_VRAM);
 	assert_chunk_at(f, &b->chunks[0], VG_LOC_VRAM);
-	assert_true(list_empty(&f->vm[1]->marked));
-	assert_int_equal(VM_STAT(f->vm[1], suspends), 0);
+	assert_true(list_empty(&f->c.vm[1]->marked));
+	assert_int_equal(VM_STAT(f->c.vm[1], suspends), 0);
 	/* Nothing moved before the failure: nothing to bring back. */
-	assert_false(READ_ONCE(f->gpu->return_kick));
+	assert_false(READ_ONCE(f->c.gpu->return_kick));
 }
 
 /*
@@ -808,7 +765,7 @@ static void parked_write(void *priv, struct fake_backend *fb,
 	static const u8 marker[8] = "written";
 
 	(void)ch;
-	assert_int_equal(fake_va_rw(fb, p->f->vm[0]->as, p->va,
+	assert_int_equal(fake_va_rw(fb, p->f->c.vm[0]->as, p->va,
 				    (void *)marker, sizeof(marker), true), 0);
 }
 
@@ -831,7 +788,7 @@ static void gpu_progresses(void *priv, struct fake_backend *fb, void *arg)
 static void test_parked_channel_write_not_lost(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *vm = f->vm[0];
+	struct vg_vm *vm = f->c.vm[0];
 	struct vg_bo *bo = mkbo(f, vm, 2, 0, 80);
 	struct parked p = { .f = f, .a = f->ch[0], .va = bo->va + 100 };
 	u8 got[8];
@@ -839,18 +796,18 @@ static void test_parked_channel_write_not_lost(void **state)
 	assert_int_equal(vg_chan_create(vm, 0, 64, &p.b), 0);
 	fake_bchan_set_work(p.a->bchan, parked_write, &p);
 	fake_bchan_park(p.a->bchan);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, release_on_b, &p);
-	fake_set_hook(f->fb, FAKE_OP_MAP, gpu_progresses, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, release_on_b, &p);
+	fake_set_hook(f->c.fb, FAKE_OP_MAP, gpu_progresses, NULL);
 	mark(f, bo, 0x3);
 	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
-	fake_set_hook(f->fb, FAKE_OP_CHAN_STOP, NULL, NULL);
-	fake_set_hook(f->fb, FAKE_OP_MAP, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_CHAN_STOP, NULL, NULL);
+	fake_set_hook(f->c.fb, FAKE_OP_MAP, NULL, NULL);
 	assert_int_equal(fake_bchan_runs(p.a->bchan), 0);
 	/* After the resume the GPU gets to it. */
-	assert_int_equal(fake_engine_run(f->fb), 1);
-	assert_true(fake_last_seq(f->fb, FAKE_OP_CHAN_RUN) >
-		    fake_last_seq(f->fb, FAKE_OP_CHAN_START));
-	assert_int_equal(fake_va_rw(f->fb, vm->as, p.va, got, sizeof(got),
+	assert_int_equal(fake_engine_run(f->c.fb), 1);
+	assert_true(fake_last_seq(f->c.fb, FAKE_OP_CHAN_RUN) >
+		    fake_last_seq(f->c.fb, FAKE_OP_CHAN_START));
+	assert_int_equal(fake_va_rw(f->c.fb, vm->as, p.va, got, sizeof(got),
 				    false), 0);
 	assert_memory_equal(got, "written", sizeof(got));
 	assert_chunk_at(f, &bo->chunks[0], VG_LOC_HOST);
@@ -860,22 +817,22 @@ static void test_parked_channel_write_not_lost(void **state)
 static void test_unmark_all(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 4, 0, 60);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4, 0, 60);
 	struct snap before, after;
 
 	take(f, &before);
 	mark(f, a, 0xf);
-	assert_int_equal(f->vm[0]->marked_bytes, 4 * CHUNK);
-	mutex_lock(&f->gpu->lock);
-	vg_unmark_all(f->vm[0]);
-	vg_unmark_all(f->vm[1]);
+	assert_int_equal(f->c.vm[0]->marked_bytes, 4 * CHUNK);
+	mutex_lock(&f->c.gpu->lock);
+	vg_unmark_all(f->c.vm[0]);
+	vg_unmark_all(f->c.vm[1]);
 	/* Nothing marked: nothing to do, nothing suspended. */
-	assert_int_equal(vg_relocate_vm(f->vm[0], VG_LOC_HOST), 0);
-	assert_int_equal(vg_relocate_marked(f->gpu, VG_LOC_HOST), 0);
-	mutex_unlock(&f->gpu->lock);
+	assert_int_equal(vg_relocate_vm(f->c.vm[0], VG_LOC_HOST), 0);
+	assert_int_equal(vg_relocate_marked(f->c.gpu, VG_LOC_HOST), 0);
+	mutex_unlock(&f->c.gpu->lock);
 	take(f, &after);
 	assert_snap_equal(&before, &after);
-	assert_int_equal(VM_STAT(f->vm[0], suspends), 0);
+	assert_int_equal(VM_STAT(f->c.vm[0], suspends), 0);
 }
 
 /*
@@ -886,7 +843,7 @@ static void test_unmark_all(void **state)
 static void test_bo_alloc_relocation_failures(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], VRAM_CHUNKS, 0, 70);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], VRAM_CHUNKS, 0, 70);
 	static const struct {
 		enum fake_op op;
 		u32 nth;
@@ -904,26 +861,26 @@ static void test_bo_alloc_relocation_failures(void **state)
 	take(f, &before);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		va = 0;
-		fake_fail(f->fb, cases[i].op, cases[i].nth);
-		assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va),
+		fake_fail(f->c.fb, cases[i].op, cases[i].nth);
+		assert_int_equal(vg_bo_alloc(f->c.vm[1], 4 * CHUNK, 0, &va),
 				 -ENOMEM);
-		fake_fail_clear(f->fb);
+		fake_fail_clear(f->c.fb);
 		take(f, &after);
 		assert_snap_equal(&before, &after);
-		check(f, f->vm[0], a->va, a->size, 70);
-		assert_true(list_empty(&f->vm[1]->bos));
-		assert_int_equal(vg_gpu_check(f->gpu), 0);
+		check(f, f->c.vm[0], a->va, a->size, 70);
+		assert_true(list_empty(&f->c.vm[1]->bos));
+		assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	}
 	va = 0;
-	assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va), 0);
-	assert_int_equal(f->gpu->vram_used, VRAM_CHUNKS * CHUNK);
-	assert_int_equal(f->vm[0]->relocated + f->vm[1]->relocated, 4 * CHUNK);
+	assert_int_equal(vg_bo_alloc(f->c.vm[1], 4 * CHUNK, 0, &va), 0);
+	assert_int_equal(f->c.gpu->vram_used, VRAM_CHUNKS * CHUNK);
+	assert_int_equal(f->c.vm[0]->relocated + f->c.vm[1]->relocated, 4 * CHUNK);
 	/* Every case but the host allocation got as far as suspending. */
-	assert_int_equal(VM_STAT(f->vm[0], suspends), ARRAY_SIZE(cases) - 1 + 1);
-	check(f, f->vm[0], a->va, a->size, 70);
-	fill(f, f->vm[1], va, 4 * CHUNK, 71);
-	check(f, f->vm[1], va, 4 * CHUNK, 71);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(VM_STAT(f->c.vm[0], suspends), ARRAY_SIZE(cases) - 1 + 1);
+	check(f, f->c.vm[0], a->va, a->size, 70);
+	fill(f, f->c.vm[1], va, 4 * CHUNK, 71);
+	check(f, f->c.vm[1], va, 4 * CHUNK, 71);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 }
 
 /*
@@ -937,47 +894,47 @@ static void test_bo_alloc_relocation_failures(void **state)
 static void test_bo_alloc_undrainable_victim(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], VRAM_CHUNKS, 0, 90);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], VRAM_CHUNKS, 0, 90);
 	u64 va = 0, va2 = 0, va3 = 0;
 	u32 i;
 
-	fake_reset_counts(f->fb);
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
-	assert_int_equal(vg_bo_alloc(f->vm[1], 4 * CHUNK, 0, &va), 0);
-	fake_fail_clear(f->fb);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 0);
+	fake_reset_counts(f->c.fb);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 1);
+	assert_int_equal(vg_bo_alloc(f->c.vm[1], 4 * CHUNK, 0, &va), 0);
+	fake_fail_clear(f->c.fb);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_SUBMIT), 0);
 	/* A did not move at all; B's BO went to host RAM. */
 	for (i = 0; i < VRAM_CHUNKS; i++)
 		assert_chunk_at(f, &a->chunks[i], VG_LOC_VRAM);
-	assert_false(f->vm[0]->suspended);
+	assert_false(f->c.vm[0]->suspended);
 	assert_false(fake_bchan_stopped(f->ch[0]->bchan));
-	check(f, f->vm[0], a->va, a->size, 90);
-	assert_int_equal(f->vm[0]->relocated, 0);
-	assert_int_equal(f->vm[1]->relocated, 4 * CHUNK);
-	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
+	check(f, f->c.vm[0], a->va, a->size, 90);
+	assert_int_equal(f->c.vm[0]->relocated, 0);
+	assert_int_equal(f->c.vm[1]->relocated, 4 * CHUNK);
+	assert_int_equal(VM_STAT(f->c.vm[0], suspends), 1);
 	assert_int_equal(gpu_stats(f).reloc_failures, 1);
-	assert_int_equal(f->vm[0]->drain_fails, 1);
-	fill(f, f->vm[1], va, 4 * CHUNK, 91);
-	check(f, f->vm[1], va, 4 * CHUNK, 91);
+	assert_int_equal(f->c.vm[0]->drain_fails, 1);
+	fill(f, f->c.vm[1], va, 4 * CHUNK, 91);
+	check(f, f->c.vm[1], va, 4 * CHUNK, 91);
 
 	/* Deferred: the next allocation does not even ask A. */
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_bo_alloc(f->vm[1], 2 * CHUNK, 0, &va2), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
-	assert_int_equal(f->vm[0]->relocated, 0);
-	assert_int_equal(VM_STAT(f->vm[0], suspends), 1);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_bo_alloc(f->c.vm[1], 2 * CHUNK, 0, &va2), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 0);
+	assert_int_equal(f->c.vm[0]->relocated, 0);
+	assert_int_equal(VM_STAT(f->c.vm[0], suspends), 1);
 
 	/* Its back-off over (as if the time had passed), A is a victim again. */
-	mutex_lock(&f->gpu->lock);
-	f->vm[0]->drain_retry_ns = ktime_get_ns();
-	mutex_unlock(&f->gpu->lock);
-	assert_int_equal(vg_bo_alloc(f->vm[1], 2 * CHUNK, 0, &va3), 0);
-	assert_int_equal(f->vm[0]->relocated, 2 * CHUNK);
-	assert_int_equal(f->vm[0]->drain_fails, 0);
-	check(f, f->vm[0], a->va, a->size, 90);
-	check(f, f->vm[1], va, 4 * CHUNK, 91);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	mutex_lock(&f->c.gpu->lock);
+	f->c.vm[0]->drain_retry_ns = ktime_get_ns();
+	mutex_unlock(&f->c.gpu->lock);
+	assert_int_equal(vg_bo_alloc(f->c.vm[1], 2 * CHUNK, 0, &va3), 0);
+	assert_int_equal(f->c.vm[0]->relocated, 2 * CHUNK);
+	assert_int_equal(f->c.vm[0]->drain_fails, 0);
+	check(f, f->c.vm[0], a->va, a->size, 90);
+	check(f, f->c.vm[1], va, 4 * CHUNK, 91);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 }
 
 int main(void)

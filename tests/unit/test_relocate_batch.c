@@ -229,53 +229,36 @@ static const struct vg_gpu_events log_events = {
 };
 
 struct bfx {
-	struct fake_backend *fb;
-	struct vg_gpu *gpu;
-	struct vg_vm *vm[NVM];
+	struct cfx c;		/* c.vm[i] holds bo[i] */
 	struct vg_bo *bo[NVM];
 	struct order_log log;
-	unsigned long warns;
 };
 
 /* NVM VMs of nchunks chunks each, the last one 4 KiB short. */
 static void bfx_init(struct bfx *f, u32 nchunks)
 {
-	struct vg_gpu_config gcfg = {
-		.name = "batch", .chunk_size = CH, .policy = VG_POLICY_LRA,
-		.seed = 1, .no_return_worker = true,
+	struct cfx_opts o = {
+		.name = "batch", .vram = (u64)NVM * nchunks * CH, .chunk = CH,
+		.policy = VG_POLICY_LRA, .seed = 1,
 		.events = &log_events, .events_priv = &f->log,
 	};
-	struct vg_vm_config vcfg = { .name = NULL };
 	u32 i;
 
 	memset(f, 0, sizeof(*f));
-	f->warns = os_warn_count();
-	f->fb = fake_create((u64)NVM * nchunks * CH);
-	assert_non_null(f->fb);
-	assert_int_equal(vg_gpu_create(&gcfg, &fake_ops, f->fb, &f->gpu), 0);
+	cfx_init_opts(&f->c, &o);
 	for (i = 0; i < NVM; i++) {
 		u64 va;
 
-		assert_int_equal(vg_vm_create(f->gpu, &vcfg, &f->vm[i]), 0);
-		assert_int_equal(vg_bo_alloc(f->vm[i], nchunks * CH - PAGE, 0,
-					     &va), 0);
-		f->bo[i] = cfx_bo(f->vm[i], va);
+		assert_int_equal(vg_bo_alloc(cfx_vm(&f->c, NULL),
+					     nchunks * CH - PAGE, 0, &va), 0);
+		f->bo[i] = cfx_bo(f->c.vm[i], va);
 		assert_non_null(f->bo[i]);
 	}
 }
 
 static void bfx_fini(struct bfx *f)
 {
-	u32 i;
-
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
-	for (i = 0; i < NVM; i++)
-		vg_vm_destroy(f->vm[i]);
-	vg_gpu_destroy(f->gpu);
-	assert_int_equal(fake_leaks(f->fb), 0);
-	assert_int_equal(fake_errors(f->fb), 0);
-	fake_destroy(f->fb);
-	assert_int_equal(os_warn_count(), f->warns);
+	cfx_fini(&f->c);
 }
 
 /* Mark chunks [from, to) of VM i's BO. gpu->lock held. */
@@ -293,29 +276,29 @@ static void test_relocate_in_creation_order(void **state)
 
 	(void)state;
 	bfx_init(&f, 4);
-	mutex_lock(&f.gpu->lock);
-	assert_false(vg_gpu_has_marks(f.gpu));
+	mutex_lock(&f.c.gpu->lock);
+	assert_false(vg_gpu_has_marks(f.c.gpu));
 	/* Marked newest first, one VM twice, interleaved. */
 	for (i = 0; i < 4; i++)
 		mark_range(&f, marks[i], 0, 1);
 	mark_range(&f, 2, 1, 4);
-	assert_true(vg_gpu_has_marks(f.gpu));
+	assert_true(vg_gpu_has_marks(f.c.gpu));
 	/* A VM whose marks are gone again leaves the chain. */
 	mark_range(&f, 3, 0, 2);
-	vg_unmark_all(f.vm[3]);
-	assert_int_equal(vg_relocate_marked(f.gpu, VG_LOC_HOST), 0);
-	assert_false(vg_gpu_has_marks(f.gpu));
-	mutex_unlock(&f.gpu->lock);
+	vg_unmark_all(f.c.vm[3]);
+	assert_int_equal(vg_relocate_marked(f.c.gpu, VG_LOC_HOST), 0);
+	assert_false(vg_gpu_has_marks(f.c.gpu));
+	mutex_unlock(&f.c.gpu->lock);
 
 	assert_int_equal(f.log.n, 4);
-	assert_ptr_equal(f.log.vm[0], f.vm[0]);
-	assert_ptr_equal(f.log.vm[1], f.vm[2]);
-	assert_ptr_equal(f.log.vm[2], f.vm[4]);
-	assert_ptr_equal(f.log.vm[3], f.vm[5]);
-	assert_int_equal(cfx_stats(f.vm[2]).relocated, 4 * CH - PAGE);
-	assert_int_equal(cfx_stats(f.vm[3]).relocated, 0);
-	assert_int_equal(cfx_stats(f.vm[5]).relocated, CH);
-	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 4);
+	assert_ptr_equal(f.log.vm[0], f.c.vm[0]);
+	assert_ptr_equal(f.log.vm[1], f.c.vm[2]);
+	assert_ptr_equal(f.log.vm[2], f.c.vm[4]);
+	assert_ptr_equal(f.log.vm[3], f.c.vm[5]);
+	assert_int_equal(cfx_stats(f.c.vm[2]).relocated, 4 * CH - PAGE);
+	assert_int_equal(cfx_stats(f.c.vm[3]).relocated, 0);
+	assert_int_equal(cfx_stats(f.c.vm[5]).relocated, CH);
+	assert_int_equal(fake_count(f.c.fb, FAKE_OP_COPY_SUBMIT), 4);
 	bfx_fini(&f);
 }
 
@@ -331,28 +314,28 @@ static void test_relocate_failure_clears_chain(void **state)
 
 	(void)state;
 	bfx_init(&f, 4);
-	mutex_lock(&f.gpu->lock);
+	mutex_lock(&f.c.gpu->lock);
 	for (i = NVM; i-- > 0;)
 		mark_range(&f, i, 0, 2);
 	/* vm0 takes host allocations 1 and 2; vm1's first one fails. */
-	fake_fail(f.fb, FAKE_OP_MEM_ALLOC_HOST, 3);
-	assert_int_equal(vg_relocate_marked(f.gpu, VG_LOC_HOST), -ENOMEM);
-	assert_false(vg_gpu_has_marks(f.gpu));
+	fake_fail(f.c.fb, FAKE_OP_MEM_ALLOC_HOST, 3);
+	assert_int_equal(vg_relocate_marked(f.c.gpu, VG_LOC_HOST), -ENOMEM);
+	assert_false(vg_gpu_has_marks(f.c.gpu));
 	for (i = 0; i < NVM; i++) {
-		assert_true(list_empty(&f.vm[i]->marked));
-		assert_int_equal(f.vm[i]->marked_bytes, 0);
+		assert_true(list_empty(&f.c.vm[i]->marked));
+		assert_int_equal(f.c.vm[i]->marked_bytes, 0);
 	}
-	assert_int_equal(f.vm[0]->relocated, 2 * CH);
+	assert_int_equal(f.c.vm[0]->relocated, 2 * CH);
 	for (i = 1; i < NVM; i++)
-		assert_int_equal(f.vm[i]->relocated, 0);
-	assert_int_equal(vg_reduce(f.gpu, f.vm[0], NULL, CH, &plan), 0);
-	assert_true(vg_gpu_has_marks(f.gpu));
-	vg_unmark_gpu(f.gpu);
-	mutex_unlock(&f.gpu->lock);
+		assert_int_equal(f.c.vm[i]->relocated, 0);
+	assert_int_equal(vg_reduce(f.c.gpu, f.c.vm[0], NULL, CH, &plan), 0);
+	assert_true(vg_gpu_has_marks(f.c.gpu));
+	vg_unmark_gpu(f.c.gpu);
+	mutex_unlock(&f.c.gpu->lock);
 	/* The failure warned (relocate.c logs and counts it). */
-	f.warns = os_warn_count();
+	f.c.warns = os_warn_count();
 	assert_int_equal(f.log.n, 1);
-	assert_ptr_equal(f.log.vm[0], f.vm[0]);
+	assert_ptr_equal(f.log.vm[0], f.c.vm[0]);
 	bfx_fini(&f);
 }
 
@@ -367,7 +350,7 @@ static void fill(struct bfx *f, u32 i, u32 seed)
 	assert_non_null(buf);
 	for (k = 0; k < bo->size; k++)
 		buf[k] = (u8)(k * 31 + seed + (k >> 12));
-	assert_int_equal(fake_va_rw(f->fb, f->vm[i]->as, bo->va, buf,
+	assert_int_equal(fake_va_rw(f->c.fb, f->c.vm[i]->as, bo->va, buf,
 				    bo->size, true), 0);
 	free(buf);
 }
@@ -379,7 +362,7 @@ static void check(struct bfx *f, u32 i, u32 seed)
 	u64 k;
 
 	assert_non_null(buf);
-	assert_int_equal(fake_va_rw(f->fb, f->vm[i]->as, bo->va, buf,
+	assert_int_equal(fake_va_rw(f->c.fb, f->c.vm[i]->as, bo->va, buf,
 				    bo->size, false), 0);
 	for (k = 0; k < bo->size; k++)
 		assert_int_equal(buf[k], (u8)(k * 31 + seed + (k >> 12)));
@@ -398,22 +381,22 @@ static void test_copy_list_sizes(void **state)
 	for (i = 0; i < 4; i++)
 		fill(&f, i, i);
 	for (i = 0; i < 4; i++) {
-		mutex_lock(&f.gpu->lock);
+		mutex_lock(&f.c.gpu->lock);
 		mark_range(&f, i, 0, n[i]);
-		assert_int_equal(vg_relocate_marked(f.gpu, VG_LOC_HOST), 0);
-		mutex_unlock(&f.gpu->lock);
+		assert_int_equal(vg_relocate_marked(f.c.gpu, VG_LOC_HOST), 0);
+		mutex_unlock(&f.c.gpu->lock);
 		check(&f, i, i);
 	}
-	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 4);
+	assert_int_equal(fake_count(f.c.fb, FAKE_OP_COPY_SUBMIT), 4);
 	for (i = 0; i < 4; i++) {
-		mutex_lock(&f.gpu->lock);
+		mutex_lock(&f.c.gpu->lock);
 		mark_range(&f, i, 0, n[i]);
-		assert_int_equal(vg_relocate_marked(f.gpu, VG_LOC_VRAM), 0);
-		mutex_unlock(&f.gpu->lock);
+		assert_int_equal(vg_relocate_marked(f.c.gpu, VG_LOC_VRAM), 0);
+		mutex_unlock(&f.c.gpu->lock);
 		check(&f, i, i);
-		assert_int_equal(f.vm[i]->relocated, 0);
+		assert_int_equal(f.c.vm[i]->relocated, 0);
 	}
-	assert_int_equal(fake_bytes_copied(f.fb),
+	assert_int_equal(fake_bytes_copied(f.c.fb),
 			 2 * ((300 + 3 + 256 + 257) * CH - PAGE));
 	bfx_fini(&f);
 }

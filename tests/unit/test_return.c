@@ -12,8 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../host-module/core/vg_internal.h"
-#include "fake_backend.h"
+#include "core_fixture.h"
 
 #define CHUNK		VG_CHUNK_MIN
 #define PAGE		VGMEM_PAGE_SIZE
@@ -22,56 +21,30 @@
 #define WAIT_STEPS	4000	/* x 5 ms: a bound, not a timing assertion */
 
 struct fx {
-	struct fake_backend *fb;
-	struct vg_gpu *gpu;
-	struct vg_vm *vm[NVMS];
-	u64 warns;
+	struct cfx c;
+	struct cfx_gmem gm;	/* channel rings: reads as zeroes, 64 KiB */
 };
-
-/* Guest memory for channel rings: reads as zeroes, 64 KiB. */
-static int tg_read(void *priv, u64 gpa, void *buf, size_t len)
-{
-	(void)priv;
-	if (gpa > (64u << 10) || len > (64u << 10) - gpa)
-		return -EFAULT;
-	memset(buf, 0, len);
-	return 0;
-}
-
-static int tg_write(void *priv, u64 gpa, const void *buf, size_t len)
-{
-	(void)priv;
-	(void)buf;
-	if (gpa > (64u << 10) || len > (64u << 10) - gpa)
-		return -EFAULT;
-	return 0;
-}
 
 static int fx_setup_cfg(void **state, bool worker, u32 interval_ms)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct vg_gpu_config gc = {
-		.name = "gpu0",
-		.chunk_size = CHUNK,
-		.no_return_worker = !worker,
+	struct cfx_opts o = {
+		.name = "gpu0", .vram = VRAM_CHUNKS * CHUNK, .chunk = CHUNK,
+		.seed = 3, .return_worker = worker,
 		.return_interval_ms = interval_ms,
-		.seed = 3,
 	};
 	static const char *const names[NVMS] = { "vmA", "vmB", "vmC" };
 	int i;
 
 	assert_non_null(f);
-	f->warns = os_warn_count();
-	f->fb = fake_create(VRAM_CHUNKS * CHUNK);
-	assert_non_null(f->fb);
-	assert_int_equal(vg_gpu_create(&gc, &fake_ops, f->fb, &f->gpu), 0);
+	cfx_gmem_zero(&f->gm, 64 * KiB);
+	cfx_init_opts(&f->c, &o);
 	for (i = 0; i < NVMS; i++) {
 		struct vg_vm_config vc = {
-			.name = names[i],
-			.gmem = { .read = tg_read, .write = tg_write },
+			.name = names[i], .gmem = cfx_gmem_of(&f->gm),
 		};
 
-		assert_int_equal(vg_vm_create(f->gpu, &vc, &f->vm[i]), 0);
+		cfx_vm_cfg(&f->c, &vc);
 	}
 	*state = f;
 	return 0;
@@ -91,16 +64,8 @@ static int fx_setup_worker(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int i;
 
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
-	for (i = 0; i < NVMS; i++)
-		vg_vm_destroy(f->vm[i]);
-	vg_gpu_destroy(f->gpu);
-	assert_int_equal(fake_leaks(f->fb), 0);
-	assert_int_equal(fake_errors(f->fb), 0);
-	assert_int_equal(os_warn_count(), f->warns);
-	fake_destroy(f->fb);
+	cfx_fini(&f->c);
 	free(f);
 	return 0;
 }
@@ -122,7 +87,7 @@ static void fill(struct fx *f, struct vg_bo *bo, u32 seed)
 
 	for (i = 0; i < bo->size; i++)
 		buf[i] = pat(seed, i);
-	assert_int_equal(fake_va_rw(f->fb, bo->vm->as, bo->va, buf, bo->size,
+	assert_int_equal(fake_va_rw(f->c.fb, bo->vm->as, bo->va, buf, bo->size,
 				    true), 0);
 	free(buf);
 }
@@ -132,7 +97,7 @@ static void check(struct fx *f, struct vg_bo *bo, u32 seed)
 	u8 *buf = malloc(bo->size);
 	u64 i;
 
-	assert_int_equal(fake_va_rw(f->fb, bo->vm->as, bo->va, buf, bo->size,
+	assert_int_equal(fake_va_rw(f->c.fb, bo->vm->as, bo->va, buf, bo->size,
 				    false), 0);
 	for (i = 0; i < bo->size; i++)
 		if (buf[i] != pat(seed, i))
@@ -148,9 +113,9 @@ static struct vg_bo *mkbo(struct fx *f, struct vg_vm *vm, u64 size, u32 seed)
 	u64 va = 0;
 
 	assert_int_equal(vg_bo_alloc(vm, size, 0, &va), 0);
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	bo = vg_bo_find(vm, va);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	assert_non_null(bo);
 	fill(f, bo, seed);
 	return bo;
@@ -161,21 +126,21 @@ static void evict(struct fx *f, struct vg_bo *bo, u32 mask)
 {
 	u32 i;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	for (i = 0; i < bo->nr_chunks; i++)
 		if (mask & (1u << i))
 			vg_chunk_mark(&bo->chunks[i]);
 	assert_int_equal(vg_relocate_vm(bo->vm, VG_LOC_HOST), 0);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 }
 
 static u64 resident(struct fx *f, struct vg_vm *vm)
 {
 	u64 v;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	v = vm->resident;
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	return v;
 }
 
@@ -183,9 +148,9 @@ static u64 relocated(struct fx *f, struct vg_vm *vm)
 {
 	u64 v;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	v = vm->relocated;
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	return v;
 }
 
@@ -193,13 +158,13 @@ static enum vg_loc loc_of(struct fx *f, struct vg_chunk *c)
 {
 	enum vg_loc l;
 
-	mutex_lock(&f->gpu->lock);
+	mutex_lock(&f->c.gpu->lock);
 	l = c->loc;
 	/* The books and the page table agree. */
 	assert_ptr_equal(fake_va_mem(c->bo->vm->as, vg_chunk_va(c), NULL),
 			 c->mem);
 	assert_int_equal(fake_mem_loc(c->mem), l);
-	mutex_unlock(&f->gpu->lock);
+	mutex_unlock(&f->c.gpu->lock);
 	return l;
 }
 
@@ -208,18 +173,18 @@ static enum vg_loc loc_of(struct fx *f, struct vg_chunk *c)
 static void test_nothing_to_return(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 1);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 1);
 
 	/* Nothing relocated. */
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 	/* Relocated, but VRAM is full. */
 	evict(f, a, 0x3);
-	mkbo(f, f->vm[1], (VRAM_CHUNKS - 2) * CHUNK, 2);
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_COPY_SUBMIT), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 0);
-	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	mkbo(f, f->c.vm[1], (VRAM_CHUNKS - 2) * CHUNK, 2);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_COPY_SUBMIT), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 0);
+	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
 	check(f, a, 1);
 }
 
@@ -232,7 +197,7 @@ static void test_nothing_to_return(void **state)
 static void test_furthest_below_entitlement_first(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_vm *A = f->c.vm[0], *B = f->c.vm[1], *C = f->c.vm[2];
 	struct vg_bo *a, *b, *c;
 	struct vgmem_vm_stats st;
 
@@ -245,11 +210,11 @@ static void test_furthest_below_entitlement_first(void **state)
 	evict(f, b, 0x07);	/* B: 5 resident, 3 relocated */
 	c = mkbo(f, C, 7 * CHUNK, 13);	/* 14 of 16 used */
 
-	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 2 * CHUNK);
 	assert_int_equal(resident(f, A), 4 * CHUNK);
 	assert_int_equal(relocated(f, A), CHUNK);
 	assert_int_equal(relocated(f, B), 3 * CHUNK);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	check(f, a, 11);
 	/* One suspension for A's two chunks, none for the others. */
 	vg_vm_get_stats(A, &st);
@@ -260,23 +225,23 @@ static void test_furthest_below_entitlement_first(void **state)
 	assert_int_equal(st.suspends, 1);
 
 	/* VRAM full now: nothing moves. */
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 
 	assert_int_equal(vg_bo_free(C, c->va), 0);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * CHUNK);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 4 * CHUNK);
 	assert_int_equal(relocated(f, A), 0);
 	assert_int_equal(relocated(f, B), 0);
 	assert_int_equal(resident(f, B), 8 * CHUNK);
 	check(f, a, 11);
 	check(f, b, 12);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 }
 
 /* Fewer free chunks than claims: the deficits are evened out in turn. */
 static void test_fair_split(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_vm *A = f->c.vm[0], *B = f->c.vm[1], *C = f->c.vm[2];
 	struct vg_bo *a, *b;
 
 	assert_int_equal(vg_vm_set_entitlement(A, 6 * CHUNK), 0);
@@ -289,7 +254,7 @@ static void test_fair_split(void **state)
 	mkbo(f, C, 11 * CHUNK, 23);	/* 13 used, 3 free */
 
 	/* A (-6) twice to -4, then A and B tie at -4: A comes first. */
-	assert_int_equal(vg_gpu_return_once(f->gpu), 3 * CHUNK);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 3 * CHUNK);
 	assert_int_equal(resident(f, A), 3 * CHUNK);
 	assert_int_equal(resident(f, B), 2 * CHUNK);
 	check(f, a, 21);
@@ -301,10 +266,10 @@ static void test_fair_split(void **state)
 /* A has four chunks in host RAM and exactly one chunk of VRAM is free. */
 static struct vg_bo *one_slot_setup(struct fx *f)
 {
-	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 31);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 31);
 
 	evict(f, a, 0xf);
-	mkbo(f, f->vm[1], (VRAM_CHUNKS - 1) * CHUNK, 32);
+	mkbo(f, f->c.vm[1], (VRAM_CHUNKS - 1) * CHUNK, 32);
 	return a;
 }
 
@@ -329,12 +294,12 @@ static void test_lra_most_recently_placed_first(void **state)
 	static const u64 seq[4] = { 10, 40, 20, 30 };
 	u32 i;
 
-	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_LRA), 0);
-	mutex_lock(&f->gpu->lock);
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_LRA), 0);
+	mutex_lock(&f->c.gpu->lock);
 	for (i = 0; i < 4; i++)
 		a->chunks[i].placed_seq = seq[i];
-	mutex_unlock(&f->gpu->lock);
-	assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
+	mutex_unlock(&f->c.gpu->lock);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), CHUNK);
 	assert_int_equal(returned_index(f, a), 1);
 	check(f, a, 31);
 }
@@ -346,17 +311,17 @@ static void test_cold_hottest_first(void **state)
 	static const u64 access[4] = { 5, 3, 90, 0 };
 	u32 i;
 
-	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_COLD), 0);
-	mutex_lock(&f->gpu->lock);
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
+	mutex_lock(&f->c.gpu->lock);
 	for (i = 0; i < 4; i++) {
 		a->chunks[i].heat = 0;
 		/* Accesses over PCIe since the last sample. */
 		fake_set_access(a->chunks[i].mem, access[i]);
 	}
-	mutex_unlock(&f->gpu->lock);
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
-	assert_true(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS) >= 4);
+	mutex_unlock(&f->c.gpu->lock);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), CHUNK);
+	assert_true(fake_count(f->c.fb, FAKE_OP_SAMPLE_ACCESS) >= 4);
 	assert_int_equal(returned_index(f, a), 2);
 	check(f, a, 31);
 }
@@ -367,9 +332,9 @@ static void test_random_spreads(void **state)
 	struct vg_bo *a = one_slot_setup(f);
 	u32 seen = 0, i, k;
 
-	assert_int_equal(f->gpu->policy, VG_POLICY_RANDOM);
+	assert_int_equal(f->c.gpu->policy, VG_POLICY_RANDOM);
 	for (k = 0; k < 24; k++) {
-		assert_int_equal(vg_gpu_return_once(f->gpu), CHUNK);
+		assert_int_equal(vg_gpu_return_once(f->c.gpu), CHUNK);
 		i = returned_index(f, a);
 		seen |= 1u << i;
 		evict(f, a, 1u << i);
@@ -383,15 +348,15 @@ static void test_random_spreads(void **state)
 static void test_tail_fits_small_gap(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], CHUNK + 4 * PAGE, 41);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], CHUNK + 4 * PAGE, 41);
 
 	assert_int_equal(a->nr_chunks, 2);
 	evict(f, a, 0x3);
-	mkbo(f, f->vm[1], VRAM_CHUNKS * CHUNK - 4 * PAGE, 42);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * PAGE);
+	mkbo(f, f->c.vm[1], VRAM_CHUNKS * CHUNK - 4 * PAGE, 42);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 4 * PAGE);
 	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_HOST);
 	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_VRAM);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 	check(f, a, 41);
 }
 
@@ -403,8 +368,8 @@ static void test_tail_fits_small_gap(void **state)
 static void test_failed_vm_skipped(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 51);
-	struct vg_bo *b = mkbo(f, f->vm[1], 4 * CHUNK, 52);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 51);
+	struct vg_bo *b = mkbo(f, f->c.vm[1], 4 * CHUNK, 52);
 	static const enum fake_op ops[] = {
 		FAKE_OP_MEM_ALLOC_VRAM, FAKE_OP_COPY_SUBMIT, FAKE_OP_COPY_WAIT,
 		FAKE_OP_MAP,
@@ -415,17 +380,17 @@ static void test_failed_vm_skipped(void **state)
 
 	/* Channels, so that the drain has something to fail on. */
 	for (i = 0; i < 2; i++)
-		assert_int_equal(vg_chan_create(f->vm[i], 0, 64, &ch[i]), 0);
+		assert_int_equal(vg_chan_create(f->c.vm[i], 0, 64, &ch[i]), 0);
 	evict(f, a, 0x6);
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		evict(f, b, 0x9);
 		/* A comes first (the VM list order) and fails. */
-		fake_fail(f->fb, ops[i], 1);
-		assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
-		fake_fail_clear(f->fb);
-		assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
-		assert_int_equal(relocated(f, f->vm[1]), 0);
-		assert_int_equal(vg_gpu_check(f->gpu), 0);
+		fake_fail(f->c.fb, ops[i], 1);
+		assert_int_equal(vg_gpu_return_once(f->c.gpu), 2 * CHUNK);
+		fake_fail_clear(f->c.fb);
+		assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+		assert_int_equal(relocated(f, f->c.vm[1]), 0);
+		assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 		check(f, a, 51);
 		check(f, b, 52);
 	}
@@ -434,32 +399,32 @@ static void test_failed_vm_skipped(void **state)
 	 * next pass does not ask it again (B's is the only stop).
 	 */
 	evict(f, b, 0x9);
-	fake_fail(f->fb, FAKE_OP_CHAN_STOP, 1);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
-	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
-	assert_int_equal(relocated(f, f->vm[1]), 0);
+	fake_fail(f->c.fb, FAKE_OP_CHAN_STOP, 1);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[1]), 0);
 	evict(f, b, 0x9);
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 2 * CHUNK);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_CHAN_STOP), 1);
-	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 2 * CHUNK);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 1);
+	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
 	check(f, a, 51);
 	check(f, b, 52);
 	/* Its back-off over (as if the time had passed), A is a candidate again. */
-	mutex_lock(&f->gpu->lock);
-	f->vm[0]->drain_retry_ns = ktime_get_ns();
-	mutex_unlock(&f->gpu->lock);
-	vg_gpu_get_stats(f->gpu, &gs);
+	mutex_lock(&f->c.gpu->lock);
+	f->c.vm[0]->drain_retry_ns = ktime_get_ns();
+	mutex_unlock(&f->c.gpu->lock);
+	vg_gpu_get_stats(f->c.gpu, &gs);
 	assert_int_equal(gs.reloc_failures, ARRAY_SIZE(ops) + 1);
 	/* Only failures: the pass says so. */
 	evict(f, b, 0x9);
-	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 1);
-	fake_fail(f->fb, FAKE_OP_MEM_ALLOC_VRAM, 3);
-	assert_true(vg_gpu_return_once(f->gpu) < 0);
-	fake_fail_clear(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 4 * CHUNK);
-	assert_int_equal(relocated(f, f->vm[0]), 0);
-	assert_int_equal(relocated(f, f->vm[1]), 0);
+	fake_fail(f->c.fb, FAKE_OP_COPY_WAIT, 1);
+	fake_fail(f->c.fb, FAKE_OP_MEM_ALLOC_VRAM, 3);
+	assert_true(vg_gpu_return_once(f->c.gpu) < 0);
+	fake_fail_clear(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 4 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[0]), 0);
+	assert_int_equal(relocated(f, f->c.vm[1]), 0);
 	check(f, a, 51);
 	check(f, b, 52);
 	vg_chan_destroy(ch[0]);
@@ -478,32 +443,32 @@ static void test_failed_vm_skipped(void **state)
 static void test_cold_idle_pass_samples_nothing(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 8 * CHUNK, 81);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 8 * CHUNK, 81);
 	struct vg_bo *b;
 
-	assert_int_equal(vg_gpu_set_policy(f->gpu, VG_POLICY_COLD), 0);
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
-	assert_int_equal(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS), 0);
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_SAMPLE_ACCESS), 0);
 	evict(f, a, 0x3);
-	b = mkbo(f, f->vm[1], 10 * CHUNK, 82);	/* VRAM full */
+	b = mkbo(f, f->c.vm[1], 10 * CHUNK, 82);	/* VRAM full */
 	/* Shares of 16/3 chunks: A (6) and B (10) are above theirs. */
-	fake_reset_counts(f->fb);
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
-	assert_true(fake_count(f->fb, FAKE_OP_SAMPLE_ACCESS) > 0);
+	fake_reset_counts(f->c.fb);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_true(fake_count(f->c.fb, FAKE_OP_SAMPLE_ACCESS) > 0);
 	/* Nothing has been idle for two rounds yet: nothing moved. */
-	assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
-	assert_int_equal(relocated(f, f->vm[1]), 0);
+	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[1]), 0);
 	/*
 	 * Second round: every chunk is idle and equally cold; A's are the
 	 * oldest, but A is at its share after one, so B's oldest is next.
 	 * A's two chunks in host RAM stay there: nobody reads them.
 	 */
-	assert_int_equal(vg_gpu_return_once(f->gpu), 0);
-	assert_int_equal(relocated(f, f->vm[0]), 3 * CHUNK);
-	assert_int_equal(relocated(f, f->vm[1]), CHUNK);
-	assert_int_equal(relocated(f, f->vm[2]), 0);
-	assert_int_equal(vg_gpu_check(f->gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(relocated(f, f->c.vm[0]), 3 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[1]), CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[2]), 0);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	check(f, a, 81);
 	check(f, b, 82);
 }
@@ -521,18 +486,18 @@ static bool wait_back(struct fx *f, struct vg_vm *vm);
 static void test_failed_multi_vm_kicks_worker(void **state)
 {
 	struct fx *f = *state;
-	struct vg_vm *A = f->vm[0], *B = f->vm[1], *C = f->vm[2];
+	struct vg_vm *A = f->c.vm[0], *B = f->c.vm[1], *C = f->c.vm[2];
 	struct vg_bo *a = mkbo(f, A, 8 * CHUNK, 91);
 	struct vg_bo *c = mkbo(f, C, 8 * CHUNK, 92);
 	struct vg_gpu_stats gs;
 	u64 va = 0;
 
-	fake_fail(f->fb, FAKE_OP_COPY_WAIT, 2);
+	fake_fail(f->c.fb, FAKE_OP_COPY_WAIT, 2);
 	assert_int_equal(vg_bo_alloc(B, 8 * CHUNK, 0, &va), -ENOMEM);
-	vg_gpu_get_stats(f->gpu, &gs);
+	vg_gpu_get_stats(f->c.gpu, &gs);
 	assert_int_equal(gs.reloc_failures, 1);
 	assert_true(wait_back(f, A));
-	fake_fail_clear(f->fb);
+	fake_fail_clear(f->c.fb);
 	assert_int_equal(relocated(f, C), 0);
 	assert_int_equal(resident(f, A), 8 * CHUNK);
 	check(f, a, 91);
@@ -554,44 +519,44 @@ static bool wait_back(struct fx *f, struct vg_vm *vm)
 static void test_worker_returns_after_free(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 8 * CHUNK, 61);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 8 * CHUNK, 61);
 	struct vg_bo *c;
 
-	assert_non_null(f->gpu->return_task);
+	assert_non_null(f->c.gpu->return_task);
 	evict(f, a, 0xf0);
 	/* VRAM full: even an eager worker finds nothing to do. */
-	c = mkbo(f, f->vm[2], 12 * CHUNK, 62);
-	assert_int_equal(vg_gpu_set_return_interval(f->gpu, 2), 0);
-	assert_int_equal(relocated(f, f->vm[0]), 4 * CHUNK);
+	c = mkbo(f, f->c.vm[2], 12 * CHUNK, 62);
+	assert_int_equal(vg_gpu_set_return_interval(f->c.gpu, 2), 0);
+	assert_int_equal(relocated(f, f->c.vm[0]), 4 * CHUNK);
 
-	assert_int_equal(vg_bo_free(f->vm[2], c->va), 0);
-	assert_true(wait_back(f, f->vm[0]));
-	assert_int_equal(resident(f, f->vm[0]), 8 * CHUNK);
+	assert_int_equal(vg_bo_free(f->c.vm[2], c->va), 0);
+	assert_true(wait_back(f, f->c.vm[0]));
+	assert_int_equal(resident(f, f->c.vm[0]), 8 * CHUNK);
 	check(f, a, 61);
 
 	/* Again, with the worker already running at its short interval. */
 	evict(f, a, 0x0f);
-	assert_true(wait_back(f, f->vm[0]));
+	assert_true(wait_back(f, f->c.vm[0]));
 	check(f, a, 61);
 }
 
 static void test_worker_start_stop(void **state)
 {
 	struct fx *f = *state;
-	struct vg_bo *a = mkbo(f, f->vm[0], 4 * CHUNK, 71);
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 71);
 	int i;
 
-	assert_int_equal(vg_return_start(f->gpu), -EBUSY);
+	assert_int_equal(vg_return_start(f->c.gpu), -EBUSY);
 	for (i = 0; i < 3; i++) {
-		vg_return_stop(f->gpu);
-		assert_null(f->gpu->return_task);
-		vg_return_stop(f->gpu);		/* no worker: nothing to do */
+		vg_return_stop(f->c.gpu);
+		assert_null(f->c.gpu->return_task);
+		vg_return_stop(f->c.gpu);		/* no worker: nothing to do */
 		/* No worker: chunks stay out. */
 		evict(f, a, 0x3);
-		assert_int_equal(relocated(f, f->vm[0]), 2 * CHUNK);
-		assert_int_equal(vg_return_start(f->gpu), 0);
-		assert_int_equal(vg_gpu_set_return_interval(f->gpu, 1), 0);
-		assert_true(wait_back(f, f->vm[0]));
+		assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+		assert_int_equal(vg_return_start(f->c.gpu), 0);
+		assert_int_equal(vg_gpu_set_return_interval(f->c.gpu, 1), 0);
+		assert_true(wait_back(f, f->c.vm[0]));
 	}
 	check(f, a, 71);
 	/* fx_teardown's vg_gpu_destroy stops the worker while it runs. */
