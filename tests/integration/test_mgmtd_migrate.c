@@ -51,10 +51,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "mgmtd/mgmtd.h"
+#include "../unit/mg_fixture.h"
 #include "mgmtd/metrics.h"
-#include "mgmtd/log.h"
-#include "host-module/user/host.h"
 #include "libvirtd_fixture.h"
 
 #define MiB		(1ull << 20)
@@ -221,17 +219,6 @@ static int group_teardown(void **state)
 
 /* ---- the model -------------------------------------------------------- */
 
-static void fresh_db(void)
-{
-	char p[200];
-
-	unlink(T.db);
-	snprintf(p, sizeof(p), "%s-wal", T.db);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", T.db);
-	unlink(p);
-}
-
 /*
  * mgmtd on the embedded backend (one 64 MiB GPU) following the source
  * libvirtd, migrating to dest; VM a of the configuration holds a 48 MiB
@@ -242,20 +229,16 @@ static struct mg *model_start(struct mg_config *cfg, const char *dest,
 			      struct mg_libvirt **lv)
 {
 	struct mg_vm_policy p = { 0 };
-	char err[256], why[MG_WHY_LEN];
+	char why[MG_WHY_LEN];
 	struct mg_knobs k;
 	struct mg *mg;
 
-	fresh_db();
-	assert_int_equal(mg_config_defaults(cfg), 0);
-	assert_int_equal(mg_config_set(cfg, "state_db", T.db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "libvirt_uri", T.src.uri, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "migrate_uri", dest, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
+	mgf_db_fresh(T.db);
 	/* the test drives mg_tick() with its own clock */
-	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "a:" VMA ":64M", err, sizeof(err)), 0);
+	mgf_config(cfg, T.db, T.src.uri);
+	mgf_set(cfg, "migrate_uri", dest);
+	mgf_set(cfg, "embedded_vram", "64M");
+	mgf_set(cfg, "embedded_vm", "a:" VMA ":64M");
 	assert_int_equal(mg_create(cfg, &mg), 0);
 	assert_int_equal(mg_libvirt_start(mg, T.src.uri, lv), 0);
 	assert_true(mg_libvirt_connected(*lv));
@@ -281,14 +264,6 @@ static void model_stop(struct mg *mg, struct mg_libvirt *lv,
 	mg_config_free(cfg);
 }
 
-static struct vg_vm *core_vm(struct mg *mg, const char *id)
-{
-	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(mg), id);
-
-	assert_non_null(g);
-	return vg_host_guest_vm(g);
-}
-
 /*
  * The VM churns above its 16 MiB entitlement, tick after tick of the
  * test's clock, until past the 5 s window. Returns the id of the last
@@ -302,14 +277,14 @@ static uint64_t thrash(struct mg *mg, const char *vm)
 	int i;
 
 	assert_int_equal(mg_get_status(mg, &st), 0);
-	assert_int_equal(vg_bo_alloc(core_vm(mg, VMA), 48 * MiB, 0, &va[0]), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMA), 48 * MiB, 0, &va[0]), 0);
 	for (now = 0; now < 9000; now += 1000) {
 		for (i = 1; i <= 4; i++)
-			assert_int_equal(vg_bo_alloc(core_vm(mg, vm), 8 * MiB, 0,
+			assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, vm), 8 * MiB, 0,
 						     &va[i]), 0);
 		mg_tick(mg, now);
 		for (i = 1; i <= 4; i++)
-			assert_int_equal(vg_bo_free(core_vm(mg, vm), va[i]), 0);
+			assert_int_equal(vg_bo_free(mgf_core_vm(mg, vm), va[i]), 0);
 	}
 	return st.last_event_id;
 }
@@ -375,14 +350,6 @@ static bool metric_has(struct mg *mg, const char *line)
 	return has;
 }
 
-static struct mg_vm_info vm_info(struct mg *mg, const char *id)
-{
-	struct mg_vm_info vi;
-
-	assert_int_equal(mg_get_vm(mg, id, &vi), 0);
-	return vi;
-}
-
 /* ---- cases ------------------------------------------------------------ */
 
 /*
@@ -416,8 +383,8 @@ static void test_thrash_migrates_domain(void **state)
 	assert_string_equal(json_string_value(json_object_get(d, "migrate_to")),
 			    T.dst.uri);
 	json_decref(d);
-	assert_true(vm_info(mg, VMM).advisory);
-	assert_false(vm_info(mg, VMA).advisory);
+	assert_true(mgf_vm_info(mg, VMM).advisory);
+	assert_false(mgf_vm_info(mg, VMA).advisory);
 
 	d = await_event(mg, since, "advisory", VMM, "state", "migrated");
 	if (!d) {
@@ -516,8 +483,8 @@ static void test_bad_uri_fails_cleanly(void **state)
 	assert_string_equal(before, after);
 	free(before);
 	free(after);
-	assert_true(vm_info(mg, VMN).running);
-	assert_true(vm_info(mg, VMN).advisory);
+	assert_true(mgf_vm_info(mg, VMN).running);
+	assert_true(mgf_vm_info(mg, VMN).advisory);
 	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"failed\"} 1\n"));
 	assert_true(metric_has(mg, "vgmem_migrations_total{result=\"ok\"} 0\n"));
 
@@ -558,8 +525,8 @@ static void test_no_such_domain(void **state)
 	assert_int_equal(mg_get_status(mg, &st), 0);
 	assert_int_equal(st.migrations_failed, 1);
 	assert_int_equal(st.migrations_ok, 0);
-	assert_true(vm_info(mg, VMN).running);
-	assert_true(vm_info(mg, VMN).advisory);
+	assert_true(mgf_vm_info(mg, VMN).running);
+	assert_true(mgf_vm_info(mg, VMN).advisory);
 	model_stop(mg, lv, &cfg);
 }
 

@@ -22,9 +22,7 @@
 #include <cmocka.h>
 #include <libvirt/libvirt.h>
 
-#include "mgmtd/mgmtd.h"
-#include "mgmtd/log.h"
-#include "host-module/user/host.h"
+#include "mg_fixture.h"
 
 #define MiB	(1ull << 20)
 #define U1	"c2177883-f1bb-47f0-914d-32a22e3a8801"
@@ -35,7 +33,8 @@
 #define U6	"c2177883-f1bb-47f0-914d-32a22e3a8806"
 #define NSA	"xmlns:vgmem='" MG_XMLNS "'"
 
-static char dir[64], db[128], uri[256];
+static struct mgf_dir tmp;
+static char uri[256];
 
 static const char *domain_xml(char *buf, size_t len, const char *name,
 			      int n, const char *meta, const char *mdev)
@@ -58,11 +57,9 @@ static int setup(void **state)
 
 	(void)state;
 	mg_log_set_level(getenv("MG_DEBUG") ? MG_LOG_DEBUG : MG_LOG_ERR - 1);
-	snprintf(dir, sizeof(dir), "/tmp/mgmtd-lv-XXXXXX");
-	if (!mkdtemp(dir))
+	if (mgf_dir_make(&tmp, "lv"))
 		return -1;
-	snprintf(db, sizeof(db), "%s/state.db", dir);
-	snprintf(path, sizeof(path), "%s/node.xml", dir);
+	snprintf(path, sizeof(path), "%s/node.xml", tmp.path);
 	snprintf(uri, sizeof(uri), "test://%s", path);
 	f = fopen(path, "w");
 	if (!f)
@@ -82,11 +79,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return mgf_dir_remove(&tmp);
 }
 
 struct fix {
@@ -96,26 +90,9 @@ struct fix {
 	virConnectPtr conn;
 };
 
-static void fresh_db(void)
-{
-	char p[160];
-
-	unlink(db);
-	snprintf(p, sizeof(p), "%s-wal", db);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", db);
-	unlink(p);
-}
-
 static void fix_start_uri(struct fix *f, const char *u)
 {
-	char err[256];
-
-	assert_int_equal(mg_config_defaults(&f->cfg), 0);
-	assert_int_equal(mg_config_set(&f->cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f->cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f->cfg, "libvirt_uri", u, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f->cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	mgf_config(&f->cfg, tmp.db, u);
 	assert_int_equal(mg_create(&f->cfg, &f->mg), 0);
 	assert_int_equal(mg_libvirt_start(f->mg, u, &f->lv), 0);
 	f->conn = mg_libvirt_conn(f->lv);
@@ -244,12 +221,7 @@ static bool wait_events(struct fix *f, const char *type, const char *vm,
 
 static uint64_t core_quota(struct fix *f, const char *id)
 {
-	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(f->mg), id);
-	struct vgmem_vm_stats st;
-
-	assert_non_null(g);
-	vg_vm_get_stats(vg_host_guest_vm(g), &st);
-	return st.quota;
+	return mgf_core_stats(f->mg, id).quota;
 }
 
 static void test_startup_sync(void **state)
@@ -259,7 +231,7 @@ static void test_startup_sync(void **state)
 	struct fix f;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	fix_start(&f);
 	assert_true(mg_libvirt_connected(f.lv));
 	/* vm1 runs with its metadata policy and an entitlement */
@@ -291,20 +263,17 @@ static void test_startup_sync(void **state)
  */
 static void test_connect_retried(void **state)
 {
-	char late[192], late_uri[200], cmd[448], err[256];
+	char late[192], late_uri[200], cmd[448];
 	struct mg_vm_info vi;
 	struct fix f;
 	bool yes = true;
 
 	(void)state;
-	fresh_db();
-	snprintf(late, sizeof(late), "%s/late.xml", dir);
+	mgf_db_fresh(tmp.db);
+	snprintf(late, sizeof(late), "%s/late.xml", tmp.path);
 	snprintf(late_uri, sizeof(late_uri), "test://%s", late);
 	unlink(late);
-	assert_int_equal(mg_config_defaults(&f.cfg), 0);
-	assert_int_equal(mg_config_set(&f.cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f.cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&f.cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	mgf_config(&f.cfg, tmp.db, late_uri);
 	assert_int_equal(mg_create(&f.cfg, &f.mg), 0);
 	assert_int_equal(mg_libvirt_start(f.mg, late_uri, &f.lv), 0);
 	assert_false(mg_libvirt_connected(f.lv));
@@ -327,7 +296,7 @@ static void test_lifecycle_and_metadata(void **state)
 	struct fix f;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	fix_start(&f);
 	d1 = virDomainLookupByName(f.conn, "vm1");
 	d4 = virDomainLookupByName(f.conn, "vm4");
@@ -428,7 +397,7 @@ static void test_define_start_undefine(void **state)
 	struct fix f;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	fix_start(&f);
 	d = virDomainDefineXML(f.conn, domain_xml(xml, sizeof(xml), "vm5", 5,
 		"<vgmem:gpu " NSA " quota='64M' priority='2'/>", U5));
@@ -494,7 +463,7 @@ static void test_second_claimant_refused(void **state)
 	struct fix f;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	fix_start(&f);
 	d1 = virDomainLookupByName(f.conn, "vm1");
 	assert_non_null(d1);
@@ -578,7 +547,7 @@ static void write_node(char *u, size_t ulen, const char *file,
 	size_t i;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(path, sizeof(path), "%s/%s", tmp.path, file);
 	snprintf(u, ulen, "test://%s", path);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -630,10 +599,10 @@ static void test_claim_order_independent(void **state)
 
 	(void)state;
 	/* no recorded owner: the smaller domain UUID, in either order */
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	write_node(u, sizeof(u), "ab.xml", (struct nd[]){ a, b }, 2);
 	owner_after_start(u, "own-a", 64 * MiB);
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	write_node(u, sizeof(u), "ba.xml", (struct nd[]){ b, a }, 2);
 	owner_after_start(u, "own-a", 64 * MiB);
 	fix_start_uri(&f, u);
@@ -641,15 +610,15 @@ static void test_claim_order_independent(void **state)
 	fix_stop(&f);
 
 	/* a running domain before a stopped one */
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	write_node(u, sizeof(u), "aoffb.xml", (struct nd[]){ a_off, b }, 2);
 	owner_after_start(u, "own-b", 96 * MiB);
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	write_node(u, sizeof(u), "baoff.xml", (struct nd[]){ b, a_off }, 2);
 	owner_after_start(u, "own-b", 96 * MiB);
 
 	/* the recorded owner, whatever the rule would say, in either order */
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	write_node(u, sizeof(u), "b.xml", (struct nd[]){ b }, 1);
 	owner_after_start(u, "own-b", 96 * MiB);
 	write_node(u, sizeof(u), "ab.xml", (struct nd[]){ a, b }, 2);

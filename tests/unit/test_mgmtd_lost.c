@@ -25,78 +25,44 @@
 
 #include <cmocka.h>
 
-#include "mgmtd/mgmtd.h"
-#include "mgmtd/log.h"
-#include "host-module/user/host.h"
+#include "mg_fixture.h"
 
 #define MiB	(1ull << 20)
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
 #define VMC	"00000000-0000-4000-8000-00000000000c"
 
-static char dir[64];
-static char db[128];
+static struct mgf_dir tmp;
 
 static int setup(void **state)
 {
 	(void)state;
 	mg_log_set_level(MG_LOG_ERR - 1);	/* lost VMs log errors: quiet */
-	snprintf(dir, sizeof(dir), "/tmp/mgmtd-lost-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(db, sizeof(db), "%s/state.db", dir);
-	return 0;
+	return mgf_dir_make(&tmp, "lost");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static void fresh_db(void)
-{
-	char p[160];
-
-	unlink(db);
-	snprintf(p, sizeof(p), "%s-wal", db);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", db);
-	unlink(p);
+	return mgf_dir_remove(&tmp);
 }
 
 /* gpus embedded GPUs of 64 MiB, the given embedded_vm entries. */
 static struct mg *model(struct mg_config *cfg, const char *gpus,
 			const char *vm1, const char *vm2)
 {
-	char err[256];
 	struct mg *mg;
 
-	fresh_db();
-	assert_int_equal(mg_config_defaults(cfg), 0);
-	assert_int_equal(mg_config_set(cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "libvirt_uri", "none", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_gpus", gpus, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	mgf_db_fresh(tmp.db);
+	mgf_config(cfg, tmp.db, "none");
+	mgf_set(cfg, "embedded_vram", "64M");
+	mgf_set(cfg, "embedded_gpus", gpus);
 	if (vm1)
-		assert_int_equal(mg_config_set(cfg, "embedded_vm", vm1, err, sizeof(err)), 0);
+		mgf_set(cfg, "embedded_vm", vm1);
 	if (vm2)
-		assert_int_equal(mg_config_set(cfg, "embedded_vm", vm2, err, sizeof(err)), 0);
+		mgf_set(cfg, "embedded_vm", vm2);
 	assert_int_equal(mg_create(cfg, &mg), 0);
 	return mg;
-}
-
-static struct mg_vm_info vm_info(struct mg *mg, const char *id)
-{
-	struct mg_vm_info vi;
-
-	assert_int_equal(mg_get_vm(mg, id, &vi), 0);
-	return vi;
 }
 
 /* Events of type for vm whose detail contains needle, since after. */
@@ -126,12 +92,7 @@ static uint64_t last_id(struct mg *mg)
 
 static uint64_t core_ent(struct mg *mg, const char *id)
 {
-	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(mg), id);
-	struct vgmem_vm_stats st;
-
-	assert_non_null(g);
-	vg_vm_get_stats(vg_host_guest_vm(g), &st);
-	return st.entitlement;
+	return mgf_core_stats(mg, id).entitlement;
 }
 
 /* ---- embedded backend ------------------------------------------------- */
@@ -156,8 +117,8 @@ static void test_embedded_lost_and_back(void **state)
 	assert_int_equal(vg_bo_alloc(vg_host_guest_vm(mg_backend_embedded_guest(be, VMB)),
 				     40 * MiB, 0, &va), 0);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
-	b = vm_info(mg, VMB);
+	a = mgf_vm_info(mg, VMA);
+	b = mgf_vm_info(mg, VMB);
 	assert_true(a.running && b.running);
 	assert_false(a.lost);
 	assert_true(a.entitlement > 0);
@@ -168,8 +129,8 @@ static void test_embedded_lost_and_back(void **state)
 	assert_int_equal(mg_backend_embedded_unplug(be, VMA), 0);
 	assert_int_equal(mg_backend_embedded_unplug(be, VMA), -ENOENT);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
-	b = vm_info(mg, VMB);
+	a = mgf_vm_info(mg, VMA);
+	b = mgf_vm_info(mg, VMB);
 	assert_false(a.running);
 	assert_true(a.lost);
 	assert_int_equal(a.entitlement, 0);
@@ -185,14 +146,14 @@ static void test_embedded_lost_and_back(void **state)
 	/* more ticks change nothing and say nothing new */
 	mg_tick(mg, mg_mono_ms());
 	assert_int_equal(count_events(mg, ev0, "lifecycle", VMA, "\"lost\""), 1);
-	assert_true(vm_info(mg, VMA).lost);
+	assert_true(mgf_vm_info(mg, VMA).lost);
 
 	/* the mdev comes back (mdevctl start): a runs again with its quota */
 	ev0 = last_id(mg);
 	assert_int_equal(mg_backend_embedded_plug(be, VMA, 0, 8 * MiB), 0);
 	assert_int_equal(mg_backend_embedded_plug(be, VMA, 0, 8 * MiB), -EEXIST);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_false(a.lost);
 	assert_string_equal(a.error, "");
@@ -207,17 +168,17 @@ static void test_embedded_lost_and_back(void **state)
 	assert_non_null(mg_backend_embedded_guest(be, VMA));
 	assert_int_equal(mg_backend_embedded_unplug(be, VMB), 0);
 	mg_tick(mg, mg_mono_ms());
-	assert_true(vm_info(mg, VMB).lost);
+	assert_true(mgf_vm_info(mg, VMB).lost);
 	ev0 = last_id(mg);
 	assert_int_equal(mg_vm_stop(mg, VMB), 0);
-	b = vm_info(mg, VMB);
+	b = mgf_vm_info(mg, VMB);
 	assert_false(b.lost);
 	assert_false(b.running);
 	assert_int_equal(count_events(mg, ev0, "lifecycle", VMB, "\"stopped\""), 1);
 	/* a stopped VM is not brought back by its mdev */
 	assert_int_equal(mg_backend_embedded_plug(be, VMB, 0, 48 * MiB), 0);
 	mg_tick(mg, mg_mono_ms());
-	assert_false(vm_info(mg, VMB).running);
+	assert_false(mgf_vm_info(mg, VMB).running);
 
 	/* hostile hook use */
 	assert_int_equal(mg_backend_embedded_plug(NULL, VMC, 0, MiB), -EINVAL);
@@ -449,7 +410,7 @@ static void test_fake_lost_and_back(void **state)
 	assert_int_equal(mg_vm_start(mg, VMB, "b", &p, MG_POL_QUOTA, -1,
 				     MG_SRC_LIBVIRT, why, sizeof(why)), 0);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_int_equal(a.gpu, 0);
 	assert_int_equal(fb_find(f, VMA)->quota, 32 * MiB);
@@ -459,8 +420,8 @@ static void test_fake_lost_and_back(void **state)
 	ev0 = last_id(mg);
 	fb_unplug(f, VMA);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
-	b = vm_info(mg, VMB);
+	a = mgf_vm_info(mg, VMA);
+	b = mgf_vm_info(mg, VMB);
 	assert_true(a.lost);
 	assert_false(a.running);
 	assert_int_equal(a.entitlement, 0);
@@ -474,7 +435,7 @@ static void test_fake_lost_and_back(void **state)
 	ev0 = last_id(mg);
 	fb_plug(f, VMA, 1, 8 * MiB);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_false(a.lost);
 	assert_int_equal(a.gpu, 1);
@@ -500,7 +461,7 @@ static void test_fake_lost_and_back(void **state)
 	fb_plug(f, VMA, 1, 8 * MiB);
 	mg_tick(mg, mg_mono_ms());
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.lost);
 	assert_false(a.running);
 	assert_non_null(strstr(a.error, "not resumed"));
@@ -508,7 +469,7 @@ static void test_fake_lost_and_back(void **state)
 	assert_false(fb_find(f, VMA)->managed);
 	assert_int_equal(mg_vm_stop(mg, VMC), 0);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_int_equal(a.gpu, 1);
 	assert_string_equal(a.error, "");
@@ -517,7 +478,7 @@ static void test_fake_lost_and_back(void **state)
 	fb_unplug(f, VMA);
 	fb_plug(f, VMA, 0, 8 * MiB);
 	mg_tick(mg, mg_mono_ms());
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_false(a.lost);
 	assert_int_equal(a.gpu, 0);
@@ -529,7 +490,7 @@ static void test_fake_lost_and_back(void **state)
 	/* the domain goes away while lost: forgotten like any stopped VM */
 	fb_unplug(f, VMB);
 	mg_tick(mg, mg_mono_ms());
-	assert_true(vm_info(mg, VMB).lost);
+	assert_true(mgf_vm_info(mg, VMB).lost);
 	assert_int_equal(mg_vm_forget(mg, VMB), 0);
 	assert_int_equal(mg_get_vm(mg, VMB, &b), -ENOENT);
 	mg_destroy(mg);
@@ -551,7 +512,7 @@ static void test_fake_adopted_not_lost(void **state)
 				       sizeof(err)), 0);
 	fb_plug(f, VMA, 0, 16 * MiB);
 	mg_tick(mg, mg_mono_ms());
-	vi = vm_info(mg, VMA);
+	vi = mgf_vm_info(mg, VMA);
 	assert_true(vi.running);
 	assert_int_equal(vi.source, MG_SRC_BACKEND);
 	fb_unplug(f, VMA);
@@ -576,7 +537,7 @@ static void test_metadata_gpu(void **state)
 	mg = model(&cfg, "2", NULL, NULL);
 	assert_int_equal(mg_vm_start(mg, VMA, "a", &p, MG_POL_QUOTA, 0,
 				     MG_SRC_LIBVIRT, why, sizeof(why)), 0);
-	before = vm_info(mg, VMA);
+	before = mgf_vm_info(mg, VMA);
 	assert_int_equal(before.gpu, 0);
 
 	/* moving a running VM: refused, clearly, and nothing changes */
@@ -586,7 +547,7 @@ static void test_metadata_gpu(void **state)
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &q, MG_POL_QUOTA | MG_POL_WEIGHT,
 					1, why, sizeof(why)), -EBUSY);
 	assert_non_null(strstr(why, "cannot move from GPU 0"));
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_int_equal(a.gpu, 0);
 	assert_true(a.running);
 	assert_memory_equal(&a.policy, &before.policy, sizeof(a.policy));
@@ -597,31 +558,31 @@ static void test_metadata_gpu(void **state)
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &q, MG_POL_QUOTA, 2, why,
 					sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "no such GPU"));
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 100);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 100);
 
 	/* its own GPU, or none named: the rest of the change applies */
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &q, MG_POL_QUOTA | MG_POL_WEIGHT,
 					0, why, sizeof(why)), 0);
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_int_equal(a.policy.weight, 300);
 	assert_string_equal(a.error, "");
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &p, MG_POL_QUOTA, -1, why,
 					sizeof(why)), 0);
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 100);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 100);
 
 	/* stopped: the new placement is taken for the next start */
 	assert_int_equal(mg_vm_stop(mg, VMA), 0);
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &p, MG_POL_QUOTA, 1, why,
 					sizeof(why)), 0);
-	assert_int_equal(vm_info(mg, VMA).gpu, 1);
+	assert_int_equal(mgf_vm_info(mg, VMA).gpu, 1);
 	assert_int_equal(mg_vm_start(mg, VMA, "a", &p, MG_POL_QUOTA, 1,
 				     MG_SRC_LIBVIRT, why, sizeof(why)), 0);
-	a = vm_info(mg, VMA);
+	a = mgf_vm_info(mg, VMA);
 	assert_true(a.running);
 	assert_int_equal(a.gpu, 1);
 	assert_int_equal(mg_vm_set_meta(mg, VMA, &p, MG_POL_QUOTA, 0, why,
 					sizeof(why)), -EBUSY);
-	assert_int_equal(vm_info(mg, VMA).gpu, 1);
+	assert_int_equal(mgf_vm_info(mg, VMA).gpu, 1);
 	mg_destroy(mg);
 	mg_config_free(&cfg);
 }

@@ -20,86 +20,40 @@
 
 #include <cmocka.h>
 
-#include "mgmtd/mgmtd.h"
+#include "mg_fixture.h"
 #include "mgmtd/state.h"
-#include "mgmtd/log.h"
-#include "host-module/user/host.h"
 
 #define MiB	(1ull << 20)
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
 
-static char dir[64];
-static char db[128];
+static struct mgf_dir tmp;
 
+/* Two VMs of 64 MiB on one 64 MiB GPU, no libvirt. */
 static void cfg_init(struct mg_config *cfg)
 {
-	char err[256];
-
-	assert_int_equal(mg_config_defaults(cfg), 0);
-	assert_int_equal(mg_config_set(cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "libvirt_uri", "none", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
-	/* the test drives mg_tick() itself */
-	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "a:" VMA ":64M", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "b:" VMB ":64M", err, sizeof(err)), 0);
+	mgf_config(cfg, tmp.db, "none");
+	mgf_set(cfg, "embedded_vram", "64M");
+	mgf_set(cfg, "embedded_vm", "a:" VMA ":64M");
+	mgf_set(cfg, "embedded_vm", "b:" VMB ":64M");
 }
 
 static int setup(void **state)
 {
 	(void)state;
 	mg_log_set_level(MG_LOG_ERR - 1);	/* refusals are expected: quiet */
-	snprintf(dir, sizeof(dir), "/tmp/mgmtd-test-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(db, sizeof(db), "%s/state.db", dir);
-	return 0;
+	return mgf_dir_make(&tmp, "test");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static void fresh_db(void)
-{
-	char p[160];
-
-	unlink(db);
-	snprintf(p, sizeof(p), "%s-wal", db);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", db);
-	unlink(p);
-}
-
-static struct vg_vm *core_vm(struct mg *mg, const char *id)
-{
-	struct vg_host_guest *g = mg_backend_embedded_guest(mg_get_backend(mg), id);
-
-	assert_non_null(g);
-	return vg_host_guest_vm(g);
+	return mgf_dir_remove(&tmp);
 }
 
 static uint64_t core_ent(struct mg *mg, const char *id)
 {
-	struct vgmem_vm_stats st;
-
-	vg_vm_get_stats(core_vm(mg, id), &st);
-	return st.entitlement;
-}
-
-static struct mg_vm_info vm_info(struct mg *mg, const char *id)
-{
-	struct mg_vm_info vi;
-
-	assert_int_equal(mg_get_vm(mg, id, &vi), 0);
-	return vi;
+	return mgf_core_stats(mg, id).entitlement;
 }
 
 /* ---- entitlements reach the core ------------------------------------ */
@@ -113,16 +67,16 @@ static void test_policy_applied_to_core(void **state)
 	u64 va;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 
 	/* both demand 48 MiB of 64: equal weights split VRAM evenly */
-	assert_int_equal(vg_bo_alloc(core_vm(mg, VMA), 48 * MiB, 0, &va), 0);
-	assert_int_equal(vg_bo_alloc(core_vm(mg, VMB), 48 * MiB, 0, &va), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMA), 48 * MiB, 0, &va), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMB), 48 * MiB, 0, &va), 0);
 	mg_tick(mg, 1000);
-	assert_int_equal(vm_info(mg, VMA).entitlement, 32 * MiB);
-	assert_int_equal(vm_info(mg, VMB).entitlement, 32 * MiB);
+	assert_int_equal(mgf_vm_info(mg, VMA).entitlement, 32 * MiB);
+	assert_int_equal(mgf_vm_info(mg, VMB).entitlement, 32 * MiB);
 	assert_int_equal(core_ent(mg, VMA), 32 * MiB);
 	assert_int_equal(core_ent(mg, VMB), 32 * MiB);
 
@@ -130,8 +84,8 @@ static void test_policy_applied_to_core(void **state)
 	p.weight = 300;
 	assert_int_equal(mg_set_vm_policy(mg, "a", &p, MG_POL_WEIGHT, why,
 					  sizeof(why)), 0);
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 300);
-	assert_true(vm_info(mg, VMA).operator_policy);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 300);
+	assert_true(mgf_vm_info(mg, VMA).operator_policy);
 	assert_int_equal(core_ent(mg, VMA), 48 * MiB);
 	assert_int_equal(core_ent(mg, VMB), 16 * MiB);
 
@@ -141,7 +95,7 @@ static void test_policy_applied_to_core(void **state)
 					  sizeof(why)), 0);
 	assert_int_equal(core_ent(mg, VMB), 24 * MiB);
 	assert_int_equal(core_ent(mg, VMA), 40 * MiB);
-	assert_int_equal(vm_info(mg, VMB).guaranteed, 24 * MiB);
+	assert_int_equal(mgf_vm_info(mg, VMB).guaranteed, 24 * MiB);
 
 	/* a quota change reaches the core VM */
 	p.quota = 56 * MiB;
@@ -150,11 +104,11 @@ static void test_policy_applied_to_core(void **state)
 	{
 		struct vgmem_vm_stats st;
 
-		vg_vm_get_stats(core_vm(mg, VMB), &st);
+		vg_vm_get_stats(mgf_core_vm(mg, VMB), &st);
 		assert_int_equal(st.quota, 56 * MiB);
 	}
 	/* max follows quota unless set */
-	assert_int_equal(vm_info(mg, VMB).policy.max, 56 * MiB);
+	assert_int_equal(mgf_vm_info(mg, VMB).policy.max, 56 * MiB);
 	mg_destroy(mg);
 	mg_config_free(&cfg);
 }
@@ -173,7 +127,7 @@ static void test_lrc_counters(void **state)
 	struct mg *mg;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	assert_int_equal(mg_get_status(mg, &st), 0);
@@ -212,13 +166,13 @@ static void test_refusals(void **state)
 	u64 va;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
-	assert_int_equal(vg_bo_alloc(core_vm(mg, VMB), 16 * MiB, 0, &va), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMB), 16 * MiB, 0, &va), 0);
 	mg_tick(mg, 1000);
-	before_a = vm_info(mg, VMA).policy;
-	before_b = vm_info(mg, VMB).policy;
+	before_a = mgf_vm_info(mg, VMA).policy;
+	before_b = mgf_vm_info(mg, VMB).policy;
 
 	/* quotas above 200% of 64 MiB */
 	p.quota = 65 * MiB;
@@ -230,7 +184,7 @@ static void test_refusals(void **state)
 	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_MIN | MG_POL_LOW, why, sizeof(why)), 0);
 	assert_int_equal(mg_set_vm_policy(mg, VMB, &p, MG_POL_MIN | MG_POL_LOW, why,
 					  sizeof(why)), -ENOSPC);
-	before_a = vm_info(mg, VMA).policy;
+	before_a = mgf_vm_info(mg, VMA).policy;
 	/* min above max */
 	p.min = 8 * MiB;
 	p.max = 4 * MiB;
@@ -258,7 +212,7 @@ static void test_refusals(void **state)
 	assert_int_equal(mg_get_vm(mg, "nope", &(struct mg_vm_info){ 0 }), -ENOENT);
 
 	{
-		struct mg_vm_info ia = vm_info(mg, VMA), ib = vm_info(mg, VMB);
+		struct mg_vm_info ia = mgf_vm_info(mg, VMA), ib = mgf_vm_info(mg, VMB);
 
 		assert_same_policy(&ia.policy, &before_a);
 		assert_same_policy(&ib.policy, &before_b);
@@ -266,7 +220,7 @@ static void test_refusals(void **state)
 	{
 		struct vgmem_vm_stats st;
 
-		vg_vm_get_stats(core_vm(mg, VMB), &st);
+		vg_vm_get_stats(mgf_core_vm(mg, VMB), &st);
 		assert_int_equal(st.quota, 64 * MiB);
 	}
 
@@ -290,7 +244,7 @@ static void test_refusals(void **state)
 	{
 		struct mg_state *st;
 
-		assert_int_equal(mg_state_open(db, &st), 0);
+		assert_int_equal(mg_state_open(tmp.db, &st), 0);
 		assert_int_equal(mg_state_load_policies(st, &sp, &n), 0);
 		assert_int_equal(n, 1);
 		assert_string_equal(sp[0].id, VMA);
@@ -316,7 +270,7 @@ static void test_persistence_across_restart(void **state)
 	size_t n, i;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	p.weight = 777;
@@ -339,10 +293,10 @@ static void test_persistence_across_restart(void **state)
 	mg_destroy(mg);
 
 	assert_int_equal(mg_create(&cfg, &mg), 0);
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 777);
-	assert_int_equal(vm_info(mg, VMA).policy.low, 8 * MiB);
-	assert_true(vm_info(mg, VMA).operator_policy);
-	assert_false(vm_info(mg, VMB).operator_policy);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 777);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.low, 8 * MiB);
+	assert_true(mgf_vm_info(mg, VMA).operator_policy);
+	assert_false(mgf_vm_info(mg, VMB).operator_policy);
 	assert_int_equal(mg_get_knobs(mg, &k), 0);
 	assert_string_equal(k.policy, "cold");
 	assert_int_equal(k.thrash_window_s, 17);
@@ -366,11 +320,11 @@ static void test_persistence_across_restart(void **state)
 
 	/* reset: metadata/defaults again, and that is durable too */
 	assert_int_equal(mg_reset_vm_policy(mg, VMA, why, sizeof(why)), 0);
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 100);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 100);
 	mg_destroy(mg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
-	assert_int_equal(vm_info(mg, VMA).policy.weight, 100);
-	assert_false(vm_info(mg, VMA).operator_policy);
+	assert_int_equal(mgf_vm_info(mg, VMA).policy.weight, 100);
+	assert_false(mgf_vm_info(mg, VMA).operator_policy);
 	mg_destroy(mg);
 	mg_config_free(&cfg);
 }
@@ -409,7 +363,7 @@ static void test_kill9_keeps_acknowledged(void **state)
 	size_t n;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	for (round = 0; round < 4; round++) {
 		unsigned int want = 5 + 23 * (unsigned int)round, got = 0;
 		int pfd[2], status;
@@ -436,7 +390,7 @@ static void test_kill9_keeps_acknowledged(void **state)
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFSIGNALED(status));
 
-		assert_int_equal(mg_state_open(db, &st), 0);
+		assert_int_equal(mg_state_open(tmp.db, &st), 0);
 		assert_int_equal(mg_state_load_policies(st, &sp, &n), 0);
 		assert_int_equal(n, 1);
 		/* every acknowledged write is there; at most one more */
@@ -480,7 +434,7 @@ static void test_events_and_subscribers(void **state)
 	int h;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	h = mg_subscribe(mg, sub_cb, &rec);
@@ -490,8 +444,8 @@ static void test_events_and_subscribers(void **state)
 	p.weight = 0;
 	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_WEIGHT, why, sizeof(why)), -EINVAL);
 	assert_int_equal(mg_vm_stop(mg, VMB), 0);
-	assert_false(vm_info(mg, VMB).running);
-	assert_int_equal(vm_info(mg, VMB).entitlement, 0);
+	assert_false(mgf_vm_info(mg, VMB).running);
+	assert_int_equal(mgf_vm_info(mg, VMB).entitlement, 0);
 	assert_int_equal(rec.n, 2);
 	assert_string_equal(rec.types[0], "policy");
 	assert_string_equal(rec.types[1], "lifecycle");
@@ -605,7 +559,7 @@ static void test_thrash_advisory_in_model(void **state)
 	size_t n;
 
 	(void)state;
-	fresh_db();
+	mgf_db_fresh(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	assert_int_equal(mg_get_knobs(mg, &k), 0);
@@ -617,17 +571,17 @@ static void test_thrash_advisory_in_model(void **state)
 	p.min = p.low = 48 * MiB;
 	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_MIN | MG_POL_LOW, why,
 					  sizeof(why)), 0);
-	assert_int_equal(vg_bo_alloc(core_vm(mg, VMA), 48 * MiB, 0, &va[0]), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMA), 48 * MiB, 0, &va[0]), 0);
 	for (now = 0; now < 12000; now += 1000) {
 		/* B churns: allocate beyond its entitlement, free, again */
 		for (i = 0; i < 4; i++)
-			assert_int_equal(vg_bo_alloc(core_vm(mg, VMB), 8 * MiB, 0,
+			assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMB), 8 * MiB, 0,
 						     &va[1 + i]), 0);
 		mg_tick(mg, now);
 		for (i = 0; i < 2; i++)
-			assert_int_equal(vg_bo_free(core_vm(mg, VMB), va[1 + i]), 0);
+			assert_int_equal(vg_bo_free(mgf_core_vm(mg, VMB), va[1 + i]), 0);
 		for (i = 2; i < 4; i++)
-			assert_int_equal(vg_bo_free(core_vm(mg, VMB), va[1 + i]), 0);
+			assert_int_equal(vg_bo_free(mgf_core_vm(mg, VMB), va[1 + i]), 0);
 	}
 	assert_int_equal(mg_events_since(mg, 0, 10000, &ev, &n), 0);
 	for (i = 0; i < n; i++)
@@ -635,8 +589,8 @@ static void test_thrash_advisory_in_model(void **state)
 			advisories++;
 	free(ev);
 	assert_int_equal(advisories, 1);
-	assert_true(vm_info(mg, VMB).advisory);
-	assert_false(vm_info(mg, VMA).advisory);
+	assert_true(mgf_vm_info(mg, VMB).advisory);
+	assert_false(mgf_vm_info(mg, VMA).advisory);
 	mg_destroy(mg);
 	mg_config_free(&cfg);
 }
@@ -679,7 +633,7 @@ static void test_config(void **state)
 	assert_int_equal(mg_parse_embedded_vm("x:" VMA ":0", &vm), -EINVAL);
 	assert_false(mg_uuid_valid("00000000-0000-4000-8000-00000000000A"));
 
-	snprintf(path, sizeof(path), "%s/mgmtd.conf", dir);
+	snprintf(path, sizeof(path), "%s/mgmtd.conf", tmp.path);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fprintf(f, "# comment\n[daemon]\nstate_db = \"/x/y.db\"\noversub_pct = 250\n"

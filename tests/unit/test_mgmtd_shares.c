@@ -19,18 +19,17 @@
 
 #include <cmocka.h>
 
-#include "mgmtd/mgmtd.h"
-#include "mgmtd/log.h"
+#include "mg_fixture.h"
 #include "mgmtd/rest_buf.h"
 #include "mgmtd/rest_json.h"
 #include "mgmtd/backend.h"
-#include "host-module/user/host.h"
 #include <libvgmem.h>
 
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
 
-static char dir[64], db[128], d1[128], d2[128], file[128];
+static struct mgf_dir tmp;
+static char d1[128], d2[128], file[128];
 
 static int setup(void **state)
 {
@@ -38,13 +37,11 @@ static int setup(void **state)
 
 	(void)state;
 	mg_log_set_level(MG_LOG_ERR - 1);	/* refusals are expected: quiet */
-	snprintf(dir, sizeof(dir), "/tmp/mgmtd-shares-XXXXXX");
-	if (!mkdtemp(dir))
+	if (mgf_dir_make(&tmp, "shares"))
 		return -1;
-	snprintf(db, sizeof(db), "%s/state.db", dir);
-	snprintf(d1, sizeof(d1), "%s/data", dir);
-	snprintf(d2, sizeof(d2), "%s/models", dir);
-	snprintf(file, sizeof(file), "%s/plain", dir);
+	snprintf(d1, sizeof(d1), "%s/data", tmp.path);
+	snprintf(d2, sizeof(d2), "%s/models", tmp.path);
+	snprintf(file, sizeof(file), "%s/plain", tmp.path);
 	if (mkdir(d1, 0755) || mkdir(d2, 0755))
 		return -1;
 	f = fopen(file, "w");
@@ -57,11 +54,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return mgf_dir_remove(&tmp);
 }
 
 static char *domain(const char *devices)
@@ -238,15 +232,9 @@ static void test_share_check(void **state)
 
 static void cfg_init(struct mg_config *cfg)
 {
-	char err[256];
-
-	assert_int_equal(mg_config_defaults(cfg), 0);
-	assert_int_equal(mg_config_set(cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "libvirt_uri", "none", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "a:" VMA ":32M", err, sizeof(err)), 0);
+	mgf_config(cfg, tmp.db, "none");
+	mgf_set(cfg, "embedded_vram", "64M");
+	mgf_set(cfg, "embedded_vm", "a:" VMA ":32M");
 }
 
 static void two_shares(struct mg_share s[2])
@@ -290,8 +278,7 @@ static void assert_guest_sees(struct mg *mg, const char *id, size_t want,
 	unsigned int total = 0;
 	size_t i;
 
-	g = mg_backend_embedded_guest(mg_get_backend(mg), id);
-	assert_non_null(g);
+	g = mgf_guest(mg, id);
 	assert_int_equal(vgmem_shares(vg_host_guest_dev(g), got, MG_SHARES_MAX,
 				      &total), (int)want);
 	assert_int_equal(total, want);
@@ -339,7 +326,7 @@ static void test_model_and_backend(void **state)
 	struct mg *mg;
 
 	(void)state;
-	unlink(db);
+	unlink(tmp.db);
 	cfg_init(&cfg);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	assert_int_equal(mg_get_vm(mg, VMA, &vi), 0);
@@ -436,7 +423,7 @@ static void test_model_and_backend(void **state)
 		memcpy(t, s, sizeof(s));
 		t[2] = s[1];
 		t[2].id = 7;
-		snprintf(t[2].source, sizeof(t[2].source), "%s/gone", dir);
+		snprintf(t[2].source, sizeof(t[2].source), "%s/gone", tmp.path);
 		assert_int_not_equal(be->ops->set_shares(be->priv, VMA, t, 3), 0);
 		assert_backend_has(mg, VMA, 2, s);
 		assert_int_equal(be->ops->set_shares(be->priv, VMB, t, 2), -ENOENT);
@@ -510,7 +497,7 @@ static bool has_shares(struct mg *mg, const char *id, size_t want)
 
 static void test_libvirt_domain(void **state)
 {
-	char node[160], uri[200], err[256], devs[4096];
+	char node[160], uri[200], devs[4096];
 	struct mg_share *got;
 	struct mg_libvirt *lv;
 	struct mg_config cfg;
@@ -520,8 +507,8 @@ static void test_libvirt_domain(void **state)
 	FILE *f;
 
 	(void)state;
-	unlink(db);
-	snprintf(node, sizeof(node), "%s/node.xml", dir);
+	unlink(tmp.db);
+	snprintf(node, sizeof(node), "%s/node.xml", tmp.path);
 	snprintf(uri, sizeof(uri), "test://%s", node);
 	snprintf(devs, sizeof(devs), "%s%s%s",
 		 fs(d1, "data", ""), fs("/nonexistent-vgmem-share", "gone", ""),
@@ -537,11 +524,7 @@ static void test_libvirt_domain(void **state)
 		"</devices></domain></node>\n", devs);
 	fclose(f);
 
-	assert_int_equal(mg_config_defaults(&cfg), 0);
-	assert_int_equal(mg_config_set(&cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&cfg, "libvirt_uri", uri, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(&cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
+	mgf_config(&cfg, tmp.db, uri);
 	assert_int_equal(mg_create(&cfg, &mg), 0);
 	assert_int_equal(mg_libvirt_start(mg, uri, &lv), 0);
 

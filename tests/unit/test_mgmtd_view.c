@@ -21,20 +21,17 @@
 
 #include <cmocka.h>
 
-#include "mgmtd/mgmtd.h"
-#include "mgmtd/log.h"
+#include "mg_fixture.h"
 #include "mgmtd/metrics.h"
 #include "mgmtd/rest_buf.h"
 #include "mgmtd/rest_json.h"
-#include "host-module/user/host.h"
 
 #define MiB	(1ull << 20)
 #define VMA	"00000000-0000-4000-8000-00000000000a"
 #define VMB	"00000000-0000-4000-8000-00000000000b"
 #define VMC	"00000000-0000-4000-8000-00000000000c"
 
-static char dir[64];
-static char db[128];
+static struct mgf_dir tmp;
 
 struct view {
 	struct mg_gpu_info *gpus;
@@ -88,35 +85,23 @@ static int setup(void **state)
 {
 	(void)state;
 	mg_log_set_level(MG_LOG_ERR - 1);
-	snprintf(dir, sizeof(dir), "/tmp/mgmtd-view-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(db, sizeof(db), "%s/state.db", dir);
-	return 0;
+	return mgf_dir_make(&tmp, "view");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return mgf_dir_remove(&tmp);
 }
 
 static struct mg *model(struct mg_config *cfg)
 {
-	char err[256];
 	struct mg *mg;
 
-	assert_int_equal(mg_config_defaults(cfg), 0);
-	assert_int_equal(mg_config_set(cfg, "state_db", db, err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "backend", "embedded", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "libvirt_uri", "none", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vram", "64M", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "recompute_ms", "3600000", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "a:" VMA ":64M", err, sizeof(err)), 0);
-	assert_int_equal(mg_config_set(cfg, "embedded_vm", "b:" VMB ":64M", err, sizeof(err)), 0);
+	mgf_config(cfg, tmp.db, "none");
+	mgf_set(cfg, "embedded_vram", "64M");
+	mgf_set(cfg, "embedded_vm", "a:" VMA ":64M");
+	mgf_set(cfg, "embedded_vm", "b:" VMB ":64M");
 	assert_int_equal(mg_create(cfg, &mg), 0);
 	return mg;
 }
@@ -203,8 +188,7 @@ static void test_every_change_breaks_equality(void **state)
 
 	/* the core's counters move: the next read's refresh sees it */
 	view_get(mg, &v);
-	g = mg_backend_embedded_guest(mg_get_backend(mg), VMB);
-	assert_non_null(g);
+	g = mgf_guest(mg, VMB);
 	assert_int_equal(vg_bo_alloc(vg_host_guest_vm(g), 8 * MiB, 0, &va), 0);
 	usleep(150 * 1000);	/* stats older than MG_STATS_FRESH_MS */
 	assert_false(vms_equal(mg, &v));
@@ -439,10 +423,10 @@ static void test_file_cache_bytes(void **state)
 	int gpu;
 
 	(void)state;
-	unlink(db);
+	unlink(tmp.db);
 	mg = model(&cfg);
 	snprintf(sh.tag, sizeof(sh.tag), "data");
-	snprintf(sh.source, sizeof(sh.source), "%s/share", dir);
+	snprintf(sh.source, sizeof(sh.source), "%s/share", tmp.path);
 	assert_int_equal(mkdir(sh.source, 0755), 0);
 	snprintf(path, sizeof(path), "%s/ro.bin", sh.source);
 	put_file(path, FILE_BYTES);
@@ -451,8 +435,7 @@ static void test_file_cache_bytes(void **state)
 	assert_int_equal(mg_vm_set_shares(mg, VMA, &sh, 1, NULL), 0);
 
 	/* the guest's channel and maps first: they may move its counters */
-	g = mg_backend_embedded_guest(mg_get_backend(mg), VMA);
-	assert_non_null(g);
+	g = mgf_guest(mg, VMA);
 	dev = vg_host_guest_dev(g);
 	assert_int_equal(vgmem_chan_create(dev, 16, 4096, 4096, &ch), 0);
 	assert_int_equal(vgmem_bo_alloc(dev, VGMEM_PAGE_SIZE, &scratch), 0);
