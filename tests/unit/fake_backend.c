@@ -984,6 +984,7 @@ static u64 fake_op_sample_access(void *b, struct vg_mem *mem)
 	return n;
 }
 
+/* The only table: tests that need an op missing or replaced copy it. */
 const struct vg_backend_ops fake_ops = {
 	.name = "fake",
 	.vram_size = fake_op_vram_size,
@@ -1004,27 +1005,7 @@ const struct vg_backend_ops fake_ops = {
 	.sample_access = fake_op_sample_access,
 };
 
-const struct vg_backend_ops fake_ops_nosample = {
-	.name = "fake-nosample",
-	.vram_size = fake_op_vram_size,
-	.mem_alloc = fake_op_mem_alloc,
-	.mem_free = fake_op_mem_free,
-	.copy_submit = fake_op_copy_submit,
-	.copy_wait = fake_op_copy_wait,
-	.as_create = fake_op_as_create,
-	.as_destroy = fake_op_as_destroy,
-	.map = fake_op_map,
-	.unmap = fake_op_unmap,
-	.tlb_flush = fake_op_tlb_flush,
-	.channel_create = fake_op_channel_create,
-	.channel_destroy = fake_op_channel_destroy,
-	.channel_idle_wait = fake_op_channel_idle_wait,
-	.channel_stop = fake_op_channel_stop,
-	.channel_start = fake_op_channel_start,
-	.sample_access = NULL,
-};
-
-/* ---- appended by helper C (chan tests) ----------------------------------- */
+/* ---- faults and descriptors of a channel --------------------------------- */
 
 void fake_bchan_fault(struct vg_bchan *ch, u32 error, u64 addr)
 {

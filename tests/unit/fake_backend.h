@@ -52,10 +52,22 @@ enum fake_op {
 
 struct fake_backend;
 
-/* All ops; the backend pointer is the struct fake_backend. */
+/*
+ * All ops; the backend pointer is the struct fake_backend. The one table:
+ * a test that needs a GPU without an op (sample_access: one that cannot
+ * sample; a mandatory one: the core must refuse it) or with one replaced
+ * takes a copy, changes that op and passes the copy, which must outlive
+ * the GPU (fake_ops_without_sampling() for the common case).
+ */
 extern const struct vg_backend_ops fake_ops;
-/* The same without sample_access (a GPU that cannot sample). */
-extern const struct vg_backend_ops fake_ops_nosample;
+
+static inline struct vg_backend_ops fake_ops_without_sampling(void)
+{
+	struct vg_backend_ops ops = fake_ops;
+
+	ops.sample_access = NULL;
+	return ops;
+}
 
 struct fake_backend *fake_create(u64 vram_size);
 /* Frees everything; returns nothing, but fake_leaks() before it tells. */

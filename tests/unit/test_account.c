@@ -59,7 +59,8 @@ static void test_gpu_create_validation(void **state)
 	assert_int_equal(fake_leaks(fb), 0);
 
 	/* 0 means the default chunk size; sampling is optional. */
-	assert_int_equal(vg_gpu_create(&cfg, &fake_ops_nosample, fb, &gpu), 0);
+	ops = fake_ops_without_sampling();
+	assert_int_equal(vg_gpu_create(&cfg, &ops, fb, &gpu), 0);
 	{
 		struct vg_gpu_stats st;
 

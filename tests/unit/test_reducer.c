@@ -294,9 +294,10 @@ static void test_cold_global(void **state)
 /* Heat 0 everywhere (no sampling): COLD is LRA with new-BO chunks last. */
 static void test_cold_without_sampling(void **state)
 {
+	struct vg_backend_ops ops = fake_ops_without_sampling();
 	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
 			      .policy = VG_POLICY_COLD, .seed = 1,
-			      .ops = &fake_ops_nosample };
+			      .ops = &ops };
 	struct cfx f;
 	struct vg_vm *v0, *v1;
 	u64 a, c;
