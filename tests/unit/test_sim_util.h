@@ -24,7 +24,7 @@
 #define TG_SIZE		(8ull << 20)
 /*
  * Generous: a starved CI machine runs the engine thread rarely (the chaos
- * test of test_sim_replay needs more than 30 s there), and no test passes
+ * test of test_sim_replay_many needs more than 30 s there), and no test passes
  * by waiting less.
  */
 #define T_TIMEOUT	(120ull * NSEC_PER_SEC)
