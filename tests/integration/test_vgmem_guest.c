@@ -18,70 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../tools/vgmem-guest-inproc/inproc.h"
-
-struct run {
-	int rc;
-	char *out;
-	char *err;
-	char last[1024];	/* the last line of out */
-};
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* The in-process host --inproc runs on: the host side's, or none (a tenant's build). */
-static const struct vgg_inproc *run_inproc = &vgg_inproc_host;
-
-/* vgg_main on a NULL-terminated argument list; the program name is added. */
-static void run(struct run *r, ...)
-{
-	char *argv[32];
-	size_t olen = 0, elen = 0;
-	FILE *out, *err;
-	const char *a, *p, *end;
-	va_list ap;
-	int argc = 0;
-
-	argv[argc++] = "vgmem-guest";
-	va_start(ap, r);
-	while ((a = va_arg(ap, const char *)) && argc < 31)
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-
-	memset(r, 0, sizeof(*r));
-	out = open_memstream(&r->out, &olen);
-	err = open_memstream(&r->err, &elen);
-	assert_non_null(out);
-	assert_non_null(err);
-	r->rc = vgg_main(argc, argv, out, err, run_inproc);
-	fclose(out);
-	fclose(err);
-
-	end = r->out + olen;
-	while (end > r->out && end[-1] == '\n')
-		end--;
-	p = end;
-	while (p > r->out && p[-1] != '\n')
-		p--;
-	snprintf(r->last, sizeof(r->last), "%.*s", (int)(end - p), p);
-}
-
-static bool starts(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-#define assert_ok(r)							\
-	do {								\
-		if ((r)->rc != 0 || !starts((r)->last, "RESULT ok "))	\
-			fail_msg("rc %d, last line '%s', stderr '%s'",	\
-				 (r)->rc, (r)->last, (r)->err);		\
-	} while (0)
+#include "vgg_run.h"
 
 static void test_parse_helpers(void **state)
 {
@@ -181,7 +118,7 @@ static void test_inproc_not_in_tenant_build(void **state)
 	struct run r;
 
 	(void)state;
-	run_inproc = NULL;
+	vgg_run_inproc = NULL;
 	run(&r, "--inproc", "info", NULL);
 	assert_int_equal(r.rc, 2);
 	assert_true(starts(r.last, "RESULT fail usage: --inproc runs the software GPU"));
@@ -195,7 +132,7 @@ static void test_inproc_not_in_tenant_build(void **state)
 	assert_int_equal(r.rc, 1);
 	assert_non_null(strstr(r.last, "QUERY"));
 	run_free(&r);
-	run_inproc = &vgg_inproc_host;
+	vgg_run_inproc = &vgg_inproc_host;
 }
 
 /* No guest driver on this machine: --pci fails to open, saying why. */

@@ -21,69 +21,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "../../tools/vgmem-guest-inproc/inproc.h"
+#include "vgg_run.h"
 
 #define KiB	1024ull
-
-struct run {
-	int rc;
-	char *out;
-	char *err;
-	char last[1024];	/* the last line of out */
-};
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static void last_line(struct run *r, size_t olen)
-{
-	const char *p, *end = r->out + olen;
-
-	while (end > r->out && end[-1] == '\n')
-		end--;
-	p = end;
-	while (p > r->out && p[-1] != '\n')
-		p--;
-	snprintf(r->last, sizeof(r->last), "%.*s", (int)(end - p), p);
-}
-
-/* vgg_main on an argument vector (NULL-terminated); the program name is added. */
-static void runv(struct run *r, const char *const *args)
-{
-	char *argv[40];
-	size_t olen = 0, elen = 0;
-	FILE *out, *err;
-	int argc = 0;
-
-	argv[argc++] = "vgmem-guest";
-	while (*args && argc < 39)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-	memset(r, 0, sizeof(*r));
-	out = open_memstream(&r->out, &olen);
-	err = open_memstream(&r->err, &elen);
-	assert_non_null(out);
-	assert_non_null(err);
-	r->rc = vgg_main(argc, argv, out, err, &vgg_inproc_host);
-	fclose(out);
-	fclose(err);
-	last_line(r, olen);
-}
-
-static bool starts(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-#define assert_ok(r)							\
-	do {								\
-		if ((r)->rc != 0 || !starts((r)->last, "RESULT ok "))	\
-			fail_msg("rc %d, last line '%s', stderr '%s'",	\
-				 (r)->rc, (r)->last, (r)->err);		\
-	} while (0)
 
 /* A share directory with a file a.bin of `size` bytes of `fill`. */
 struct share {

@@ -69,6 +69,24 @@ static __attribute__((unused)) void fix_stop(struct fix *f)
 	rmdir(f->dir);
 }
 
+/*
+ * A test program's server, for its cmocka group setup and teardown:
+ * libcurl's global state around fix_start/fix_stop. -1 for cmocka.
+ */
+static __attribute__((unused)) int fix_group_start(struct fix *f, size_t nvms,
+						   size_t max_body)
+{
+	curl_global_init(CURL_GLOBAL_ALL);
+	return fix_start(f, nvms, max_body) ? -1 : 0;
+}
+
+static __attribute__((unused)) int fix_group_stop(struct fix *f)
+{
+	fix_stop(f);
+	curl_global_cleanup();
+	return 0;
+}
+
 /* A request over the unix socket. */
 static __attribute__((unused)) struct http_resp fix_req(struct fix *f, const char *method,
 				const char *path, const char *body)

@@ -178,17 +178,6 @@ static inline void t_range(struct fx *f, int i, u64 va, u64 size, bool on)
 	assert_int_equal(f->ops->fault_range(f->sim, f->as[i], va, size, on), 0);
 }
 
-/* A kernel over [va, va + bytes) with a third argument (a word or a VA). */
-static inline void k_range(struct tchan *t, u32 k, u64 va, u64 bytes, u64 arg)
-{
-	u32 a[VGMEM_CP_NARGS] = { 0 };
-
-	t_args64(a, 0, va);
-	t_args64(a, 2, bytes);
-	t_args64(a, 4, arg);
-	t_kernel(t, k, a);
-}
-
 static inline void k_fill(struct tchan *t, u64 dst, u64 bytes, u32 seed)
 {
 	k_range(t, VGMEM_K_FILL_PATTERN, dst, bytes, seed);

@@ -148,16 +148,6 @@ static int fx_teardown(void **state)
 	return 0;
 }
 
-static void k_range(struct tchan *t, u32 k, u64 va, u64 bytes, u64 arg)
-{
-	u32 a[VGMEM_CP_NARGS] = { 0 };
-
-	t_args64(a, 0, va);
-	t_args64(a, 2, bytes);
-	t_args64(a, 4, arg);
-	t_kernel(t, k, a);
-}
-
 static void wait_done(struct tchan *t)
 {
 	T_WAIT(t_userd(t, VGMEM_USERD_GP_GET) == t->put ||

@@ -26,16 +26,13 @@ static struct fix F;
 static int setup(void **state)
 {
 	(void)state;
-	curl_global_init(CURL_GLOBAL_ALL);
-	return fix_start(&F, NVMS, 4096) ? -1 : 0;
+	return fix_group_start(&F, NVMS, 4096);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	fix_stop(&F);
-	curl_global_cleanup();
-	return 0;
+	return fix_group_stop(&F);
 }
 
 /* Checks an RFC 9457 problem: media type, members, status mirrored. */

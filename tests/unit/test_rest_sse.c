@@ -182,8 +182,7 @@ static size_t stream_ids(struct stream *s, uint64_t *ids, size_t max)
 static int setup(void **state)
 {
 	(void)state;
-	curl_global_init(CURL_GLOBAL_ALL);
-	if (fix_start(&F, 2, 4096))
+	if (fix_group_start(&F, 2, 4096))
 		return -1;
 	mg_rest_set_heartbeat_ms(F.rest, 20);
 	return 0;
@@ -192,9 +191,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	fix_stop(&F);
-	curl_global_cleanup();
-	return 0;
+	return fix_group_stop(&F);
 }
 
 static void test_live_events(void **state)

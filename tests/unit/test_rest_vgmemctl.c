@@ -93,16 +93,13 @@ static int setup(void **state)
 		 dirname(self));
 	if (access(ctl_path, X_OK))
 		return -1;
-	curl_global_init(CURL_GLOBAL_ALL);
-	return fix_start(&F, 3, 4096) ? -1 : 0;
+	return fix_group_start(&F, 3, 4096);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	fix_stop(&F);
-	curl_global_cleanup();
-	return 0;
+	return fix_group_stop(&F);
 }
 
 static void test_read_commands(void **state)

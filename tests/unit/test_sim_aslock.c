@@ -65,9 +65,7 @@ static int fx_teardown(void **state)
 
 	t_chan_free(f->t);
 	f->ops->as_destroy(f->sim, f->as);
-	assert_int_equal(vg_sim_vram_free(f->sim), 64ull << 20);
-	vg_sim_destroy(f->sim);
-	tg_free(f->g);
+	t_sim_free(f->sim, 64ull << 20, f->g);
 	free(f);
 	return 0;
 }

@@ -292,6 +292,17 @@ static inline void t_kernel(struct tchan *t, u32 k, const u32 args[VGMEM_CP_NARG
 	t_mthd(t, 1, VGMEM_CP_LAUNCH, 0);
 }
 
+/*
+ * The end of a sim test's teardown: every byte of the sim's VRAM (vram)
+ * free again, then the sim and the guest memory gone.
+ */
+static inline void t_sim_free(struct vg_sim *sim, u64 vram, struct tg *g)
+{
+	assert_int_equal(vg_sim_vram_free(sim), vram);
+	vg_sim_destroy(sim);
+	tg_free(g);
+}
+
 static inline void t_sem(struct tchan *t, u64 va, u32 payload, u32 op)
 {
 	u32 d[4] = { (u32)(va >> 32), (u32)va, payload, op };
@@ -316,6 +327,17 @@ static inline void t_args64(u32 *a, u32 i, u64 v)
 {
 	a[i] = (u32)v;
 	a[i + 1] = (u32)(v >> 32);
+}
+
+/* A kernel over [va, va + bytes) with a third argument (a word or a VA). */
+static inline void k_range(struct tchan *t, u32 k, u64 va, u64 bytes, u64 arg)
+{
+	u32 a[VGMEM_CP_NARGS] = { 0 };
+
+	t_args64(a, 0, va);
+	t_args64(a, 2, bytes);
+	t_args64(a, 4, arg);
+	t_kernel(t, k, a);
 }
 
 /* A GPU and an address space with a mem mapped at va. */
