@@ -87,6 +87,23 @@ static __attribute__((unused)) int fix_group_stop(struct fix *f)
 	return 0;
 }
 
+/*
+ * The one server F of a test program and its cmocka group setup and
+ * teardown (setup, teardown): nvms VMs, request bodies up to max_body.
+ */
+#define FIX_GROUP(nvms, max_body)					\
+	static struct fix F;						\
+	static int setup(void **state)					\
+	{								\
+		(void)state;						\
+		return fix_group_start(&F, (nvms), (max_body));	\
+	}								\
+	static int teardown(void **state)				\
+	{								\
+		(void)state;						\
+		return fix_group_stop(&F);				\
+	}
+
 /* A request over the unix socket. */
 static __attribute__((unused)) struct http_resp fix_req(struct fix *f, const char *method,
 				const char *path, const char *body)

@@ -113,17 +113,12 @@ static inline int th_calls(struct fx *f)
 static inline int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	int i;
 
 	assert_non_null(f);
 	f->sim = t_sim(32ull << 20, 0);
 	f->ops = vg_sim_backend_ops();
 	f->g = tg_new();
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(f->ops->as_create(f->sim, &f->as[i]), 0);
-		assert_int_equal(f->ops->mem_alloc(f->sim, VG_LOC_VRAM, MSZ,
-						   &f->back[i]), 0);
-	}
+	t_new_ases(f->sim, f->as, f->back, 2, MSZ);
 	f->h.f = f;
 	f->warns = os_warn_count();
 	f->ops->set_fault_handler(f->sim, th_handler, &f->h);
@@ -134,17 +129,12 @@ static inline int fx_setup(void **state)
 static inline int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int i;
 
 	TH_ST(f->h.gate, 0);
 	/* A handler still mapping a backing mem would race its free. */
 	if (!f->h.no_wait)
 		T_WAIT(!__atomic_load_n(&f->h.active, __ATOMIC_SEQ_CST));
-	for (i = 0; i < 2; i++) {
-		f->ops->mem_free(f->sim, f->back[i]);
-		if (f->as[i])
-			f->ops->as_destroy(f->sim, f->as[i]);
-	}
+	t_free_ases(f->sim, f->as, f->back, 2);
 	vg_sim_destroy(f->sim);
 	assert_int_equal(os_warn_count(), f->warns);
 	tg_free(f->g);

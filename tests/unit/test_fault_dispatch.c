@@ -111,18 +111,13 @@ static int fx_setup(void **state)
 {
 	struct vg_gpu_config cfg = { .name = "fd", .no_return_worker = true };
 	struct fx *f = calloc(1, sizeof(*f));
-	int i;
 
 	assert_non_null(f);
 	f->sim = t_sim(64ull << 20, 0);
 	f->ops = vg_sim_backend_ops();
 	assert_int_equal(vg_gpu_create(&cfg, f->ops, f->sim, &f->gpu), 0);
 	f->g = tg_new();
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(f->ops->as_create(f->sim, &f->as[i]), 0);
-		assert_int_equal(f->ops->mem_alloc(f->sim, VG_LOC_VRAM, MSZ,
-						   &f->back[i]), 0);
-	}
+	t_new_ases(f->sim, f->as, f->back, 2, MSZ);
 	f->warns = os_warn_count();
 	*state = f;
 	return 0;
@@ -131,16 +126,12 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int i;
 
 	/* Every test unregistered its ranges. */
 	assert_int_equal(fstats(f).ranges, 0);
 	assert_int_equal(fstats(f).ases, 0);
 	vg_gpu_destroy(f->gpu);
-	for (i = 0; i < 2; i++) {
-		f->ops->mem_free(f->sim, f->back[i]);
-		f->ops->as_destroy(f->sim, f->as[i]);
-	}
+	t_free_ases(f->sim, f->as, f->back, 2);
 	vg_sim_destroy(f->sim);
 	assert_int_equal(os_warn_count(), f->warns);
 	tg_free(f->g);

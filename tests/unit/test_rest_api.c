@@ -21,19 +21,7 @@
 #define VM1	"00000000-0000-4000-8000-000000000001"
 #define VM2	"00000000-0000-4000-8000-000000000002"
 
-static struct fix F;
-
-static int setup(void **state)
-{
-	(void)state;
-	return fix_group_start(&F, NVMS, 4096);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return fix_group_stop(&F);
-}
+FIX_GROUP(NVMS, 4096)
 
 /* Checks an RFC 9457 problem: media type, members, status mirrored. */
 static void assert_problem(struct http_resp *r, long status, const char *slug)

@@ -32,19 +32,7 @@
 /* Several times the socket buffers, within what the server reads. */
 #define BIG		(768u * 1024)
 
-static struct fix F;
-
-static int setup(void **state)
-{
-	(void)state;
-	return fix_group_start(&F, NVMS, MAX_BODY);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return fix_group_stop(&F);
-}
+FIX_GROUP(NVMS, MAX_BODY)
 
 static int connect_unix(void)
 {

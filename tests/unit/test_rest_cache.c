@@ -23,19 +23,7 @@
 
 #define NVMS	20
 
-static struct fix F;
-
-static int setup(void **state)
-{
-	(void)state;
-	return fix_group_start(&F, NVMS, 4096);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return fix_group_stop(&F);
-}
+FIX_GROUP(NVMS, 4096)
 
 static struct http_resp get(const char *path, const char *extra)
 {

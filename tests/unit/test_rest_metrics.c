@@ -20,7 +20,7 @@
 #define NVMS	5
 #define MAX_FAM	256
 
-static struct fix F;
+FIX_GROUP(NVMS, 4096)
 
 struct fam {
 	char name[96];
@@ -220,18 +220,6 @@ static void parse_exposition(char *text, struct parsed *p)
 	}
 	for (size_t i = 0; i < p->nfam; i++)
 		assert_string_not_equal(p->fam[i].type, "");
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return fix_group_start(&F, NVMS, 4096);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return fix_group_stop(&F);
 }
 
 static size_t count_lines(const char *text, const char *prefix)

@@ -292,6 +292,37 @@ static inline void t_kernel(struct tchan *t, u32 k, const u32 args[VGMEM_CP_NARG
 	t_mthd(t, 1, VGMEM_CP_LAUNCH, 0);
 }
 
+/* Address spaces as[0..n), each with a backing mem back[i] of size bytes in VRAM. */
+static inline void t_new_ases(struct vg_sim *sim, struct vg_as **as,
+			      struct vg_mem **back, int n, u64 size)
+{
+	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ops->as_create(sim, &as[i]), 0);
+		assert_int_equal(ops->mem_alloc(sim, VG_LOC_VRAM, size,
+						&back[i]), 0);
+	}
+}
+
+/*
+ * Address spaces as[0..n) (NULL: already gone) and their backing mems
+ * back[0..n) freed, as a teardown does before the sim goes.
+ */
+static inline void t_free_ases(struct vg_sim *sim, struct vg_as **as,
+			       struct vg_mem **back, int n)
+{
+	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ops->mem_free(sim, back[i]);
+		if (as[i])
+			ops->as_destroy(sim, as[i]);
+	}
+}
+
 /*
  * The end of a sim test's teardown: every byte of the sim's VRAM (vram)
  * free again, then the sim and the guest memory gone.
