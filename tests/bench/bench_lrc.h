@@ -47,6 +47,7 @@ static inline void blrc_init(struct blrc *b, uint64_t vram, uint64_t budget)
 	snprintf(b->dir, sizeof(b->dir), "/var/tmp/vg_bench_lrc_XXXXXX");
 	if (!mkdtemp(b->dir))
 		blrc_die("mkdtemp", -1);
+	/* Not model_fixture.h's mf_host_cfg: a benchmark runs without cmocka. */
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.sim.vram_size = vram;
 	cfg.gpu.name = "bench";

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "itest.h"
+#include "../unit/model_fixture.h"
 #include "../../host-module/core/lrc/lrc.h"
 
 #define KiB		(1ull << 10)
@@ -89,17 +90,7 @@ static inline void lrc_pwrite(const struct lrc_fx *fx, const char *name,
 
 static inline struct vg_host *lrc_host(uint64_t vram, uint64_t budget)
 {
-	struct vg_host_config cfg;
-	struct vg_host *h = NULL;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.sim.vram_size = vram;
-	cfg.gpu.name = "lrc";
-	cfg.gpu.seed = 1;
-	cfg.gpu.no_return_worker = true;
-	cfg.lrc_vram_budget = budget;
-	assert_int_equal(vg_host_create(&cfg, &h), 0);
-	return h;
+	return mf_host_cfg("lrc", NULL, vram, budget);
 }
 
 static inline void lrc_fx_init(struct lrc_fx *fx, uint64_t vram,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Helpers of the peer-model tests (tests/unit/test_model_*.c): a userspace
- * host under a model, guests admitted into it, and fill/checksum checks of
- * BO contents through the GPU. Each test program includes this once.
+ * host under a model (the LRC integration tests' hosts too, lrc_itest.h),
+ * guests admitted into it, and fill/checksum checks of BO contents through
+ * the GPU. Each test program includes this once.
  */
 #ifndef VGMEM_TEST_MODEL_FIXTURE_H
 #define VGMEM_TEST_MODEL_FIXTURE_H
@@ -19,19 +20,31 @@
 #define MiB	(1ull << 20)
 #define KiB	(1ull << 10)
 
-static inline struct vg_host *mf_host(const char *spec, uint64_t vram)
+/*
+ * A userspace host with one software GPU of vram bytes named name, the
+ * peer model spec (NULL: vgmem's own) and lrc_budget bytes of VRAM for the
+ * file cache (0: none); the tests drive the return worker themselves.
+ */
+static inline struct vg_host *mf_host_cfg(const char *name, const char *spec,
+					  uint64_t vram, uint64_t lrc_budget)
 {
 	struct vg_host_config cfg;
 	struct vg_host *h = NULL;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.sim.vram_size = vram;
-	cfg.gpu.name = "mtest";
+	cfg.gpu.name = name;
 	cfg.gpu.seed = 1;
 	cfg.gpu.no_return_worker = true;
 	cfg.model = spec;
+	cfg.lrc_vram_budget = lrc_budget;
 	assert_int_equal(vg_host_create(&cfg, &h), 0);
 	return h;
+}
+
+static inline struct vg_host *mf_host(const char *spec, uint64_t vram)
+{
+	return mf_host_cfg("mtest", spec, vram, 0);
 }
 
 static inline int mf_admit(struct vg_host *h, const char *name, uint64_t quota,

@@ -135,9 +135,7 @@ static inline int fx_teardown(void **state)
 	if (!f->h.no_wait)
 		T_WAIT(!__atomic_load_n(&f->h.active, __ATOMIC_SEQ_CST));
 	t_free_ases(f->sim, f->as, f->back, 2);
-	vg_sim_destroy(f->sim);
-	assert_int_equal(os_warn_count(), f->warns);
-	tg_free(f->g);
+	t_sim_free_nowarn(f->sim, f->warns, f->g);
 	free(f);
 	return 0;
 }

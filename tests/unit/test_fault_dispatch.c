@@ -132,9 +132,7 @@ static int fx_teardown(void **state)
 	assert_int_equal(fstats(f).ases, 0);
 	vg_gpu_destroy(f->gpu);
 	t_free_ases(f->sim, f->as, f->back, 2);
-	vg_sim_destroy(f->sim);
-	assert_int_equal(os_warn_count(), f->warns);
-	tg_free(f->g);
+	t_sim_free_nowarn(f->sim, f->warns, f->g);
 	free(f);
 	return 0;
 }

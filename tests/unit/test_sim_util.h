@@ -323,6 +323,15 @@ static inline void t_free_ases(struct vg_sim *sim, struct vg_as **as,
 	}
 }
 
+/* The sim and the guest memory gone, no WARN fired since warns was read. */
+static inline void t_sim_free_nowarn(struct vg_sim *sim, unsigned long warns,
+				     struct tg *g)
+{
+	vg_sim_destroy(sim);
+	assert_int_equal(os_warn_count(), warns);
+	tg_free(g);
+}
+
 /*
  * The end of a sim test's teardown: every byte of the sim's VRAM (vram)
  * free again, then the sim and the guest memory gone.
