@@ -14,14 +14,6 @@
 #define MiB	(1024ull * KiB)
 #define GP	(64 * KiB)
 
-static u64 hw_map(struct lfx_vm *v, const char *name, u64 len, u32 flags)
-{
-	u64 va = 0;
-
-	assert_int_equal(vg_lrc_map(v->ctx, 1, name, 0, len, flags, &va), 0);
-	return va;
-}
-
 struct hw {
 	struct lfx x;
 	struct lfx_vm *a;
@@ -38,7 +30,7 @@ static void hw_init(struct hw *t, u32 flags)
 	lfx_pattern(t->f->data, t->f->size, 9);
 	memcpy(t->want, t->f->data, sizeof(t->want));
 	t->a = lfx_vm(&t->x, 0);
-	t->va = hw_map(t->a, "w.bin", 2 * GP, flags);
+	t->va = lfx_map(t->a, "w.bin", 0, 2 * GP, flags);
 	assert_int_equal(vg_lrc_host_open(t->x.lrc, "/srv/share0", "w.bin",
 					  true, &t->hf), 0);
 }

@@ -12,14 +12,6 @@
 #define MiB	(1024ull * KiB)
 #define GP	(64 * KiB)
 
-static u64 rv_map(struct lfx_vm *v, const char *name, u64 len, u32 flags)
-{
-	u64 va = 0;
-
-	assert_int_equal(vg_lrc_map(v->ctx, 1, name, 0, len, flags, &va), 0);
-	return va;
-}
-
 /* Offsets near 2^64 and past the page-index limit: -EFBIG, no change. */
 static void test_host_write_huge_offset(void **state)
 {
@@ -66,8 +58,8 @@ static void test_unreleased_never_shared(void **state)
 	ms_add(&x.ms, "/srv/share0", "s.bin", 2 * GP);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 1);
-	va = rv_map(a, "s.bin", 2 * GP, VGMEM_FILE_RW);
-	vb = rv_map(b, "s.bin", 2 * GP, VGMEM_FILE_RO);
+	va = lfx_map(a, "s.bin", 0, 2 * GP, VGMEM_FILE_RW);
+	vb = lfx_map(b, "s.bin", 0, 2 * GP, VGMEM_FILE_RO);
 	memset(v1, 0x11, sizeof(v1));
 	memset(v2, 0x22, sizeof(v2));
 	lfx_gpu_write(&x, a, va + 100, v1, 64);
@@ -115,8 +107,8 @@ static void test_fault_page_survives_window(void **state)
 	ms_add(&x.ms, "/srv/share0", "r.bin", 32 * GP);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = rv_map(a, "r.bin", 32 * GP, VGMEM_FILE_RO);
-	vb = rv_map(b, "r.bin", 32 * GP, VGMEM_FILE_RO);
+	va = lfx_map(a, "r.bin", 0, 32 * GP, VGMEM_FILE_RO);
+	vb = lfx_map(b, "r.bin", 0, 32 * GP, VGMEM_FILE_RO);
 	lfx_gpu_read(&x, a, va + GP, buf, 64);		/* shared R1 */
 	assert_int_equal(vg_lrc_fault(b->ctx, vb, false), 0);	/* R0 */
 	/* Sequential: a window, whose allocations must not evict R1. */
@@ -150,8 +142,8 @@ static void test_stranded_replica_owner(void **state)
 	f = ms_add(&x.ms, "/srv/share0", "o.bin", 2 * GP);
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
-	va = rv_map(a, "o.bin", 2 * GP, VGMEM_FILE_RW);
-	vb = rv_map(b, "o.bin", 2 * GP, VGMEM_FILE_RO);
+	va = lfx_map(a, "o.bin", 0, 2 * GP, VGMEM_FILE_RW);
+	vb = lfx_map(b, "o.bin", 0, 2 * GP, VGMEM_FILE_RO);
 	memset(v, 0x5e, sizeof(v));
 	lfx_gpu_write(&x, a, va + GP + 8, v, 64);
 	owner_a = vg_lrc_ctx_owner(a->ctx);
@@ -162,7 +154,7 @@ static void test_stranded_replica_owner(void **state)
 
 	c = lfx_vm(&x, 0);
 	assert_true(vg_lrc_ctx_owner(c->ctx) != owner_a);
-	vc = rv_map(c, "o.bin", 2 * GP, VGMEM_FILE_RW);
+	vc = lfx_map(c, "o.bin", 0, 2 * GP, VGMEM_FILE_RW);
 	lfx_gpu_read(&x, c, vc + GP + 8, buf, 64);
 	assert_memory_equal(buf, v, 64);
 	assert_int_equal(vg_lrc_acquire(b->ctx, vb, 0), 0);
@@ -186,11 +178,11 @@ static void test_map_count_bounded(void **state)
 	ms_add(&x.ms, "/srv/share0", "m.bin", GP);
 	a = lfx_vm(&x, 0);
 	for (i = 0; i < VG_LRC_MAPS_MAX; i++)
-		va[i] = rv_map(a, "m.bin", GP, VGMEM_FILE_RO);
+		va[i] = lfx_map(a, "m.bin", 0, GP, VGMEM_FILE_RO);
 	assert_int_equal(vg_lrc_map(a->ctx, 1, "m.bin", 0, GP, VGMEM_FILE_RO,
 				    &extra), -ENOMEM);
 	assert_int_equal(vg_lrc_unmap(a->ctx, va[7]), 0);
-	va[7] = rv_map(a, "m.bin", GP, VGMEM_FILE_RO);
+	va[7] = lfx_map(a, "m.bin", 0, GP, VGMEM_FILE_RO);
 	for (i = 0; i < VG_LRC_MAPS_MAX; i++)
 		assert_int_equal(vg_lrc_unmap(a->ctx, va[i]), 0);
 	assert_int_equal(x.ms.open_handles, 0);
