@@ -400,6 +400,34 @@ static inline struct vg_lrc_stats lfx_stats(struct lfx *x)
 	return st;
 }
 
+/*
+ * Host writers of len (at most 256) bytes of v at off, in the file the
+ * readers must end up seeing (want follows): through the cache with hf
+ * (not written back yet), or outside vgmem, straight into the store's
+ * file f.
+ */
+static inline void lfx_fill_cache(struct vg_lrc_file *hf, u8 *want, u64 off,
+				  u8 v, u32 len)
+{
+	u8 buf[256];
+
+	assert_true(len <= sizeof(buf));
+	memset(buf, v, len);
+	assert_int_equal(vg_lrc_host_write(hf, off, buf, len), (s64)len);
+	memset(want + off, v, len);
+}
+
+static inline void lfx_fill_ext(struct ms_file *f, u8 *want, u64 off, u8 v,
+				u32 len)
+{
+	u8 buf[256];
+
+	assert_true(len <= sizeof(buf));
+	memset(buf, v, len);
+	ms_ext_write(f, off, buf, len);
+	memset(want + off, v, len);
+}
+
 /* Fill with a recognisable pattern. */
 static inline void lfx_pattern(u8 *p, u64 n, u32 seed)
 {

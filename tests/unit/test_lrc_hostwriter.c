@@ -38,22 +38,12 @@ static void hw_init(struct hw *t, u32 flags)
 /* A host process writing through the cache (not written back yet). */
 static void hw_cache_write(struct hw *t, u64 off, u8 v, u32 len)
 {
-	u8 buf[256];
-
-	assert_true(len <= sizeof(buf));
-	memset(buf, v, len);
-	assert_int_equal(vg_lrc_host_write(t->hf, off, buf, len), (s64)len);
-	memset(t->want + off, v, len);
+	lfx_fill_cache(t->hf, t->want, off, v, len);
 }
 
 static void hw_ext_write(struct hw *t, u64 off, u8 v, u32 len)
 {
-	u8 buf[256];
-
-	assert_true(len <= sizeof(buf));
-	memset(buf, v, len);
-	ms_ext_write(t->f, off, buf, len);
-	memset(t->want + off, v, len);
+	lfx_fill_ext(t->f, t->want, off, v, len);
 }
 
 /* GPU after acquire, host read and the file after fsync all say want. */

@@ -63,22 +63,12 @@ static void sr_fini(struct sr *t)
 
 static void sr_ext(struct sr *t, u64 off, u8 v, u32 len)
 {
-	u8 buf[256];
-
-	assert_true(len <= sizeof(buf));
-	memset(buf, v, len);
-	ms_ext_write(t->f, off, buf, len);
-	memset(t->want + off, v, len);
+	lfx_fill_ext(t->f, t->want, off, v, len);
 }
 
 static void sr_host(struct sr *t, u64 off, u8 v, u32 len)
 {
-	u8 buf[256];
-
-	assert_true(len <= sizeof(buf));
-	memset(buf, v, len);
-	assert_int_equal(vg_lrc_host_write(t->hf, off, buf, len), (s64)len);
-	memset(t->want + off, v, len);
+	lfx_fill_cache(t->hf, t->want, off, v, len);
 }
 
 static void sr_host_check(struct sr *t, u64 off, u64 len)
