@@ -488,6 +488,16 @@ static void test_fair_explicit(void **state)
 	}
 }
 
+/* Two VMs under LRA holding 5 and 3 chunks: all of VRAM there is to take. */
+static void two_vms(struct cfx *f, struct vg_vm **v0, struct vg_vm **v1)
+{
+	cfx_init(f, VRAM, CH, VG_POLICY_LRA);
+	*v0 = cfx_vm(f, "v0");
+	*v1 = cfx_vm(f, "v1");
+	cfx_alloc(*v0, 5 * CH);
+	cfx_alloc(*v1, 3 * CH);
+}
+
 static void test_reduce_not_enough(void **state)
 {
 	struct vg_plan plan;
@@ -495,11 +505,7 @@ static void test_reduce_not_enough(void **state)
 	struct vg_vm *v0, *v1;
 
 	(void)state;
-	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
-	v0 = cfx_vm(&f, "v0");
-	v1 = cfx_vm(&f, "v1");
-	cfx_alloc(v0, 5 * CH);
-	cfx_alloc(v1, 3 * CH);
+	two_vms(&f, &v0, &v1);
 	mutex_lock(&f.gpu->lock);
 	assert_int_equal(vg_reduce(f.gpu, v0, NULL, 9 * CH, &plan), -ENOMEM);
 	assert_true(list_empty(&v0->marked) && list_empty(&v1->marked));
@@ -522,14 +528,6 @@ static void test_reduce_not_enough(void **state)
 }
 
 /*
- * 1000 VMs with random usage and entitlements, one reduction: the greedy
- * invariant of a correct max-heap is that every VM that gave a chunk was
- * the maximum when it did, so it ends within one chunk of the largest
- * remaining key, and the last chunk was needed. COLD ranks VMs above
- * their entitlement by their chunks instead: every VM that gave a chunk
- * was above its entitlement when it did, as long as one is left above.
- */
-/*
  * A plan is what the marks are: checked once against the host budget
  * (exactly the budget fits, a byte more does not, nothing changes either
  * way), cancelled without a mark left.
@@ -541,11 +539,7 @@ static void test_plan_check_and_cancel(void **state)
 	struct vg_vm *v0, *v1;
 
 	(void)state;
-	cfx_init(&f, VRAM, CH, VG_POLICY_LRA);
-	v0 = cfx_vm(&f, "v0");
-	v1 = cfx_vm(&f, "v1");
-	cfx_alloc(v0, 5 * CH);
-	cfx_alloc(v1, 3 * CH);
+	two_vms(&f, &v0, &v1);
 	mutex_lock(&f.gpu->lock);
 	assert_int_equal(vg_reduce(f.gpu, v1, NULL, 3 * CH, &plan), 0);
 	assert_int_equal(plan.move_bytes, 3 * CH);
@@ -568,6 +562,14 @@ static void test_plan_check_and_cancel(void **state)
 	cfx_fini(&f);
 }
 
+/*
+ * 1000 VMs with random usage and entitlements, one reduction: the greedy
+ * invariant of a correct max-heap is that every VM that gave a chunk was
+ * the maximum when it did, so it ends within one chunk of the largest
+ * remaining key, and the last chunk was needed. COLD ranks VMs above
+ * their entitlement by their chunks instead: every VM that gave a chunk
+ * was above its entitlement when it did, as long as one is left above.
+ */
 #define MANY	1000
 
 static void test_heap_many_vms(void **state)
