@@ -218,6 +218,35 @@ guest_check() {
 	esac
 }
 
+# guest_sig NAME SIG LINE [SECONDS]: sends SIG to a holding guest (a
+# `file hold`), waits (60 s by default) for one more "file LINE bytes=..."
+# line in its log and prints that line's checksum.
+guest_sig() {
+	n=$(grep -c "file $3 bytes=" /tmp/guest.$1.log)
+	kill -$2 $(cat /tmp/guest.$1.pid) || fail "signalling guest $1"
+	wait_until ${4:-60} sh -c "[ \$(grep -c 'file $3 bytes=' /tmp/guest.$1.log) -gt $n ]" ||
+		fail "guest $1 did not answer SIG$2: $(tail -n 3 /tmp/guest.$1.log)"
+	sed -n "s/.*file $3 bytes=[0-9]* fnv=\([0-9a-f]*\).*/\1/p" /tmp/guest.$1.log | tail -n 1
+}
+
+# lrc_setup VRAM_MB OVERSUB_PCT: vgmem loaded with a file cache of 8 MiB on
+# each GPU registered from now on (lrc_budget_mb, the operator's choice: a
+# quarter of VRAM by default; the value before the case is put back on
+# exit for the cases after it), one software GPU of VRAM_MB with vGPUs
+# admitted up to OVERSUB_PCT % of it, and its cache checked in the log.
+lrc_setup() {
+	LRC_PARAM=/sys/module/vgmem/parameters/lrc_budget_mb
+	module_loaded vgmem || modprobe vgmem $VG_PARAMS || fail "loading vgmem"
+	[ -w $LRC_PARAM ] || fail "vgmem has no lrc_budget_mb parameter"
+	LRC_OLD=$(cat $LRC_PARAM)
+	trap 'echo $LRC_OLD > $LRC_PARAM' EXIT
+	echo 8 > $LRC_PARAM
+	vg_setup gpus=1 vram_mb=$1
+	set_oversub $2
+	dmesg | grep -q "vgmem[0-9]*: file cache with 8 MiB of VRAM" ||
+		fail "no file cache on the GPU: $(dmesg | grep 'file cache')"
+}
+
 # Sum of one per-mdev attribute over the given UUIDs.
 attr_sum() {
 	a=$1

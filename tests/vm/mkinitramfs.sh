@@ -21,6 +21,8 @@ die() { echo "mkinitramfs: $*" >&2; exit 1; }
 [ -f "$VM_BUILD/kernel.env" ] || die "no $VM_BUILD/kernel.env: run tests/vm/fetch-kernel.sh"
 # shellcheck source=/dev/null
 . "$VM_BUILD/kernel.env"
+# shellcheck source=stage-lib.sh
+. "$HERE/stage-lib.sh"
 KMODS=$MODROOT/lib/modules/$KVER
 [ -f "$KMODS/modules.dep" ] || die "no modules.dep in $KMODS: rerun fetch-kernel.sh"
 
@@ -102,16 +104,13 @@ done
 # mgmtd and vgmemctl (88-mgmtd): the only dynamic programs in the VM, so
 # with them go the shared libraries ldd names (at the paths it names) and
 # the dynamic loader. Absent binaries are left out (the case skips).
-dyn_libs=()
+dyn=()
 for b in "$ROOT/build/bin/mgmtd" "$ROOT/build/bin/vgmemctl"; do
 	[ -x "$b" ] || continue
 	cp "$b" "$STAGE/vmtest/bin/"
-	# "libx.so => /path (addr)", and the loader as "/path (addr)".
-	while read -r lib; do
-		dyn_libs+=("$lib")
-	done < <(ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+	dyn+=("$b")
 done
-mapfile -t dyn_libs < <(printf '%s\n' ${dyn_libs[@]+"${dyn_libs[@]}"} | sed '/^$/d' | sort -u)
+mapfile -t dyn_libs < <(ldd_libs ${dyn[@]+"${dyn[@]}"})
 for lib in ${dyn_libs[@]+"${dyn_libs[@]}"}; do
 	mkdir -p "$STAGE$(dirname "$lib")"
 	cp -L "$lib" "$STAGE$lib"

@@ -32,6 +32,8 @@ die() { echo "mkl2: $*" >&2; exit 1; }
 [ -f "$VM_BUILD/kernel.env" ] || die "no $VM_BUILD/kernel.env: run tests/vm/fetch-kernel.sh"
 # shellcheck source=/dev/null
 . "$VM_BUILD/kernel.env"
+# shellcheck source=stage-lib.sh
+. "$HERE/stage-lib.sh"
 [ -n "$QEMU" ] || die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
 QEMU=$(readlink -f "$QEMU")
 [ -x "$VIRTIOFSD" ] || die "no $VIRTIOFSD (apt-get install qemu-system-common)"
@@ -63,14 +65,8 @@ put() {
 }
 
 # Programs and their libraries at the paths ldd names, the loader too.
-libs=()
-for b in "$QEMU" "$ACCEL" "$VIRTIOFSD"; do
-	put "$b"
-	while read -r lib; do
-		libs+=("$lib")
-	done < <(ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
-done
-mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
+for b in "$QEMU" "$ACCEL" "$VIRTIOFSD"; do put "$b"; done
+mapfile -t libs < <(ldd_libs "$QEMU" "$ACCEL" "$VIRTIOFSD")
 for lib in "${libs[@]}"; do put "$lib"; done
 for f in "${FIRMWARE[@]}"; do put "$f"; done
 # L2 boots the kernel uncompressed, through its PVH entry (CONFIG_PVH):

@@ -23,6 +23,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VM_BUILD=${VM_BUILD:-$ROOT/build/vm}
 OUT=${1:-$VM_BUILD/libvirt.cpio.gz}
+# shellcheck source=stage-lib.sh
+. "$ROOT/tests/vm/stage-lib.sh"
 
 die() { echo "mklibvirt: $*" >&2; exit 1; }
 
@@ -58,14 +60,8 @@ held() {
 	return 1
 }
 
-libs=()
-for b in "$LIBVIRTD" "$VIRSH" "$QEMU_DRV"; do
-	put "$b"
-	while read -r lib; do
-		libs+=("$lib")
-	done < <(ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
-done
-mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
+for b in "$LIBVIRTD" "$VIRSH" "$QEMU_DRV"; do put "$b"; done
+mapfile -t libs < <(ldd_libs "$LIBVIRTD" "$VIRSH" "$QEMU_DRV")
 added=0
 for lib in "${libs[@]}"; do
 	held "$lib" && continue

@@ -14,19 +14,8 @@
 
 command -v vgmem-nl > /dev/null || skip "vgmem-nl is not built yet"
 command -v vgnl-check > /dev/null || skip "vgnl-check is not built yet"
-# The file cache's budget is the operator's choice (lrc_budget_mb, a quarter
-# of VRAM by default): 8 MiB on each GPU registered from now on; the value
-# before this case is put back on exit for the cases after it.
-LRC_PARAM=/sys/module/vgmem/parameters/lrc_budget_mb
-module_loaded vgmem || modprobe vgmem $VG_PARAMS || fail "loading vgmem"
-[ -w $LRC_PARAM ] || fail "vgmem has no lrc_budget_mb parameter"
-LRC_OLD=$(cat $LRC_PARAM)
-trap 'echo $LRC_OLD > $LRC_PARAM' EXIT
-echo 8 > $LRC_PARAM
-vg_setup gpus=1 vram_mb=64
-set_oversub 6400
-dmesg | grep -q "vgmem[0-9]*: file cache with 8 MiB of VRAM" ||
-	fail "no file cache on the GPU: $(dmesg | grep 'file cache')"
+# A file cache of 8 MiB on a 64 MiB GPU (lib.sh: lrc_setup).
+lrc_setup 64 6400
 
 nl() {
 	out=$(vgmem-nl "$@" 2>&1) || fail "vgmem-nl $*: $out"

@@ -24,17 +24,8 @@
 
 command -v vgmem-nl > /dev/null || skip "vgmem-nl is not built yet"
 vgmem-guest --help 2>&1 | grep -q ' file ' || skip "vgmem-guest has no file command"
-LRC_PARAM=/sys/module/vgmem/parameters/lrc_budget_mb
-module_loaded vgmem || modprobe vgmem $VG_PARAMS || fail "loading vgmem"
-[ -w $LRC_PARAM ] || fail "vgmem has no lrc_budget_mb parameter"
-LRC_OLD=$(cat $LRC_PARAM)
-trap 'echo $LRC_OLD > $LRC_PARAM' EXIT
-echo 8 > $LRC_PARAM
-vg_setup gpus=1 vram_mb=64
-# Ten 1g vGPUs on 64 MiB.
-set_oversub 20000
-dmesg | grep -q "vgmem[0-9]*: file cache with 8 MiB of VRAM" ||
-	fail "no file cache on the GPU: $(dmesg | grep 'file cache')"
+# A file cache of 8 MiB on a 64 MiB GPU; ten 1g vGPUs on it.
+lrc_setup 64 20000
 
 SH=/tmp/lrc
 REF=/tmp/lrcref
@@ -80,16 +71,6 @@ same() {
 	[ "$(stat -c %s $1)" = "$(stat -c %s $2)" ] ||
 		fail "$3: $1 is $(stat -c %s $1) bytes, expected $(stat -c %s $2)"
 	out=$(cmp $1 $2 2>&1) || fail "$3: $1 differs from the reference: $out"
-}
-
-# sig NAME SIG LINE: sends SIG to a holding guest, waits for one more
-# "file LINE bytes=..." line, prints its checksum.
-sig() {
-	n=$(grep -c "file $3 bytes=" /tmp/guest.$1.log)
-	kill -$2 $(cat /tmp/guest.$1.pid) || fail "signalling guest $1"
-	wait_until 60 sh -c "[ \$(grep -c 'file $3 bytes=' /tmp/guest.$1.log) -gt $n ]" ||
-		fail "guest $1 did not answer SIG$2: $(tail -n 3 /tmp/guest.$1.log)"
-	sed -n "s/.*file $3 bytes=[0-9]* fnv=\([0-9a-f]*\).*/\1/p" /tmp/guest.$1.log | tail -n 1
 }
 
 ready() {
@@ -143,7 +124,7 @@ wait_until 60 grep -q "file hold-before-release" /tmp/guest.rw.log ||
 v2=$(cache_used) || exit 1
 info "one writer filled: the cache's VRAM is $((v2 - v0)) bytes"
 expect_eq $((v2 - v0)) 1048576 "cache VRAM with a writer (shared + its private replica only)"
-f=$(sig ro1 USR1 check) || exit 1
+f=$(guest_sig ro1 USR1 check) || exit 1
 expect_eq $f $old "a reader's checksum while the writer has not released"
 guest_wait rw
 same $SH/ro.bin $REF/r400.bin "ro.bin after the writer's release and sync"
@@ -153,13 +134,13 @@ expect_eq $((v2 - v0)) 524288 "cache VRAM after the writer unmapped, before any 
 # Released and in the file, but the readers have not acquired: old bytes.
 i=1
 while [ $i -lt $N ]; do
-	f=$(sig ro$i USR1 check) || exit 1
+	f=$(guest_sig ro$i USR1 check) || exit 1
 	expect_eq $f $old "reader $i's checksum before its acquire"
 	i=$((i + 1))
 done
 i=1
 while [ $i -lt $N ]; do
-	f=$(sig ro$i USR2 acquire-check) || exit 1
+	f=$(guest_sig ro$i USR2 acquire-check) || exit 1
 	expect_eq $f $new "reader $i's checksum after its acquire"
 	i=$((i + 1))
 done
@@ -208,14 +189,14 @@ for w in "4096 3 1" "65536 5 2" "500 2001 30" "65536 0 16"; do
 		fail "dd into pc.bin (round $round)"
 	want=$(fnv_of $SH/pc.bin --length 1M) || exit 1
 	[ "$want" != "$prev" ] || fail "round $round changed nothing"
-	f=$(sig pc USR1 check) || exit 1
+	f=$(guest_sig pc USR1 check) || exit 1
 	expect_eq $f $prev "the holder before its acquire (round $round)"
 	if [ $((round % 2)) = 1 ]; then
-		f=$(sig pc USR2 acquire-check) || exit 1
+		f=$(guest_sig pc USR2 acquire-check) || exit 1
 		guest pr$round --dev $u2 file read 0 pc.bin --length 1M --expect-fnv $want
 	else
 		guest pr$round --dev $u2 file read 0 pc.bin --length 1M --expect-fnv $want
-		f=$(sig pc USR2 acquire-check) || exit 1
+		f=$(guest_sig pc USR2 acquire-check) || exit 1
 	fi
 	expect_eq $f $want "the holder after its acquire (round $round: dd bs=$1 seek=$2 count=$3)"
 	prev=$want
@@ -286,7 +267,7 @@ info "a 6 MiB map held under a 1 MiB budget: the cache's VRAM is $((v1 - v0)) by
 	fail "cache VRAM $((v1 - v0)) bytes with a 1 MiB budget"
 # A second writer rewrites every row's second half while the reader holds.
 guest ew2 --dev $a file write 0 ev.bin --pattern 950 $EV --half 1
-f=$(sig eh USR2 acquire-check) || exit 1
+f=$(guest_sig eh USR2 acquire-check) || exit 1
 stop eh
 want=$(fnv_of $REF/e900.bin $EV) || exit 1
 expect_eq $f $want "the reader's checksum after the second writer (acquired)"

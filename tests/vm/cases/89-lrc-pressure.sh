@@ -73,16 +73,6 @@ ready() {
 		fail "guest $1 never held its map: $(tail -n 3 /tmp/guest.$1.log)"
 }
 
-# sig NAME SIG LINE: sends SIG to a holding guest, waits for one more
-# "file LINE bytes=..." line, prints its checksum.
-sig() {
-	n=$(grep -c "file $3 bytes=" /tmp/guest.$1.log)
-	kill -$2 $(cat /tmp/guest.$1.pid) || fail "signalling guest $1"
-	wait_until 90 sh -c "[ \$(grep -c 'file $3 bytes=' /tmp/guest.$1.log) -gt $n ]" ||
-		fail "guest $1 did not answer SIG$2: $(tail -n 3 /tmp/guest.$1.log)"
-	sed -n "s/.*file $3 bytes=[0-9]* fnv=\([0-9a-f]*\).*/\1/p" /tmp/guest.$1.log | tail -n 1
-}
-
 stop() {
 	kill -TERM $(cat /tmp/guest.$1.pid)
 	guest_wait $1
@@ -187,7 +177,7 @@ short=$((bres - free0))
 # A's file through the GPU while B holds the VRAM: its evicted pages fault
 # back in the little VRAM there is (the cache recycles its own pages), no
 # VM is relocated for them.
-f=$(sig ah USR1 check) || exit 1
+f=$(guest_sig ah USR1 check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin while B holds its VRAM"
 guest_done b1 && fail "B ended before A's re-read was checked (raise its --hold)"
 snap
@@ -198,7 +188,7 @@ info "A re-read big.bin under B's pressure: cache_used $cache2"
 expect_eq "$(field bytes_out "$G")" 0 "the GPU's bytes_out after A's re-read under pressure"
 guest_wait b1
 # B is gone: A's pages come back as VRAM allows (all of them now).
-f=$(sig ah USR2 acquire-check) || exit 1
+f=$(guest_sig ah USR2 acquire-check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin after B freed (acquired)"
 snap
 expect_eq "$(field cache_used "$G")" $((16 * MIB)) "cache_used once A re-read big.bin after B freed"
@@ -236,7 +226,7 @@ expect_eq $cache1 0 "cache_used once B needed more than the cache held"
 expect_eq "$(vmf $c bytes_out)" $out1 "C's bytes_out (the VM furthest above its entitlement)"
 guest_wait b2
 guest_wait c1
-f=$(sig ah USR2 acquire-check) || exit 1
+f=$(guest_sig ah USR2 acquire-check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin after B and C freed (acquired)"
 stop ah
 snap
@@ -309,7 +299,7 @@ for s in "4096 7 3" "65536 20 4" "1000 3001 50" "65536 90 2"; do
 	done
 done
 want=$(fnv_of $REF/fin.bin $EV) || exit 1
-f=$(sig hh USR2 acquire-check) || exit 1
+f=$(guest_sig hh USR2 acquire-check 90) || exit 1
 expect_eq $f $want "the holder's checksum after the host's dd writes (acquired)"
 hbound "after the holder's acquire of the host's writes"
 
@@ -318,7 +308,7 @@ guest hw2 --dev $w file write 0 hb.bin --pattern 950 $EV --half 1
 inproc_write $REF/fin.bin --pattern 950 $EV --half 1
 same $SH/hb.bin $REF/fin.bin "hb.bin after the host's dd and a second half writer"
 want=$(fnv_of $REF/fin.bin $EV) || exit 1
-f=$(sig hh USR2 acquire-check) || exit 1
+f=$(guest_sig hh USR2 acquire-check 90) || exit 1
 expect_eq $f $want "the holder's checksum after the second writer (acquired)"
 hbound "after the holder's acquire of the second writer's halves"
 stop hh

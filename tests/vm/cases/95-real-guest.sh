@@ -180,9 +180,7 @@ if [ -c /dev/vgmem0 ]; then
 	t5=$(l2_uptime)
 	echo "L2 TIME under relocation $t3..$t5 s: workloads ${ts:-?}..${t4:-?}, kill ${t4:-?}..$t5 (L2 uptime)"
 	for c in "basic msi" kill; do
-		{ vggd-check $c; echo "rc=$?" > /tmp/gd.rc; } |
-			sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
-		[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check $c: $(cat /tmp/gd.rc)"
+		l2_vggd $c
 	done
 	echo "L2 TIME guest driver checks $t2..$(l2_uptime) s (L2 uptime)"
 
@@ -196,9 +194,7 @@ if [ -c /dev/vgmem0 ]; then
 	*"RESULT ok"*) l2_pass "vgmem-guest share bind vgshare /mnt" ;;
 	*) echo "$out"; l2_fail "vgmem-guest share bind vgshare /mnt" ;;
 	esac
-	{ vggd-check files /mnt vgshare 41; echo "rc=$?" > /tmp/gd.rc; } |
-		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
-	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check files: $(cat /tmp/gd.rc)"
+	l2_vggd files /mnt vgshare 41
 	echo "L2 INFO dirty after the mmap write: $(grep '^Dirty:' /proc/meminfo)"
 	# The GPU sees what the CPU left dirty: the acquire wrote it back.
 	out=$(vgmem-guest --pci auto file read 1 cpu.bin --length 256K --expect-pattern 41 2>&1)
@@ -236,17 +232,13 @@ drv=/sys/bus/pci/drivers/vgmem_guest
 # its calls fail ENODEV, the USERD page goes, a rebind finds nothing left.
 for d in $drv/0000:*; do
 	[ -e "$d" ] || continue
-	{ vggd-check unbind "${d##*/}"; echo "rc=$?" > /tmp/gd.rc; } |
-		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
-	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check unbind: $(cat /tmp/gd.rc)"
+	l2_vggd unbind "${d##*/}"
 done
 # The same with the device taken off the bus, which is what a hot unplug
 # does to the driver, and found again by a rescan.
 for d in $drv/0000:*; do
 	[ -e "$d" ] || continue
-	{ vggd-check remove "${d##*/}"; echo "rc=$?" > /tmp/gd.rc; } |
-		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
-	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check remove: $(cat /tmp/gd.rc)"
+	l2_vggd remove "${d##*/}"
 done
 # INTx, the fallback when MSI cannot be had: the driver again with
 # irq=intx (L2 routes INTx through the BIOS's PIRQ table, acpi=noirq), and
@@ -259,9 +251,7 @@ if [ -c /dev/vgmem0 ] && rmmod vgmem_guest &&
 		sleep 1
 		w=$((w + 1))
 	done
-	{ vggd-check basic intx; echo "rc=$?" > /tmp/gd.rc; } |
-		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
-	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check basic intx: $(cat /tmp/gd.rc)"
+	l2_vggd basic intx
 else
 	l2_fail "reloading vgmem_guest with irq=intx"
 fi

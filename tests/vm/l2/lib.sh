@@ -13,6 +13,14 @@ l2_fail() {
 	return 1
 }
 
+# l2_vggd ARGS...: the guest driver's checks (vggd-check ARGS), their PASS
+# and FAIL lines as L2's; an exit status other than 0 fails too.
+l2_vggd() {
+	{ vggd-check "$@"; echo "rc=$?" > /tmp/gd.rc; } |
+		sed 's/^PASS /L2 PASS /; s/^FAIL /L2 FAIL /'
+	[ "$(cat /tmp/gd.rc)" = rc=0 ] || l2_fail "vggd-check $*: $(cat /tmp/gd.rc)"
+}
+
 # l2_uptime: seconds since L2's kernel started, for phase timings.
 l2_uptime() {
 	cut -d' ' -f1 /proc/uptime
