@@ -24,15 +24,14 @@
  *  SHARES        index                       rsvd (total, count, e[] are
  *                                            output)
  *
- * The FILE_* commands reach the VM's LRC file-cache context (core/lrc/);
- * the dispatcher checks the fields the cache cannot see (the path field's
+ * The FILE_* commands reach the VM's file service (vg_vm_attach_files():
+ * the LRC file cache's context, core/lrc/); the dispatcher checks the fields the cache cannot see (the path field's
  * NUL and tail, reserved words) and the cheap shape checks, so a malformed
  * command never reaches the cache; the cache checks the rest (the share,
  * the file, the range against the file) and changes nothing on failure.
  * Error codes are the ones include/uapi/vgmem.h and docs/abi.md document.
  */
 #include "vg_internal.h"
-#include "lrc/lrc.h"
 
 _Static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE,
 	       "a command is one control-queue slot");
@@ -129,9 +128,22 @@ static bool vg_ctrl_path_ok(const char *path)
 	return true;
 }
 
+/* The VM's file service (vg_vm_attach_files()), read under gpu->lock. */
+static const struct vg_file_ops *vg_ctrl_files(struct vg_vm *vm, void **ctx)
+{
+	const struct vg_file_ops *ops;
+
+	mutex_lock(&vm->gpu->lock);
+	ops = vm->files_ops;
+	*ctx = vm->files_ctx;
+	mutex_unlock(&vm->gpu->lock);
+	return ops;
+}
+
 static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 {
-	struct vg_lrc_ctx *ctx;
+	const struct vg_file_ops *ops;
+	void *ctx;
 	u64 va;
 	int err;
 
@@ -146,12 +158,12 @@ static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 		return -EINVAL;
 	if (m->length > VGMEM_BO_MAX_SIZE || m->offset + m->length < m->offset)
 		return -EFBIG;
-	/* A VM the operator gave no share has no context: no such share. */
-	ctx = vg_lrc_vm_ctx(vm);
-	if (!ctx)
+	/* A VM the operator gave no share has no service: no such share. */
+	ops = vg_ctrl_files(vm, &ctx);
+	if (!ops)
 		return -ENOENT;
-	err = vg_lrc_map_ino(ctx, m->share_id, m->path, m->offset, m->length,
-			     m->flags, m->ino, &va);
+	err = ops->map(ctx, m->share_id, m->path, m->offset, m->length,
+		       m->flags, m->ino, &va);
 	if (err)
 		return err;
 	m->va = va;
@@ -161,7 +173,8 @@ static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 static int vg_ctrl_file_range(struct vg_vm *vm, u32 op,
 			      struct vgmem_ctrl_file_range *r)
 {
-	struct vg_lrc_ctx *ctx;
+	const struct vg_file_ops *ops;
+	void *ctx;
 
 	if (r->flags || r->rsvd)
 		return -EINVAL;
@@ -169,32 +182,42 @@ static int vg_ctrl_file_range(struct vg_vm *vm, u32 op,
 		return -EINVAL;
 	if ((r->va | r->length) & (VGMEM_FILE_ALIGN - 1))
 		return -EINVAL;
-	/* Without a context the VM has no file map anywhere. */
-	ctx = vg_lrc_vm_ctx(vm);
-	if (!ctx)
+	/* Without a service the VM has no file map anywhere. */
+	ops = vg_ctrl_files(vm, &ctx);
+	if (!ops)
 		return -EBADF;
 	switch (op) {
 	case VGMEM_CTRL_FILE_UNMAP:
-		return vg_lrc_unmap(ctx, r->va);
+		return ops->unmap(ctx, r->va);
 	case VGMEM_CTRL_FILE_ACQUIRE:
-		return vg_lrc_acquire(ctx, r->va, r->length);
+		return ops->acquire(ctx, r->va, r->length);
 	case VGMEM_CTRL_FILE_RELEASE:
-		return vg_lrc_release(ctx, r->va, r->length);
+		return ops->release(ctx, r->va, r->length);
 	default:
-		return vg_lrc_sync(ctx, r->va, r->length);
+		return ops->sync(ctx, r->va, r->length);
 	}
 }
 
 /*
  * The VM's share table, from the same platform data FILE_MAP resolves
- * share ids in (the VM's LRC context, whose table the platform sets):
+ * share ids in (the VM's file service, whose table the platform sets):
  * what it lists is exactly what the guest can map.
  */
 static int vg_ctrl_shares(struct vg_vm *vm, struct vgmem_ctrl_shares *s)
 {
+	const struct vg_file_ops *ops;
+	void *ctx;
+
 	if (s->rsvd)
 		return -EINVAL;
-	return vg_lrc_shares_list(vg_lrc_vm_ctx(vm), s);
+	ops = vg_ctrl_files(vm, &ctx);
+	if (ops)
+		return ops->shares(ctx, s);
+	/* No service: no share, and no page of them but the first. */
+	memset(s->e, 0, sizeof(s->e));
+	s->count = 0;
+	s->total = 0;
+	return s->index ? -EINVAL : 0;
 }
 
 /* Size of the union member each op uses. */

@@ -226,6 +226,38 @@ void vg_vm_get_stats(struct vg_vm *vm, struct vgmem_vm_stats *st);
  */
 u64 vg_vm_cache_private(struct vg_vm *vm);
 const char *vg_vm_name(const struct vg_vm *vm);
+/*
+ * Files on the GPU: the FILE_* control commands and SHARES are served by a
+ * file service attached to the VM (the LRC file cache attaches one per VM
+ * it gives shares, core/lrc/ctx.c). The core checks a command's fields
+ * (ctrl.c), then calls the service with the context it attached; without
+ * a service FILE_MAP is -ENOENT (no such share), the range commands
+ * -EBADF (no map) and SHARES lists none. Every op may sleep and is called
+ * without core locks held.
+ *
+ * vg_vm_attach_files: -EEXIST if the VM has a service already.
+ * vg_vm_detach_files: the service leaves (its destroy op is not called).
+ * vg_vm_files: the context attached with ops, or NULL (none, or another
+ * service's).
+ * vg_vm_destroy() calls destroy(ctx) first, before anything of the VM goes
+ * (its writes reach the files while the VM's memory is still there); the
+ * service detaches itself in it.
+ */
+struct vg_file_ops {
+	int (*map)(void *ctx, u32 share_id, const char *path, u64 offset,
+		   u64 length, u32 flags, u64 ino, u64 *va);
+	int (*unmap)(void *ctx, u64 va);
+	int (*acquire)(void *ctx, u64 va, u64 length);
+	int (*release)(void *ctx, u64 va, u64 length);
+	int (*sync)(void *ctx, u64 va, u64 length);
+	int (*shares)(void *ctx, struct vgmem_ctrl_shares *out);
+	void (*destroy)(void *ctx);
+};
+int vg_vm_attach_files(struct vg_vm *vm, const struct vg_file_ops *ops,
+		       void *ctx);
+void vg_vm_detach_files(struct vg_vm *vm);
+void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
+
 /* The platform.priv the VM was created with (event hooks find theirs). */
 void *vg_vm_priv(const struct vg_vm *vm);
 /* The VM's backend address space, for backend-specific readouts (cost model). */

@@ -34,7 +34,6 @@
 struct vg_bo;
 struct vg_vm;
 struct vg_red_vm;
-struct vg_lrc_ctx;
 
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
 
@@ -118,10 +117,12 @@ struct vg_vm {
 	u64 drain_retry_ns;
 	u32 drain_fails;
 	/*
-	 * Its LRC file-cache context (core/lrc/), or NULL: set and cleared by
-	 * the cache under gpu->lock; vg_vm_destroy() tears it down first.
+	 * Its file service (vg_vm_attach_files(): the LRC file cache's
+	 * context), or NULL: set and cleared under gpu->lock;
+	 * vg_vm_destroy() tears it down first.
 	 */
-	struct vg_lrc_ctx *lrc_ctx;
+	const struct vg_file_ops *files_ops;
+	void *files_ctx;
 	/*
 	 * Bytes of VRAM in the file cache's private replicas of this VM (the
 	 * pages it wrote), part of gpu->cache_used (gpu->lock; the cache

@@ -4,7 +4,6 @@
  * entitlement (how much VRAM it may keep when others want some).
  */
 #include "vg_internal.h"
-#include "lrc/lrc.h"
 
 int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 		 struct vg_vm **out)
@@ -60,6 +59,57 @@ err_free_vm:
 	return err;
 }
 
+int vg_vm_attach_files(struct vg_vm *vm, const struct vg_file_ops *ops,
+		       void *ctx)
+{
+	int err = 0;
+
+	mutex_lock(&vm->gpu->lock);
+	if (vm->files_ops) {
+		err = -EEXIST;
+	} else {
+		vm->files_ops = ops;
+		vm->files_ctx = ctx;
+	}
+	mutex_unlock(&vm->gpu->lock);
+	return err;
+}
+
+void vg_vm_detach_files(struct vg_vm *vm)
+{
+	mutex_lock(&vm->gpu->lock);
+	vm->files_ops = NULL;
+	vm->files_ctx = NULL;
+	mutex_unlock(&vm->gpu->lock);
+}
+
+void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops)
+{
+	void *ctx = NULL;
+
+	if (!vm)
+		return NULL;
+	mutex_lock(&vm->gpu->lock);
+	if (vm->files_ops == ops)
+		ctx = vm->files_ctx;
+	mutex_unlock(&vm->gpu->lock);
+	return ctx;
+}
+
+/* The service's teardown, without gpu->lock (it takes its own locks first). */
+static void vg_vm_files_destroy(struct vg_vm *vm)
+{
+	const struct vg_file_ops *ops;
+	void *ctx;
+
+	mutex_lock(&vm->gpu->lock);
+	ops = vm->files_ops;
+	ctx = vm->files_ctx;
+	mutex_unlock(&vm->gpu->lock);
+	if (ops)
+		ops->destroy(ctx);
+}
+
 void vg_vm_destroy(struct vg_vm *vm)
 {
 	struct vg_gpu *gpu;
@@ -74,7 +124,7 @@ void vg_vm_destroy(struct vg_vm *vm)
 	 * then gpu->lock): released data is written back, unreleased GPU
 	 * writes are released implicitly (core/lrc/, docs/lrc.md).
 	 */
-	vg_lrc_ctx_destroy(vm->lrc_ctx);
+	vg_vm_files_destroy(vm);
 	mutex_lock(&gpu->lock);
 	/* Channels first: nothing may run on the memory we free next. */
 	list_for_each_entry_safe(ch, tch, &vm->chans, node)

@@ -18,6 +18,8 @@
  * dereferenced.
  */
 static struct vg_lrc_ctx vg_lrc_ctx_retired;
+/* How the core reaches a context (the end of this file). */
+static const struct vg_file_ops vg_lrc_file_ops;
 
 /*
  * owner's last private replica is gone (evict.c): if its context is gone
@@ -110,16 +112,12 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 		err = -ENOSPC;
 		goto err_unlock;
 	}
-	mutex_lock(&gpu->lock);
-	if (vm->lrc_ctx) {
-		mutex_unlock(&gpu->lock);
-		err = -EEXIST;
+	/* The core calls the cache through it (FILE_*, SHARES, teardown). */
+	err = vg_vm_attach_files(vm, &vg_lrc_file_ops, ctx);
+	if (err)
 		goto err_unlock;
-	}
-	vm->lrc_ctx = ctx;
 	/* The VM's own bounds: a map's VA always fits (vm->va is constant). */
 	vg_va_init(&ctx->map_va, vm->va.start, vm->va.end, vm->va.align);
-	mutex_unlock(&gpu->lock);
 	ctx->lrc = lrc;
 	ctx->lg = lg;
 	ctx->vm = vm;
@@ -181,9 +179,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	if (!ctx->acct->bytes)
 		kfree(ctx->acct);
 	ctx->acct = NULL;
-	mutex_lock(&gpu->lock);
-	ctx->vm->lrc_ctx = NULL;
-	mutex_unlock(&gpu->lock);
+	vg_vm_detach_files(ctx->vm);
 	mutex_unlock(&lrc->lock);
 	/* A fault call on one of the maps may still use ctx: first this. */
 	vg_lrc_maps_bury(gpu, &dead);
@@ -192,14 +188,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 
 struct vg_lrc_ctx *vg_lrc_vm_ctx(struct vg_vm *vm)
 {
-	struct vg_lrc_ctx *ctx;
-
-	if (!vm)
-		return NULL;
-	mutex_lock(&vm->gpu->lock);
-	ctx = vm->lrc_ctx;
-	mutex_unlock(&vm->gpu->lock);
-	return ctx;
+	return vg_vm_files(vm, &vg_lrc_file_ops);
 }
 
 u32 vg_lrc_ctx_owner(const struct vg_lrc_ctx *ctx)
@@ -746,3 +735,52 @@ int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 	vg_lrc_maps_bury(ctx->lg->gpu, &dead);
 	return err;
 }
+
+/* ---- the core's view of a context (struct vg_file_ops, vg.h) ------------------ */
+
+static int vg_lrc_fo_map(void *ctx, u32 share_id, const char *path,
+			 u64 offset, u64 length, u32 flags, u64 ino, u64 *va)
+{
+	return vg_lrc_map_ino(ctx, share_id, path, offset, length, flags, ino,
+			      va);
+}
+
+static int vg_lrc_fo_unmap(void *ctx, u64 va)
+{
+	return vg_lrc_unmap(ctx, va);
+}
+
+static int vg_lrc_fo_acquire(void *ctx, u64 va, u64 length)
+{
+	return vg_lrc_acquire(ctx, va, length);
+}
+
+static int vg_lrc_fo_release(void *ctx, u64 va, u64 length)
+{
+	return vg_lrc_release(ctx, va, length);
+}
+
+static int vg_lrc_fo_sync(void *ctx, u64 va, u64 length)
+{
+	return vg_lrc_sync(ctx, va, length);
+}
+
+static int vg_lrc_fo_shares(void *ctx, struct vgmem_ctrl_shares *out)
+{
+	return vg_lrc_shares_list(ctx, out);
+}
+
+static void vg_lrc_fo_destroy(void *ctx)
+{
+	vg_lrc_ctx_destroy(ctx);
+}
+
+static const struct vg_file_ops vg_lrc_file_ops = {
+	.map = vg_lrc_fo_map,
+	.unmap = vg_lrc_fo_unmap,
+	.acquire = vg_lrc_fo_acquire,
+	.release = vg_lrc_fo_release,
+	.sync = vg_lrc_fo_sync,
+	.shares = vg_lrc_fo_shares,
+	.destroy = vg_lrc_fo_destroy,
+};

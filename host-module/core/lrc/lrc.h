@@ -149,8 +149,10 @@ int vg_lrc_gpu_set_budget(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 bytes);
 /*
  * A context for vm (whose GPU must have been added): allocates its owner
  * id (VG_LRC_OWNER_GPU0 ...; -ENOSPC when all are taken) and attaches to
- * the VM, so that vg_vm_destroy() tears it down (vg_lrc_ctx_destroy) with
- * write-back. -EEXIST if the VM has one already.
+ * the VM as its file service (vg_vm_attach_files()), so that the core's
+ * FILE_* commands reach it and vg_vm_destroy() tears it down
+ * (vg_lrc_ctx_destroy) with write-back. -EEXIST if the VM has a file
+ * service already.
  */
 int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 		      struct vg_lrc_ctx **out);
