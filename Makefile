@@ -20,11 +20,14 @@ SHELL := /bin/bash
 # PKG_CONFIG and fails on any module without one).
 PKG_CONFIG ?= pkg-config
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
-# Include paths: the tree's root (its own headers by path), include/ (the
-# ABIs as <uapi/NAME.h>, as the kernel modules see them) and
+# Include paths: the tree's root (its own headers by their path from it:
+# "lib/util/size.h", "host-module/user/host.h"), host-module/ (what is
+# compiled into the kernel modules names its headers from there, "core/vg.h",
+# as Kbuild's -I$(src) has it), include/ (the ABIs as <uapi/NAME.h>) and
 # guest-driver/include (<libvgmem.h>, as a tenant's program includes it).
+# No source includes another folder's header by a ../ path.
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. -Iinclude \
-	-Iguest-driver/include \
+	-Ihost-module -Iguest-driver/include \
 	$(DRM_CFLAGS) -MMD -MP
 # Warnings the module build (W=1) gives, so portable code fails here first.
 PORTABLE_CFLAGS := -Wmissing-prototypes -Wold-style-definition -Wvla

@@ -13,8 +13,8 @@
 
 #include "backend.h"
 #include "log.h"
-#include "../host-module/user/host.h"
-#include "../host-module/core/lrc/lrc.h"
+#include "host-module/user/host.h"
+#include "host-module/core/lrc/lrc.h"
 
 struct emb_vm {
 	char id[MG_ID_LEN];

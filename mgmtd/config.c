@@ -14,8 +14,8 @@
 
 #include "config.h"
 #include "log.h"
-#include "../policy/policy.h"
-#include "../lib/util/size.h"
+#include "policy/policy.h"
+#include "lib/util/size.h"
 
 enum key_type { K_STR, K_U32, K_SIZE, K_BOOL, K_SPECIAL };
 

@@ -33,7 +33,7 @@
 #include <libxml/tree.h>
 
 #include "mgmtd.h"
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 #define MG_XML_MAX	(4u << 20)	/* larger domain XML is refused */
 

@@ -12,7 +12,7 @@
 
 #include "mgmtd.h"
 #include "state.h"
-#include "../policy/policy.h"
+#include "policy/policy.h"
 
 struct mg_vm {
 	struct mg_vm_info info;		/* info.policy: the effective policy */

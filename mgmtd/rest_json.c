@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "../lib/util/size.h"
+#include "lib/util/size.h"
 
 /* ---- encoders ---------------------------------------------------------- */
 

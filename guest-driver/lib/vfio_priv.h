@@ -12,8 +12,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "../include/libvgmem.h"
-#include "../../lib/util/range_alloc.h"
+#include <libvgmem.h>
+#include "lib/util/range_alloc.h"
 
 #define VGMEM_VFIO_PAGE		4096ull
 

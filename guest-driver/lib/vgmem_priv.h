@@ -19,7 +19,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include "../include/libvgmem.h"
+#include <libvgmem.h>
 
 /*
  * Fences before publishing to (release) and after reading from (acquire)

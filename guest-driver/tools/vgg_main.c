@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vgg.h"
-#include "../../lib/util/size.h"
+#include "lib/util/size.h"
 
 #define INPROC_VRAM_DEFAULT	(256ull << 20)
 

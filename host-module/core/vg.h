@@ -9,7 +9,7 @@
 #ifndef VGMEM_CORE_VG_H
 #define VGMEM_CORE_VG_H
 
-#include "../os/os.h"
+#include "os/os.h"
 #include <uapi/vgmem.h>
 #include "vg_backend.h"
 

@@ -11,7 +11,7 @@
 #ifndef VGMEM_CORE_BACKEND_H
 #define VGMEM_CORE_BACKEND_H
 
-#include "../os/os.h"
+#include "os/os.h"
 
 enum vg_loc {
 	VG_LOC_VRAM = 0,

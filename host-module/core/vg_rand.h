@@ -7,7 +7,7 @@
 #ifndef VGMEM_CORE_RAND_H
 #define VGMEM_CORE_RAND_H
 
-#include "../os/os.h"
+#include "os/os.h"
 
 struct vg_rand {
 	u64 s[4];

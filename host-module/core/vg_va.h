@@ -20,7 +20,7 @@
 #ifndef VGMEM_CORE_VA_H
 #define VGMEM_CORE_VA_H
 
-#include "../os/os.h"
+#include "os/os.h"
 
 struct vg_va_node {
 	struct rb_node rb;

@@ -7,7 +7,7 @@
  */
 #include <linux/module.h>
 
-#include "../sim/sim.h"
+#include "sim/sim.h"
 #include "vgmem_gpu.h"
 
 #define VGMEM_SIM_MAX_GPUS	16

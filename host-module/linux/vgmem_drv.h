@@ -28,8 +28,8 @@
 
 #include <uapi/vgmem_netlink.h>
 
-#include "../core/vg.h"
-#include "../core/lrc/lrc.h"
+#include "core/vg.h"
+#include "core/lrc/lrc.h"
 #include "vgmem_gpu.h"
 
 /*

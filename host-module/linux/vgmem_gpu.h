@@ -9,7 +9,7 @@
 
 #include <linux/module.h>
 
-#include "../core/vg_backend.h"
+#include "core/vg_backend.h"
 
 struct vgmem_gpu;
 

@@ -23,8 +23,8 @@
 #ifndef VGMEM_SIM_H
 #define VGMEM_SIM_H
 
-#include "../core/vg_backend.h"
-#include "../core/vg_rand.h"
+#include "core/vg_backend.h"
+#include "core/vg_rand.h"
 #include <uapi/vgmem.h>
 
 #define VG_SIM_VRAM_BW_DEFAULT	(320ull << 30)	/* bytes/s, GDDR-class */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/lrc/lrc.h"
+#include "core/lrc/lrc.h"
 #include "host_priv.h"
 #include "lrc_store.h"
 #include "models/models_priv.h"

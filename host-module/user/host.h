@@ -10,8 +10,8 @@
 #ifndef VGMEM_USER_HOST_H
 #define VGMEM_USER_HOST_H
 
-#include "../core/vg.h"
-#include "../sim/sim.h"
+#include "core/vg.h"
+#include "sim/sim.h"
 #include <libvgmem.h>
 
 struct vg_host_config {

@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 #include "host.h"
-#include "../../lib/util/range_alloc.h"
+#include "lib/util/range_alloc.h"
 
 #define VG_HOST_GUEST_RAM_DEFAULT	(16ull << 20)
 #define VG_HOST_PAGE			4096ull

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
-#include "../core/lrc/lrc.h"
+#include "core/lrc/lrc.h"
 #include "lrc_store.h"
 
 int vg_ustore_root_open(const char *dir, int *root_fd)

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../host-module/user/host.h"
-#include "../../host-module/core/lrc/lrc.h"
+#include "host-module/user/host.h"
+#include "host-module/core/lrc/lrc.h"
 #include "benchlib.h"
 
 #define MiB		(1ull << 20)

@@ -43,8 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/core/lrc/lrc_merge.h"
-#include "../../host-module/core/vg_rand.h"
+#include "host-module/core/lrc/lrc_merge.h"
+#include "host-module/core/vg_rand.h"
 #include "benchlib.h"
 
 #ifndef NP

@@ -41,9 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/core/lrc/lrc_vv.h"
-#include "../../host-module/core/lrc/lrc_cuckoo.h"
-#include "../../host-module/core/vg_rand.h"
+#include "host-module/core/lrc/lrc_vv.h"
+#include "host-module/core/lrc/lrc_cuckoo.h"
+#include "host-module/core/vg_rand.h"
 #include "benchlib.h"
 
 #define NPAGES	4096

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../policy/policy.h"
+#include "policy/policy.h"
 #include "benchlib.h"
 
 #define NVM	10000

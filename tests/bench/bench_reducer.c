@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/core/vg_internal.h"
+#include "host-module/core/vg_internal.h"
 #include "benchlib.h"
 #include "null_backend.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 #include "benchlib.h"
 
 #define PIECE		(2ull << 20)

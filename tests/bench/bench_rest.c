@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "benchlib.h"
-#include "../unit/rest_fixture.h"
+#include "tests/unit/rest_fixture.h"
 
 #define NVMS		100
 #define SECONDS		4

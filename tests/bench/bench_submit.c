@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../host-module/user/host.h"
+#include "host-module/user/host.h"
 #include "benchlib.h"
 
 #define ENTRIES		1024		/* GPFIFO ring */

@@ -10,7 +10,7 @@
 #ifndef VGMEM_BENCH_NULL_BACKEND_H
 #define VGMEM_BENCH_NULL_BACKEND_H
 
-#include "../../host-module/core/vg_backend.h"
+#include "host-module/core/vg_backend.h"
 
 struct null_backend;
 

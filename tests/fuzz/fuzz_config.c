@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../../mgmtd/config.h"
-#include "../../mgmtd/log.h"
-#include "../../policy/policy.h"
+#include "mgmtd/config.h"
+#include "mgmtd/log.h"
+#include "policy/policy.h"
 #include "fuzz_util.h"
 
 static int fd_in, fd_out;

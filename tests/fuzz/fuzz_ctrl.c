@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../host-module/user/host.h"
+#include "host-module/user/host.h"
 #include "fuzz_util.h"
 
 #define MiB		(1ull << 20)

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../mgmtd/mgmtd.h"
-#include "../../mgmtd/config.h"
+#include "mgmtd/mgmtd.h"
+#include "mgmtd/config.h"
 #include "fuzz_util.h"
 
 static void refusal(const char *what, int ret, const char *err)

@@ -28,9 +28,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../host-module/user/host.h"
-#include "../../host-module/user/host_priv.h"
-#include "../../host-module/core/vg_internal.h"
+#include "host-module/user/host.h"
+#include "host-module/user/host_priv.h"
+#include "host-module/core/vg_internal.h"
 #include "fuzz_util.h"
 
 #define MiB		(1ull << 20)

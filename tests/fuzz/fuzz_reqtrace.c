@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../tools/vgmem-sim/reqtrace.h"
+#include "tools/vgmem-sim/reqtrace.h"
 #include "fuzz_util.h"
 
 static void check(const struct rq_trace *t, size_t lines)

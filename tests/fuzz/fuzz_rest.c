@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../mgmtd/rest_json.h"
+#include "mgmtd/rest_json.h"
 #include "fuzz_util.h"
 
 #define SENT64	0xa5a5a5a5a5a5a5a5ull

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../host-module/user/host.h"
+#include "host-module/user/host.h"
 
 #define MiB	(1ull << 20)
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "itest.h"
-#include "../unit/model_fixture.h"
-#include "../../host-module/core/lrc/lrc.h"
+#include "tests/unit/model_fixture.h"
+#include "host-module/core/lrc/lrc.h"
 
 #define KiB		(1ull << 10)
 #define GPAGE		VGMEM_FILE_ALIGN

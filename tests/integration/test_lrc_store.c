@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "../../host-module/user/lrc_store.h"
+#include "host-module/user/lrc_store.h"
 
 struct fx {
 	char dir[64];		/* the temporary directory */

@@ -51,7 +51,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../unit/mg_fixture.h"
+#include "tests/unit/mg_fixture.h"
 #include "mgmtd/metrics.h"
 #include "libvirtd_fixture.h"
 

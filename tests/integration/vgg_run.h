@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/vgmem-guest-inproc/inproc.h"
+#include "tools/vgmem-guest-inproc/inproc.h"
 
 /*
  * The in-process host --inproc runs on: the host side's, or NULL to run as

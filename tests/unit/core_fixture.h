@@ -9,7 +9,7 @@
 #ifndef VGMEM_TESTS_CORE_FIXTURE_H
 #define VGMEM_TESTS_CORE_FIXTURE_H
 
-#include "../../host-module/core/vg_internal.h"
+#include "host-module/core/vg_internal.h"
 #include "fake_backend.h"
 
 #define CFX_MAX_VMS	8

@@ -25,7 +25,7 @@
 #ifndef VGMEM_TESTS_FAKE_BACKEND_H
 #define VGMEM_TESTS_FAKE_BACKEND_H
 
-#include "../../host-module/core/vg_backend.h"
+#include "host-module/core/vg_backend.h"
 
 enum fake_op {
 	FAKE_OP_VRAM_SIZE,

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "test_sim_util.h"
-#include "../../host-module/core/lrc/lrc_internal.h"
+#include "host-module/core/lrc/lrc_internal.h"
 
 /* ---- the in-memory store ------------------------------------------------- */
 

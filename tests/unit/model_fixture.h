@@ -15,7 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#include "../../host-module/user/models/models.h"
+#include "host-module/user/models/models.h"
 
 #define MiB	(1ull << 20)
 #define KiB	(1ull << 10)

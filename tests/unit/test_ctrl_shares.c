@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "model_fixture.h"
-#include "../../host-module/core/lrc/lrc.h"
+#include "host-module/core/lrc/lrc.h"
 
 struct t {
 	struct vg_host *h;

@@ -19,9 +19,9 @@
 #include "test_sim_util.h"
 #include "fake_backend.h"
 #include "model_fixture.h"
-#include "../../host-module/core/vg.h"
+#include "host-module/core/vg.h"
 /* lrc->lock: the test holds it to line up a fault call and an unmap. */
-#include "../../host-module/core/lrc/lrc_internal.h"
+#include "host-module/core/lrc/lrc_internal.h"
 
 #define VA0	0x300000000ull
 #define MSZ	(4ull << 20)		/* backing of each AS */

@@ -115,6 +115,14 @@ while read -r a b; do
 		failed=$((failed + 1)) ;;
 	esac
 done <<< "$DEBTS"
+# Another folder's header by its path from the root (or host-module/),
+# never by ../ (docs/architecture.md): tests and programs included.
+rel=$(git grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"\.\./' -- '*.c' '*.h' || true)
+if [ -n "$rel" ]; then
+	echo "FAIL: includes by a ../ path:"
+	echo "$rel"
+	failed=$((failed + 1))
+fi
 echo "layers: $passed sources checked, $failed failing"
 [ $failed = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
 echo "[  PASSED  ] 1 test(s)."

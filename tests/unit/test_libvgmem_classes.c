@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <libdrm/nouveau/nvif/class.h>	/* -I/usr/include/libdrm not needed */
 #include <libvgmem.h>
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 
 static void test_class_ids(void **state)
 {

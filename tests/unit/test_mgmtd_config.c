@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../mgmtd/config.h"
+#include "mgmtd/config.h"
 
 static void test_rest_threads_range(void **state)
 {

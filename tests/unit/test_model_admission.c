@@ -5,7 +5,7 @@
  * under the VM's quota; the VMs holding VRAM keep running untouched.
  */
 #include "model_fixture.h"
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 
 static void test_admission_oom_exactly_when_full(void **state)
 {

@@ -6,7 +6,7 @@
  */
 #include <unistd.h>
 #include "model_fixture.h"
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 
 #define FILL	0x5a5a5a5au
 

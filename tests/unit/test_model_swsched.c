@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "model_fixture.h"
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 
 /* Without pressure: a fixed mediation cost per GP_PUT, nothing moves. */
 static void test_swsched_mediation_per_submission(void **state)

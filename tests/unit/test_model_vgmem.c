@@ -5,7 +5,7 @@
  * core's statistics (relocation copies charged to the VM they move).
  */
 #include "model_fixture.h"
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 
 static void test_vgmem_counters_are_the_cores(void **state)
 {

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../policy/policy.h"
+#include "policy/policy.h"
 
 typedef unsigned __int128 u128;
 

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "../../policy/policy.h"
+#include "policy/policy.h"
 
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "../../tools/vgmem-sim/reqtrace.h"
+#include "tools/vgmem-sim/reqtrace.h"
 
 #define AZURE	"tests/data/traces/azure-llm-2023-conv.csv"
 #define HDR	"TIMESTAMP,ContextTokens,GeneratedTokens\n"

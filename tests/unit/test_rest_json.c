@@ -14,7 +14,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#include "../../mgmtd/rest_json.h"
+#include "mgmtd/rest_json.h"
 
 static void test_sizes(void **state)
 {

@@ -6,7 +6,7 @@
  * dropped exactly (white box: the tests read mem->refs and count tables).
  */
 #include "test_sim_util.h"
-#include "../../host-module/sim/sim_internal.h"
+#include "host-module/sim/sim_internal.h"
 
 #define VA0	0x100000000ull		/* 4 GiB: 2 MiB aligned */
 #define VA1	0x200000000ull		/* a second, aliasing, view */

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../host-module/sim/sim.h"
+#include "host-module/sim/sim.h"
 #include <uapi/vgmem.h>
 
 #define TG_BASE		0x100000ull	/* guest-physical base of the region */

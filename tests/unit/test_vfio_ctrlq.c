@@ -15,7 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#include "../../guest-driver/lib/vfio_priv.h"
+#include "guest-driver/lib/vfio_priv.h"
 
 #define RAM_GPA		0x100000ull
 #define RING_ENTRIES	16

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#include "../../guest-driver/lib/vfio_priv.h"
+#include "guest-driver/lib/vfio_priv.h"
 
 #define BASE	0x100000ull
 #define PG	4096ull

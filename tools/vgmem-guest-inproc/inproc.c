@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "../../host-module/user/host.h"
+#include "host-module/user/host.h"
 #include "inproc.h"
 
 #define INPROC_CHUNK	(2ull << 20)

@@ -8,7 +8,7 @@
 #ifndef VGMEM_GUEST_INPROC_H
 #define VGMEM_GUEST_INPROC_H
 
-#include "../../guest-driver/tools/vgg.h"
+#include "guest-driver/tools/vgg.h"
 
 extern const struct vgg_inproc vgg_inproc_host;
 

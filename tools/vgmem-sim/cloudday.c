@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/user/models/models.h"
+#include "host-module/user/models/models.h"
 
 #define CD_MAX_MODELS	16
 #define CD_MAX_K	64

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../lib/util/size.h"
+#include "lib/util/size.h"
 
 int vs_parse_u64(const char *s, uint64_t *out)
 {

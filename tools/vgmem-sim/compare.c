@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/user/models/models.h"
+#include "host-module/user/models/models.h"
 
 #define CP_MAX_MODELS	16
 #define CP_SETTINGS	2

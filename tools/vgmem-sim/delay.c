@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/core/vg_rand.h"
+#include "host-module/core/vg_rand.h"
 
 #define MAX_GUESTS 8
 #define MAX_BOS 512

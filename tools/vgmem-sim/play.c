@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../host-module/user/models/models.h"
+#include "host-module/user/models/models.h"
 
 #define PL_SCRATCH	(64ull << 10)	/* results at 0, gather output at 4 KiB */
 #define PL_GATHER_MAX	((PL_SCRATCH - 4096) / 4)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "../../host-module/user/host.h"
+#include "host-module/user/host.h"
 
 /* Options every scenario takes (some ignore some, their help says which). */
 struct vs_common {

@@ -13,8 +13,8 @@
 #ifndef VGMEM_CORE_LRC_H
 #define VGMEM_CORE_LRC_H
 
-#include "../../os/os.h"
-#include "../vg.h"
+#include "os/os.h"
+#include "core/vg.h"
 
 struct vg_lrc;
 struct vg_lrc_ctx;

@@ -16,7 +16,7 @@
 #ifndef VGMEM_CORE_LRC_CUCKOO_H
 #define VGMEM_CORE_LRC_CUCKOO_H
 
-#include "../../os/os.h"
+#include "os/os.h"
 
 struct vg_cuckoo {
 	u16 *slots;		/* nr_buckets * 4 fingerprints, 0 = empty */

@@ -41,7 +41,7 @@
 #include "lrc_vv.h"
 #include "lrc_merge.h"
 #include "lrc_cuckoo.h"
-#include "../vg_internal.h"
+#include "core/vg_internal.h"
 
 #define VG_LRC_PSHIFT		12
 #define VG_LRC_GSHIFT		16

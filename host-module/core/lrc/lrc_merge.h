@@ -14,7 +14,7 @@
 #ifndef VGMEM_CORE_LRC_MERGE_H
 #define VGMEM_CORE_LRC_MERGE_H
 
-#include "../../os/os.h"
+#include "os/os.h"
 
 #define VG_LRC_PAGE_SIZE	4096u
 

@@ -14,7 +14,7 @@
 #ifndef VGMEM_CORE_LRC_VV_H
 #define VGMEM_CORE_LRC_VV_H
 
-#include "../../os/os.h"
+#include "os/os.h"
 
 #define VG_LRC_OWNER_CPU	0
 #define VG_LRC_OWNER_STORAGE	1

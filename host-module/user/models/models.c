@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "models_priv.h"
-#include "../host_priv.h"
+#include "user/host_priv.h"
 
 extern const struct vg_model_ops vg_model_vgmem_ops;
 extern const struct vg_model_ops vg_model_static_ops;

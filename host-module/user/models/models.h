@@ -31,7 +31,7 @@
 #ifndef VGMEM_USER_MODELS_H
 #define VGMEM_USER_MODELS_H
 
-#include "../host.h"
+#include "user/host.h"
 
 /* Model BOs live here (the core allocates first-fit from VGMEM_VA_START). */
 #define VG_MODEL_VA_START		0x0000008000000000ull	/* 512 GiB */

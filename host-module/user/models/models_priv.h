@@ -16,7 +16,7 @@
 
 #include <pthread.h>
 #include "models.h"
-#include "../../core/vg_va.h"
+#include "core/vg_va.h"
 
 struct vg_model {
 	const struct vg_model_ops *ops;
