@@ -332,8 +332,10 @@ static void test_relocate_failure_clears_chain(void **state)
 	assert_true(vg_gpu_has_marks(f.c.gpu));
 	vg_unmark_gpu(f.c.gpu);
 	mutex_unlock(&f.c.gpu->lock);
-	/* The failure warned (relocate.c logs and counts it). */
-	f.c.warns = os_warn_count();
+	/*
+	 * Only vm0 moved (one relocated event). The failure is logged, not
+	 * a WARN: the fixture's teardown checks that none fired.
+	 */
 	assert_int_equal(f.log.n, 1);
 	assert_ptr_equal(f.log.vm[0], f.c.vm[0]);
 	bfx_fini(&f);
