@@ -441,7 +441,9 @@ err_unplace:
 err_wake:
 	/*
 	 * Chunks of other VMs may have gone to host RAM before we failed:
-	 * vg_relocate_marked() kicked the return worker to bring them back.
+	 * a failed multi-VM relocation kicked the return worker already
+	 * (vg_relocate_marked()); after a failed placement they come back
+	 * at its next periodic pass.
 	 */
 	mutex_unlock(&gpu->lock);
 	kvfree(bo);
