@@ -2,7 +2,7 @@
 /*
  * The control-command dispatcher (host-module/core/ctrl.c, vg_ctrl_exec:
  * what the kernel's control queue runs for every slot a guest writes) on
- * a live userspace host: a 32 MiB GPU with a peer VM holding a BO, and for
+ * a live userspace host: a 4 MiB GPU with a peer VM holding a BO, and for
  * each input a fresh VM "evil" with two shares (one read-write, one
  * read-only, each with a file, a directory and a symlink) that runs the
  * input's commands in order.
@@ -34,6 +34,16 @@
 
 #define MiB		(1ull << 20)
 #define PEER_BO		(64 << 10)
+/*
+ * A small GPU keeps the pressure paths busy: 64 chunks of VRAM and 8 MiB of
+ * host RAM beside the file cache's 16 MiB staging buffer. Chunks are the
+ * smallest the core takes (VG_CHUNK_MIN): every byte of a BO is zeroed and
+ * every relocation copies whole chunks, and with 2 MiB chunks on a 32 MiB
+ * GPU that work (with ASan's fresh mapping for each large allocation), not
+ * the dispatcher, took most of each input's time. The core's paths are the
+ * same at any chunk size.
+ */
+#define CHUNK		(64 << 10)
 #define PEER_SEED	0x9ee7
 
 static struct {
@@ -110,14 +120,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.sim.vram_size = 32 * MiB;
-	cfg.sim.host_limit = 64 * MiB;
+	cfg.sim.vram_size = 4 * MiB;
+	cfg.sim.host_limit = 24 * MiB;
 	cfg.gpu.name = "fuzz";
-	cfg.gpu.chunk_size = 2 * MiB;
+	cfg.gpu.chunk_size = CHUNK;
 	cfg.gpu.seed = 1;
 	cfg.gpu.no_return_worker = true;
-	cfg.lrc_vram_budget = 4 * MiB;
-	cfg.lrc_host_budget = 4 * MiB;
+	cfg.lrc_vram_budget = 1 * MiB;
+	cfg.lrc_host_budget = 1 * MiB;
 	if (vg_host_create(&cfg, &w.h) ||
 	    vg_host_guest_create(w.h, "peer", 0, 1 * MiB, &w.peer) ||
 	    vgmem_chan_create(vg_host_guest_dev(w.peer), 16, 4096, PEER_BO, &w.pch) ||
@@ -168,7 +178,7 @@ static void check_one(struct vg_vm *vm, const struct vgmem_ctrl *in,
 		if (c->query.abi_version != VGMEM_ABI_VERSION ||
 		    c->query.va_start != VGMEM_VA_START ||
 		    c->query.va_end != VGMEM_VA_END ||
-		    c->query.chunk_size != 2 * MiB)
+		    c->query.chunk_size != CHUNK)
 			fuzz_die("QUERY: not the ABI's constants");
 		break;
 	case VGMEM_CTRL_BO_ALLOC:
