@@ -258,6 +258,66 @@ int vg_vm_attach_files(struct vg_vm *vm, const struct vg_file_ops *ops,
 void vg_vm_detach_files(struct vg_vm *vm);
 void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
 
+/*
+ * The GPU as the file cache uses it (cachemem.c): the cache is a layer
+ * beside the core that never takes gpu->lock or calls the backend itself.
+ * Each call below is one step under gpu->lock, taken inside: call them
+ * with no core lock held (the cache's own lock, which orders before
+ * gpu->lock, may be held).
+ *
+ * vg_gpu_can_map_files: the backend has what file maps need (map_prot,
+ * protect, fault_range, set_fault_handler, mem_host_addr).
+ * vg_gpu_host_mem_alloc/free: host RAM the GPU maps (VG_LOC_HOST, never
+ * counted as VRAM); *cpu, if asked for, is the CPU's address of it
+ * (-ENODEV if the backend has none).
+ * vg_gpu_cache_vram_get: size bytes of free VRAM (vram_size less what the
+ * BOs and the cache hold: never VRAM a BO uses) counted in the GPU's
+ * cache_used and, if vm is not NULL, in vm's cache_private; *charge says
+ * whom to uncharge. -ENOSPC when the core counts less free VRAM than size
+ * (reclaim or recycle, then retry), -ENOMEM when the backend had none
+ * although the count said there was. vg_gpu_cache_vram_put frees it and
+ * uncharges the VM if it still exists, and wakes the return worker (the
+ * VRAM may take relocated chunks back).
+ * vg_gpu_copy: one batch on the copy engine, waited for.
+ * vg_vm_file_va_get: length bytes of the VM's GPU VA (first fit among its
+ * BOs and maps, node inserted with node->file set) whose faults go to
+ * fn(priv) (vg_fault_register: fn may be called before this returns).
+ * vg_vm_file_va_put unregisters the range, waiting for a call of fn under
+ * way (so never with a lock fn takes), then gives the VA back.
+ * vg_vm_file_map/protect/unmap: page tables of [va, va + size) in the
+ * VM's AS, in 4 KiB pages (at most 64): map mem from offset 0, or change
+ * the protection of what is mapped, with the pages set in rw_pages (bit i:
+ * the i-th 4 KiB page) writable and all others read-only, never writable
+ * even for a moment; unmap. Each flushes the AS's TLB. A failed map leaves
+ * nothing mapped there; a failed protect may leave any protection.
+ */
+struct vg_va_node;
+struct vg_cache_charge {
+	u64 vm_order;		/* the VM charged, by creation order */
+	bool vm;		/* a VM is charged */
+};
+bool vg_gpu_can_map_files(const struct vg_gpu *gpu);
+u64 vg_gpu_vram_size(const struct vg_gpu *gpu);
+const char *vg_gpu_name(const struct vg_gpu *gpu);
+struct vg_gpu *vg_vm_gpu(const struct vg_vm *vm);
+void vg_vm_va_bounds(const struct vg_vm *vm, u64 *start, u64 *end, u64 *align);
+int vg_gpu_host_mem_alloc(struct vg_gpu *gpu, u64 size, struct vg_mem **out,
+			  void **cpu);
+void vg_gpu_host_mem_free(struct vg_gpu *gpu, struct vg_mem *mem);
+int vg_gpu_cache_vram_get(struct vg_gpu *gpu, struct vg_vm *vm, u64 size,
+			  struct vg_mem **out, struct vg_cache_charge *charge);
+void vg_gpu_cache_vram_put(struct vg_gpu *gpu, struct vg_mem *mem, u64 size,
+			   struct vg_cache_charge *charge);
+int vg_gpu_copy(struct vg_gpu *gpu, const struct vg_copy *c, u32 n);
+int vg_vm_file_va_get(struct vg_vm *vm, u64 length, struct vg_va_node *node,
+		      vg_fault_fn fn, void *priv, struct vg_fault_reg **reg);
+void vg_vm_file_va_put(struct vg_vm *vm, struct vg_va_node *node,
+		       struct vg_fault_reg *reg);
+int vg_vm_file_map(struct vg_vm *vm, u64 va, u64 size, struct vg_mem *mem,
+		   u64 rw_pages);
+int vg_vm_file_protect(struct vg_vm *vm, u64 va, u64 size, u64 rw_pages);
+void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
+
 /* The platform.priv the VM was created with (event hooks find theirs). */
 void *vg_vm_priv(const struct vg_vm *vm);
 /* The VM's backend address space, for backend-specific readouts (cost model). */

@@ -15,6 +15,7 @@
 
 #include "test_sim_util.h"
 #include "host-module/core/lrc/lrc_internal.h"
+#include "host-module/core/vg_internal.h"	/* the tests look into the core too */
 
 /* ---- the in-memory store ------------------------------------------------- */
 

@@ -136,20 +136,17 @@ struct vg_lrc_gpu *vg_lrc_gpu_find(struct vg_lrc *lrc, struct vg_gpu *gpu)
 
 int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 {
-	const struct vg_backend_ops *ops;
 	struct vg_lrc_gpu *lg;
 	u64 budget;
 	int err;
 
 	if (!lrc || !gpu || !IS_ALIGNED(vram_budget, GPAGE))
 		return -EINVAL;
-	ops = gpu->ops;
-	if (!ops->map_prot || !ops->protect || !ops->fault_range ||
-	    !ops->set_fault_handler || !ops->mem_host_addr)
+	if (!vg_gpu_can_map_files(gpu))
 		return -ENODEV;
 	budget = vram_budget ? vram_budget : lrc->vram_budget;
 	if (!budget)
-		budget = ALIGN(gpu->vram_size / 4, GPAGE);
+		budget = ALIGN(vg_gpu_vram_size(gpu) / 4, GPAGE);
 	if (budget < GPAGE)
 		return -EINVAL;
 	lg = kzalloc(sizeof(*lg), GFP_KERNEL);
@@ -157,8 +154,6 @@ int vg_lrc_gpu_add(struct vg_lrc *lrc, struct vg_gpu *gpu, u64 vram_budget)
 		return -ENOMEM;
 	lg->lrc = lrc;
 	lg->gpu = gpu;
-	lg->ops = ops;
-	lg->b = gpu->backend;
 	lg->budget = budget;
 	INIT_LIST_HEAD(&lg->lra);
 	INIT_LIST_HEAD(&lg->hlra);
@@ -198,35 +193,27 @@ err_unlock:
  */
 int vg_lrc_gpu_stage(struct vg_lrc_gpu *lg)
 {
-	const struct vg_backend_ops *ops = lg->ops;
-	struct vg_gpu *gpu = lg->gpu;
+	struct vg_mem *stage, *mstage;
+	void *stage_va, *mstage_va;
 	int err;
 
 	lockdep_assert_held(&lg->lrc->lock);
 	if (lg->stage)
 		return 0;
-	mutex_lock(&gpu->lock);
-	err = ops->mem_alloc(lg->b, VG_LOC_HOST, lg->lrc->ra_max, &lg->stage);
+	err = vg_gpu_host_mem_alloc(lg->gpu, lg->lrc->ra_max, &stage,
+				    &stage_va);
 	if (err)
-		goto out_unlock;
-	err = ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &lg->mstage);
-	if (err)
-		goto err_free_stage;
-	lg->stage_va = ops->mem_host_addr(lg->b, lg->stage);
-	lg->mstage_va = ops->mem_host_addr(lg->b, lg->mstage);
-	if (lg->stage_va && lg->mstage_va)
-		goto out_unlock;
-	err = -ENODEV;
-	ops->mem_free(lg->b, lg->mstage);
-err_free_stage:
-	ops->mem_free(lg->b, lg->stage);
-	lg->stage = NULL;
-	lg->mstage = NULL;
-	lg->stage_va = NULL;
-	lg->mstage_va = NULL;
-out_unlock:
-	mutex_unlock(&gpu->lock);
-	return err;
+		return err;
+	err = vg_gpu_host_mem_alloc(lg->gpu, GPAGE, &mstage, &mstage_va);
+	if (err) {
+		vg_gpu_host_mem_free(lg->gpu, stage);
+		return err;
+	}
+	lg->stage = stage;
+	lg->stage_va = stage_va;
+	lg->mstage = mstage;
+	lg->mstage_va = mstage_va;
+	return 0;
 }
 
 void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
@@ -249,13 +236,12 @@ void vg_lrc_gpu_remove(struct vg_lrc *lrc, struct vg_gpu *gpu)
 	WARN_ON(!list_empty(&lg->ctxs));
 	/* Shared replicas cached without maps may remain: drop them. */
 	if (vg_lrc_evict_to(lg, 0) || vg_lrc_host_evict_to(lg, 0))
-		pr_warn("vgmem: lrc: %s: replicas left at removal\n", gpu->name);
+		pr_warn("vgmem: lrc: %s: replicas left at removal\n",
+			vg_gpu_name(gpu));
 	list_del(&lg->node);
 	if (lg->stage) {
-		mutex_lock(&gpu->lock);
-		lg->ops->mem_free(lg->b, lg->mstage);
-		lg->ops->mem_free(lg->b, lg->stage);
-		mutex_unlock(&gpu->lock);
+		vg_gpu_host_mem_free(gpu, lg->mstage);
+		vg_gpu_host_mem_free(gpu, lg->stage);
 	}
 	mutex_unlock(&lrc->lock);
 	kfree(lg);
@@ -288,19 +274,8 @@ out_unlock:
 /* One batch of copies on lg's copy engine, waited for. */
 int vg_lrc_copy(struct vg_lrc_gpu *lg, const struct vg_copy *c, u32 n)
 {
-	struct vg_gpu *gpu = lg->gpu;
-	u64 fence;
-	int err;
-
 	lockdep_assert_held(&lg->lrc->lock);
-	if (!n)
-		return 0;
-	mutex_lock(&gpu->lock);
-	err = lg->ops->copy_submit(lg->b, c, n, &fence);
-	if (!err)
-		err = lg->ops->copy_wait(lg->b, fence, NULL);
-	mutex_unlock(&gpu->lock);
-	return err;
+	return vg_gpu_copy(lg->gpu, c, n);
 }
 
 /* Copy one GPU page of src to dst on lg's copy engine, waited for. */

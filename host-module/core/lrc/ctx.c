@@ -83,13 +83,14 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 {
 	struct vg_lrc_ctx *ctx;
 	struct vg_lrc_gpu *lg;
+	u64 va_start, va_end, va_align;
 	struct vg_gpu *gpu;
 	u32 id;
 	int err;
 
 	if (!lrc || !vm || !out)
 		return -EINVAL;
-	gpu = vm->gpu;
+	gpu = vg_vm_gpu(vm);
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
@@ -116,12 +117,13 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 	err = vg_vm_attach_files(vm, &vg_lrc_file_ops, ctx);
 	if (err)
 		goto err_unlock;
-	/* The VM's own bounds: a map's VA always fits (vm->va is constant). */
-	vg_va_init(&ctx->map_va, vm->va.start, vm->va.end, vm->va.align);
+	/* The VM's own bounds: a map's VA always fits. */
+	vg_vm_va_bounds(vm, &va_start, &va_end, &va_align);
+	vg_va_init(&ctx->map_va, va_start, va_end, va_align);
 	ctx->lrc = lrc;
 	ctx->lg = lg;
 	ctx->vm = vm;
-	ctx->as = vm->as;
+	ctx->as = vg_vm_backend_as(vm);
 	ctx->owner = id;
 	INIT_LIST_HEAD(&ctx->maps);
 	list_add_tail(&ctx->node, &lg->ctxs);
@@ -139,20 +141,18 @@ err_unlock:
 }
 
 static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead);
-static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead);
+static void vg_lrc_maps_bury(struct list_head *dead);
 
 void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 {
 	struct vg_lrc *lrc;
 	struct vg_lrc_map *m, *tm;
-	struct vg_gpu *gpu;
 	LIST_HEAD(dead);
 	u32 i;
 
 	if (!ctx)
 		return;
 	lrc = ctx->lrc;
-	gpu = ctx->lg->gpu;
 	mutex_lock(&lrc->lock);
 	list_for_each_entry_safe(m, tm, &ctx->maps, ctx_node)
 		vg_lrc_unmap_locked(m, &dead);
@@ -182,7 +182,7 @@ void vg_lrc_ctx_destroy(struct vg_lrc_ctx *ctx)
 	vg_vm_detach_files(ctx->vm);
 	mutex_unlock(&lrc->lock);
 	/* A fault call on one of the maps may still use ctx: first this. */
-	vg_lrc_maps_bury(gpu, &dead);
+	vg_lrc_maps_bury(&dead);
 	kfree(ctx);
 }
 
@@ -347,7 +347,7 @@ out_unlock:
 /*
  * The live map holding va, or NULL (between maps, past a map's end, a
  * BO's VA, a dead map). O(log n) in the context's own index of its maps,
- * under lrc->lock alone: no gpu->lock per guest FILE_* command.
+ * under lrc->lock alone: no call into the core per guest FILE_* command.
  */
 struct vg_lrc_map *vg_lrc_map_find(struct vg_lrc_ctx *ctx, u64 va)
 {
@@ -387,28 +387,23 @@ int vg_lrc_map_range(struct vg_lrc_ctx *ctx, u64 va, u64 length,
 }
 
 /*
- * PTE protection of GPU page idx: read-only, except the 4 KiB pages a
- * private replica's owner wrote since its last release.
+ * The PTE protection of a GPU page of m holding r: read-only, except the
+ * 4 KiB pages a private replica's owner wrote since its last release.
  */
+static u32 vg_lrc_map_rw_pages(struct vg_lrc_map *m, struct vg_lrc_rep *r)
+{
+	/* A read-only map of a file the context also maps RW stays RO. */
+	if (r->owner != m->ctx->owner || !m->rw)
+		return 0;
+	return r->written;
+}
+
+/* Set GPU page idx's protection again (what r->written says changed). */
 int vg_lrc_map_protect(struct vg_lrc_map *m, u32 idx)
 {
-	struct vg_lrc_gpu *lg = m->ctx->lg;
-	struct vg_lrc_rep *r = m->reps[idx];
-	u64 va = m->va + (u64)idx * GPAGE;
-	u32 i;
-	int err;
-
-	lockdep_assert_held(&lg->lrc->lock);
-	lockdep_assert_held(&lg->gpu->lock);
-	err = lg->ops->protect(lg->b, m->ctx->as, va, GPAGE, VG_PROT_RO);
-	/* A read-only map of a file the context also maps RW stays RO. */
-	if (err || r->owner != m->ctx->owner || !m->rw)
-		return err;
-	for (i = 0; i < NPG && !err; i++)
-		if (r->written & BIT(i))
-			err = lg->ops->protect(lg->b, m->ctx->as, va + i * PAGE,
-					       PAGE, VG_PROT_RW);
-	return err;
+	lockdep_assert_held(&m->ctx->lrc->lock);
+	return vg_vm_file_protect(m->ctx->vm, m->va + (u64)idx * GPAGE, GPAGE,
+				  vg_lrc_map_rw_pages(m, m->reps[idx]));
 }
 
 /* Map replica r at GPU page idx of m (replacing what was there). */
@@ -422,22 +417,12 @@ int vg_lrc_map_set(struct vg_lrc_map *m, u32 idx, struct vg_lrc_rep *r)
 	lockdep_assert_held(&lg->lrc->lock);
 	if (WARN_ON(!r->vram || r->lg != lg))
 		return -EINVAL;
-	mutex_lock(&lg->gpu->lock);
 	/*
-	 * Read-only from the first PTE write: another channel of the AS must
-	 * never write a shared replica (map, then protect, would let it).
-	 * A private replica's written pages are widened to RW below.
+	 * Never writable for a moment: another channel of the AS must never
+	 * write a shared replica. A private replica's written pages are RW.
 	 */
-	err = lg->ops->map_prot(lg->b, m->ctx->as, va, GPAGE, r->vram, 0,
-				VG_PROT_RO);
-	if (!err) {
-		m->reps[idx] = r;
-		err = vg_lrc_map_protect(m, idx);
-		if (err)
-			lg->ops->unmap(lg->b, m->ctx->as, va, GPAGE);
-	}
-	lg->ops->tlb_flush(lg->b, m->ctx->as);
-	mutex_unlock(&lg->gpu->lock);
+	err = vg_vm_file_map(m->ctx->vm, va, GPAGE, r->vram,
+			     vg_lrc_map_rw_pages(m, r));
 	if (err) {
 		/* The old PTEs may be gone too: nothing is mapped now. */
 		m->reps[idx] = NULL;
@@ -445,6 +430,7 @@ int vg_lrc_map_set(struct vg_lrc_map *m, u32 idx, struct vg_lrc_rep *r)
 			old->maps--;
 		return err;
 	}
+	m->reps[idx] = r;
 	if (old != r) {
 		if (old)
 			old->maps--;
@@ -461,10 +447,7 @@ void vg_lrc_map_clear(struct vg_lrc_map *m, u32 idx)
 	lockdep_assert_held(&lg->lrc->lock);
 	if (!r)
 		return;
-	mutex_lock(&lg->gpu->lock);
-	lg->ops->unmap(lg->b, m->ctx->as, m->va + (u64)idx * GPAGE, GPAGE);
-	lg->ops->tlb_flush(lg->b, m->ctx->as);
-	mutex_unlock(&lg->gpu->lock);
+	vg_vm_file_unmap(m->ctx->vm, m->va + (u64)idx * GPAGE, GPAGE);
 	m->reps[idx] = NULL;
 	r->maps--;
 }
@@ -486,8 +469,6 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	struct vg_lrc_ino *f;
 	struct vg_lrc_map *m = NULL;
 	struct vg_lrc_rep **reps = NULL;
-	struct vg_va_node *next;
-	struct vg_gpu *gpu;
 	bool want_ino = flags & VGMEM_FILE_INO;
 	u64 end, start, cost;
 	u32 nr;
@@ -509,7 +490,6 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 		return -EFBIG;
 	rw = flags == VGMEM_FILE_RW;
 	lrc = ctx->lrc;
-	gpu = ctx->lg->gpu;
 	nr = length >> VG_LRC_GSHIFT;
 	/* What the map holds: the VM's, checked before it is allocated. */
 	cost = sizeof(*m) + (u64)nr * sizeof(*m->reps);
@@ -566,26 +546,17 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	m->nr_gp = nr;
 	m->rw = rw;
 
-	mutex_lock(&gpu->lock);
-	err = vg_va_first_fit(&ctx->vm->va, length, &start, &next);
 	/*
 	 * Faults in the range go to vg_lrc_fault_handler(m): one may come at
 	 * once, and waits for lrc->lock, that is, for m to be complete.
 	 */
-	if (!err)
-		err = vg_fault_register(gpu, ctx->as, start, length,
-					vg_lrc_fault_handler, m, &m->freg);
-	if (err) {
-		mutex_unlock(&gpu->lock);
+	err = vg_vm_file_va_get(ctx->vm, length, &m->va_node,
+				vg_lrc_fault_handler, m, &m->freg);
+	if (err)
 		goto err_unreserve;
-	}
+	start = m->va_node.start;
 	m->va = start;
-	m->va_node.start = start;
-	m->va_node.end = start + length;
-	m->va_node.file = true;
-	vg_va_insert(&ctx->vm->va, &m->va_node);
-	mutex_unlock(&gpu->lock);
-	/* vm->va holds it, so it overlaps no live map of ctx either. */
+	/* The VM's index holds it, so it overlaps no live map of ctx either. */
 	m->ctx_va.start = start;
 	m->ctx_va.end = start + length;
 	m->ctx_va.file = true;
@@ -700,15 +671,12 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
  * that call, then give its VA back and free it. The VA stays taken until
  * the range is unregistered, so a new map never meets the old range.
  */
-static void vg_lrc_maps_bury(struct vg_gpu *gpu, struct list_head *dead)
+static void vg_lrc_maps_bury(struct list_head *dead)
 {
 	struct vg_lrc_map *m, *tm;
 
 	list_for_each_entry_safe(m, tm, dead, ctx_node) {
-		vg_fault_unregister(m->freg);
-		mutex_lock(&gpu->lock);
-		vg_va_remove(&m->ctx->vm->va, &m->va_node);
-		mutex_unlock(&gpu->lock);
+		vg_vm_file_va_put(m->ctx->vm, &m->va_node, m->freg);
 		list_del(&m->ctx_node);
 		kfree(m);
 	}
@@ -732,7 +700,7 @@ int vg_lrc_unmap(struct vg_lrc_ctx *ctx, u64 va)
 	else
 		vg_lrc_unmap_locked(m, &dead);
 	mutex_unlock(&ctx->lrc->lock);
-	vg_lrc_maps_bury(ctx->lg->gpu, &dead);
+	vg_lrc_maps_bury(&dead);
 	return err;
 }
 

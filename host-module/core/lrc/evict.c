@@ -45,41 +45,6 @@ static struct vg_vm *vg_lrc_owner_vm(struct vg_lrc_gpu *lg, u16 owner)
 }
 
 /*
- * The VM r's VRAM was counted to, if it still exists: by creation order,
- * first through r's context, else among the GPU's VMs (a replica left by
- * a failed merge outlives its context, and maybe its VM). gpu->lock held.
- */
-static struct vg_vm *vg_lrc_charged_vm(struct vg_lrc_rep *r)
-{
-	struct vg_lrc_gpu *lg = r->lg;
-	struct vg_vm *vm = vg_lrc_owner_vm(lg, r->owner);
-
-	lockdep_assert_held(&lg->gpu->lock);
-	if (!r->charged)
-		return NULL;
-	if (vm && vm->order == r->vm_order)
-		return vm;
-	list_for_each_entry(vm, &lg->gpu->vms, node)
-		if (vm->order == r->vm_order)
-			return vm;
-	return NULL;
-}
-
-/*
- * Give back a GPU page of VRAM the cache held for r (r->vram, or a page
- * that never made it into r). gpu->lock held.
- */
-static void vg_lrc_vram_put(struct vg_lrc_rep *r, struct vg_mem *mem)
-{
-	struct vg_lrc_gpu *lg = r->lg;
-
-	lockdep_assert_held(&lg->gpu->lock);
-	lg->ops->mem_free(lg->b, mem);
-	vg_gpu_cache_sub(lg->gpu, vg_lrc_charged_vm(r), GPAGE);
-	r->charged = false;
-}
-
-/*
  * Give back the memory of a replica that is on no list yet (a setup that
  * failed): VRAM uncharged, or a host replica's host page.
  */
@@ -89,12 +54,10 @@ static void vg_lrc_mem_put(struct vg_lrc_rep *r, struct vg_mem *mem,
 	struct vg_lrc_gpu *lg = r->lg;
 
 	lockdep_assert_held(&lg->lrc->lock);
-	mutex_lock(&lg->gpu->lock);
 	if (in_host)
-		lg->ops->mem_free(lg->b, mem);
+		vg_gpu_host_mem_free(lg->gpu, mem);
 	else
-		vg_lrc_vram_put(r, mem);
-	mutex_unlock(&lg->gpu->lock);
+		vg_gpu_cache_vram_put(lg->gpu, mem, GPAGE, &r->charge);
 }
 
 /*
@@ -134,14 +97,11 @@ static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 		lg->lrc->stats.replicas_host--;
 		return;
 	}
-	mutex_lock(&lg->gpu->lock);
-	vg_lrc_vram_put(r, r->vram);
-	mutex_unlock(&lg->gpu->lock);
+	/* The core wakes its return worker: relocated chunks may return. */
+	vg_lrc_mem_put(r, r->vram, false);
 	r->vram = NULL;
 	list_del(&r->lra);
 	lg->used -= GPAGE;
-	/* VRAM for the GPUswap core again: relocated chunks may return. */
-	wake_up(&lg->gpu->return_wq);
 }
 
 /* Unlink and free a replica that nothing maps and no version needs. */
@@ -366,38 +326,19 @@ u64 vg_lrc_reclaim(void *priv, u64 bytes)
 
 /*
  * One attempt at a GPU page of free VRAM for r, with no eviction: counted
- * in gpu->cache_used and, for a private replica, the owner's VM's
- * cache_private. The cache takes only free VRAM (vram_size - vram_used -
- * cache_used): never VRAM the BOs use, and the BOs get it back first when
- * they need it (vg_lrc_reclaim()). vram_size never changes, so no VM's
+ * in the GPU's cache_used and, for a private replica, the owner's VM's
+ * cache_private (vg_gpu_cache_vram_get). The cache takes only free VRAM:
+ * never VRAM the BOs use, and the BOs get it back first when they need it
+ * (vg_lrc_reclaim()). The GPU's VRAM size never changes, so no VM's
  * entitlement or equal share moves with the cache. -ENOSPC: the core
- * counts no free GPU page; else the backend's error.
+ * counts no free GPU page; else an error.
  */
 static int vg_lrc_vram_take(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
 			    struct vg_mem **out)
 {
-	struct vg_gpu *gpu = lg->gpu;
-	struct vg_vm *vm;
-	int err;
-
 	lockdep_assert_held(&lg->lrc->lock);
-	mutex_lock(&gpu->lock);
-	if (vg_gpu_vram_free(gpu) < GPAGE) {
-		mutex_unlock(&gpu->lock);
-		return -ENOSPC;
-	}
-	err = lg->ops->mem_alloc(lg->b, VG_LOC_VRAM, GPAGE, out);
-	if (err) {
-		/* Free by the count, yet the backend had none: not "full". */
-		mutex_unlock(&gpu->lock);
-		return err == -ENOSPC ? -ENOMEM : err;
-	}
-	vm = vg_lrc_owner_vm(lg, r->owner);
-	vg_gpu_cache_add(gpu, vm, GPAGE);
-	r->charged = vm != NULL;
-	r->vm_order = vm ? vm->order : 0;
-	mutex_unlock(&gpu->lock);
-	return 0;
+	return vg_gpu_cache_vram_get(lg->gpu, vg_lrc_owner_vm(lg, r->owner),
+				     GPAGE, out, &r->charge);
 }
 
 /*
@@ -446,14 +387,12 @@ host:
 	err = vg_lrc_host_evict_to(lg, lg->budget - GPAGE);
 	if (err)
 		return err;
-	mutex_lock(&lg->gpu->lock);
-	err = lg->ops->mem_alloc(lg->b, VG_LOC_HOST, GPAGE, &mem);
-	mutex_unlock(&lg->gpu->lock);
+	err = vg_gpu_host_mem_alloc(lg->gpu, GPAGE, &mem, NULL);
 	if (err)
 		return err;
 	r->vram = mem;
 	r->in_host = true;
-	r->charged = false;
+	r->charge.vm = false;
 	return 0;
 }
 

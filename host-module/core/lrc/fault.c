@@ -355,11 +355,7 @@ int vg_lrc_fault_map(struct vg_lrc_map *m, u64 va, bool write)
 				vg_lrc_shared_unused(r);
 			return err;
 		}
-		mutex_lock(&lg->gpu->lock);
-		err = vg_lrc_map_protect(m, idx);
-		lg->ops->tlb_flush(lg->b, ctx->as);
-		mutex_unlock(&lg->gpu->lock);
-		return err;
+		return vg_lrc_map_protect(m, idx);
 	}
 	if (write)
 		return vg_lrc_privatise(ctx, m, idx, pg, r);

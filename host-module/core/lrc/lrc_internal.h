@@ -10,12 +10,13 @@
  *    VMs' metadata accounts and the statistics. One lock: a fault, an
  *    acquire or a host read each touch several of them, and the
  *    expensive part (copies) is bounded per call.
- *  - Order: lrc->lock, then gpu->lock. The cache takes a gpu->lock only
- *    around backend ops (map, unmap, protect, tlb_flush,
- *    copies, mem_alloc/free), the VM's VA index and gpu->cache_used (the
- *    cache's VRAM, evict.c); no core path calls
- *    into the cache with a gpu->lock held (vg_vm_destroy tears the
- *    context down before it takes its lock), so the order never inverts.
+ *  - The cache never takes a core lock itself: it reaches the GPU only
+ *    through the core's calls for it (vg.h, core/cachemem.c: memory, the
+ *    copy engine, a file map's VA and page tables, the VRAM it holds),
+ *    each of which takes gpu->lock inside. So the order is lrc->lock,
+ *    then gpu->lock; no core path calls into the cache with a gpu->lock
+ *    held (vg_vm_destroy tears the context down before it takes its
+ *    lock), so the order never inverts.
  *  - GPU faults: each map registers its range with the core's fault
  *    dispatch (vg_fault_register, core/fault.c), which calls
  *    vg_lrc_fault_handler(map, f) on the backend's fault thread with no
@@ -41,7 +42,7 @@
 #include "lrc_vv.h"
 #include "lrc_merge.h"
 #include "lrc_cuckoo.h"
-#include "core/vg_internal.h"
+#include "core/vg_va.h"
 
 #define VG_LRC_PSHIFT		12
 #define VG_LRC_GSHIFT		16
@@ -162,12 +163,11 @@ struct vg_lrc_rep {
 	struct vg_mem *vram;
 	bool in_host;			/* vram is host RAM: lg->hlra, lg->host_used */
 	/*
-	 * The VM a private replica's VRAM is counted to (vm->cache_private),
-	 * by its creation order (vm->order: never reused, so a VM gone and
-	 * its memory reused is never taken for it); valid while charged.
+	 * Whom the core counts the replica's VRAM to (the GPU's cache_used
+	 * and, for a private replica, its owner's VM's cache_private), as
+	 * vg_gpu_cache_vram_get() set it: handed back to the core's put.
 	 */
-	u64 vm_order;
-	bool charged;
+	struct vg_cache_charge charge;
 	struct list_head onode;		/* private: lrc->owned[owner] */
 	u8 *saved;			/* evicted private content (unreleased writes) */
 	u8 *base;			/* private: pristine base copy, 64 KiB */
@@ -217,8 +217,6 @@ struct vg_lrc_gpu {
 	struct vg_lrc *lrc;
 	struct list_head node;		/* lrc->gpus */
 	struct vg_gpu *gpu;
-	const struct vg_backend_ops *ops;
-	void *b;
 	u64 budget;			/* bytes of replicas allowed */
 	u64 used;			/* == gpu->cache_used (evict.c) */
 	struct list_head lra;		/* replicas in VRAM, oldest first */
@@ -255,7 +253,7 @@ struct vg_lrc_map {
 	struct vg_lrc_ino *file;
 	struct list_head ctx_node;	/* ctx->maps */
 	struct list_head file_node;	/* file->maps */
-	/* In the VM's VA index (gpu->lock), so BOs never overlap it. */
+	/* In the VM's VA index (vg_vm_file_va_get), so BOs never overlap it. */
 	struct vg_va_node va_node;
 	/*
 	 * In ctx->map_va (lrc->lock) while live: vg_lrc_map_find's index.
@@ -279,15 +277,15 @@ struct vg_lrc_ctx {
 	struct vg_lrc *lrc;
 	struct vg_lrc_gpu *lg;
 	struct vg_vm *vm;
-	struct vg_as *as;
+	struct vg_as *as;		/* the VM's, to check a fault's */
 	u16 owner;
 	struct list_head node;		/* lg->ctxs */
 	struct list_head maps;
 	u32 nr_maps;
 	/*
 	 * The live maps by VA (lrc->lock): O(log n) lookups for acquire,
-	 * release, sync and unmap without taking gpu->lock for the VM's own
-	 * index (vm->va), which also holds dead maps until they are buried.
+	 * release, sync and unmap without a call into the core for the VM's
+	 * own index, which also holds dead maps until they are buried.
 	 */
 	struct vg_va_tree map_va;
 	struct vg_lrc_share shares[VG_LRC_SHARES_MAX];

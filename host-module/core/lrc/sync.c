@@ -22,7 +22,6 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 {
 	struct vg_lrc_ctx *ctx = m->ctx;
 	struct vg_lrc *lrc = ctx->lrc;
-	struct vg_lrc_gpu *lg = ctx->lg;
 	struct vg_lrc_ino *f = m->file;
 	struct vg_lrc_map *m2;
 	struct vg_lrc_rep *r;
@@ -60,10 +59,7 @@ int vg_lrc_release_locked(struct vg_lrc_map *m, u32 first, u32 n)
 			    gp >= m2->first_gp + m2->nr_gp ||
 			    m2->reps[gp - m2->first_gp] != r)
 				continue;
-			mutex_lock(&lg->gpu->lock);
 			err = vg_lrc_map_protect(m2, gp - m2->first_gp);
-			lg->ops->tlb_flush(lg->b, ctx->as);
-			mutex_unlock(&lg->gpu->lock);
 			if (err) {
 				/* Writable PTEs would hide writes: unmap. */
 				vg_lrc_map_clear(m2, gp - m2->first_gp);
