@@ -18,55 +18,55 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 static_assert(sizeof(struct vgmem_ctrl) == VGMEM_CTRL_SLOT_SIZE);
 
 /* Unbound: a command may sleep for a whole relocation. */
-static struct workqueue_struct *vgmem_wq;
+static struct workqueue_struct *vgk_wq;
 
-static void vgmem_ctrlq_dev_fail(struct vgmem_vgpu *v, s32 err)
+static void vgk_ctrlq_dev_fail(struct vgk_vgpu *v, s32 err)
 {
 	lockdep_assert_held(&v->reg_lock);
 	if (v->q_error)
 		return;
 	v->q_error = err;
 	/* Wake a guest waiting for completions: its queue is dead. */
-	vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
+	vgk_irq_raise(v, VGMEM_IRQ_CTRLQ);
 }
 
-static bool vgmem_ctrlq_dev_pending(const struct vgmem_vgpu *v)
+static bool vgk_ctrlq_dev_pending(const struct vgk_vgpu *v)
 {
 	return v->q_entries && !v->q_error && v->q_producer != v->q_consumer;
 }
 
-void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val)
+void vgk_ctrlq_dev_write(struct vgk_vgpu *v, u32 reg, u32 val)
 {
 	lockdep_assert_held(&v->reg_lock);
 	switch (reg) {
 	case VGMEM_REG_CTRLQ_BASE_LO:
 	case VGMEM_REG_CTRLQ_BASE_HI:
-		if (vgmem_ctrlq_dev_pending(v)) {
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+		if (vgk_ctrlq_dev_pending(v)) {
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		if (reg == VGMEM_REG_CTRLQ_BASE_HI) {
 			v->q_base = (v->q_base & 0xffffffffull) | ((u64)val << 32);
 		} else if (!IS_ALIGNED(val, PAGE_SIZE)) {
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 		} else {
 			v->q_base = (v->q_base & ~0xffffffffull) | val;
 		}
 		return;
 	case VGMEM_REG_CTRLQ_ENTRIES:
 		/* The way out of an error: in error, nothing counts as pending. */
-		if (vgmem_ctrlq_dev_pending(v)) {
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+		if (vgk_ctrlq_dev_pending(v)) {
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		if (val && !vgmem_ctrlq_entries_ok(val)) {
 			v->q_entries = 0;
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		v->q_entries = val;
@@ -79,17 +79,17 @@ void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 		if (v->q_error)
 			return;
 		if (!v->q_entries) {
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		if (!vgmem_ctrlq_producer_ok(val, v->q_producer, v->q_consumer,
 					     v->q_entries)) {
-			vgmem_ctrlq_dev_fail(v, -EINVAL);
+			vgk_ctrlq_dev_fail(v, -EINVAL);
 			return;
 		}
 		v->q_producer = val;
 		if (val != v->q_consumer && !v->closing)
-			queue_work(vgmem_wq, &v->ctrlq_work);
+			queue_work(vgk_wq, &v->ctrlq_work);
 		return;
 	}
 }
@@ -98,7 +98,7 @@ void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val)
  * One command: read the slot, run it, write it back. Returns 0 or the
  * queue error. v->lock held, so the VM cannot change underneath.
  */
-static int vgmem_ctrlq_dev_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
+static int vgk_ctrlq_dev_run(struct vgk_vgpu *v, struct vg_vm *vm, u64 gpa,
 			   struct vgmem_ctrl *cmd)
 {
 	struct vg_guest_mem gmem;
@@ -106,7 +106,7 @@ static int vgmem_ctrlq_dev_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
 	int ret;
 
 	lockdep_assert_held(&v->lock);
-	vgmem_gmem_init(v, &gmem);
+	vgk_gmem_init(v, &gmem);
 	ret = gmem.read(gmem.priv, gpa, cmd, sizeof(*cmd));
 	if (ret)
 		return ret;
@@ -117,7 +117,7 @@ static int vgmem_ctrlq_dev_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
 	 * page table; one that cannot be is refused.
 	 */
 	if (op == VGMEM_CTRL_CHAN_CREATE && !cmd->status) {
-		ret = vgmem_userd_add_chan(v, cmd->chan.chan_id);
+		ret = vgk_userd_add_chan(v, cmd->chan.chan_id);
 		if (ret) {
 			cmd->status = ret;
 			cmd->chan.chan_id = 0;
@@ -126,16 +126,16 @@ static int vgmem_ctrlq_dev_run(struct vgmem_vgpu *v, struct vg_vm *vm, u64 gpa,
 	return gmem.write(gmem.priv, gpa, cmd, sizeof(*cmd));
 }
 
-void vgmem_ctrlq_dev_work(struct work_struct *work)
+void vgk_ctrlq_dev_work(struct work_struct *work)
 {
-	struct vgmem_vgpu *v = container_of(work, struct vgmem_vgpu, ctrlq_work);
+	struct vgk_vgpu *v = container_of(work, struct vgk_vgpu, ctrlq_work);
 	struct vgmem_ctrl *cmd;
 
 	/* 512 bytes: too much for the stack of a work item. */
 	cmd = kmalloc(sizeof(*cmd), GFP_KERNEL);
 	if (!cmd) {
 		spin_lock(&v->reg_lock);
-		vgmem_ctrlq_dev_fail(v, -ENOMEM);
+		vgk_ctrlq_dev_fail(v, -ENOMEM);
 		spin_unlock(&v->reg_lock);
 		return;
 	}
@@ -147,7 +147,7 @@ void vgmem_ctrlq_dev_work(struct work_struct *work)
 		/* Per command, so a flood does not starve SET_IRQS or sysfs. */
 		mutex_lock(&v->lock);
 		spin_lock(&v->reg_lock);
-		if (v->closing || !v->vm || !vgmem_ctrlq_dev_pending(v)) {
+		if (v->closing || !v->vm || !vgk_ctrlq_dev_pending(v)) {
 			spin_unlock(&v->reg_lock);
 			mutex_unlock(&v->lock);
 			break;
@@ -157,16 +157,16 @@ void vgmem_ctrlq_dev_work(struct work_struct *work)
 		gen = v->q_gen;
 		spin_unlock(&v->reg_lock);
 
-		ret = vgmem_ctrlq_dev_run(v, v->vm, gpa, cmd);
+		ret = vgk_ctrlq_dev_run(v, v->vm, gpa, cmd);
 
 		spin_lock(&v->reg_lock);
 		/* A reset or a reconfiguration meanwhile voids this command. */
 		if (gen == v->q_gen) {
 			if (ret) {
-				vgmem_ctrlq_dev_fail(v, -EFAULT);
+				vgk_ctrlq_dev_fail(v, -EFAULT);
 			} else {
 				v->q_consumer++;
-				vgmem_irq_raise(v, VGMEM_IRQ_CTRLQ);
+				vgk_irq_raise(v, VGMEM_IRQ_CTRLQ);
 			}
 		}
 		spin_unlock(&v->reg_lock);
@@ -177,7 +177,7 @@ void vgmem_ctrlq_dev_work(struct work_struct *work)
 	kfree(cmd);
 }
 
-void vgmem_ctrlq_dev_stop(struct vgmem_vgpu *v)
+void vgk_ctrlq_dev_stop(struct vgk_vgpu *v)
 {
 	spin_lock(&v->reg_lock);
 	v->closing = true;
@@ -185,13 +185,13 @@ void vgmem_ctrlq_dev_stop(struct vgmem_vgpu *v)
 	cancel_work_sync(&v->ctrlq_work);
 }
 
-int vgmem_ctrlq_dev_init(void)
+int vgk_ctrlq_dev_init(void)
 {
-	vgmem_wq = alloc_workqueue("vgmem", WQ_UNBOUND, 0);
-	return vgmem_wq ? 0 : -ENOMEM;
+	vgk_wq = alloc_workqueue("vgmem", WQ_UNBOUND, 0);
+	return vgk_wq ? 0 : -ENOMEM;
 }
 
-void vgmem_ctrlq_dev_exit(void)
+void vgk_ctrlq_dev_exit(void)
 {
-	destroy_workqueue(vgmem_wq);
+	destroy_workqueue(vgk_wq);
 }

@@ -14,21 +14,21 @@
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
-static bool vgmem_nl_listened(void)
+static bool vgk_nl_listened(void)
 {
-	return genl_has_listeners(&vgmem_genl_family, &init_net,
-				  VGMEM_NL_MCGRP_EVENTS);
+	return genl_has_listeners(&vgk_genl_family, &init_net,
+				  VGK_NL_MCGRP_EVENTS);
 }
 
-static struct sk_buff *vgmem_nl_event_new(u8 cmd, int gpu, void **hdr)
+static struct sk_buff *vgk_nl_event_new(u8 cmd, int gpu, void **hdr)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 
 	if (!msg)
 		return NULL;
-	*hdr = genlmsg_put(msg, 0, 0, &vgmem_genl_family, 0, cmd);
+	*hdr = genlmsg_put(msg, 0, 0, &vgk_genl_family, 0, cmd);
 	if (!*hdr || nla_put_u32(msg, VGMEM_A_GPU_INDEX, gpu)) {
 		nlmsg_free(msg);
 		return NULL;
@@ -36,11 +36,11 @@ static struct sk_buff *vgmem_nl_event_new(u8 cmd, int gpu, void **hdr)
 	return msg;
 }
 
-static void vgmem_nl_event_send(struct sk_buff *msg, void *hdr)
+static void vgk_nl_event_send(struct sk_buff *msg, void *hdr)
 {
 	genlmsg_end(msg, hdr);
 	/* -ESRCH only says nobody listens any more. */
-	genlmsg_multicast(&vgmem_genl_family, msg, 0, VGMEM_NL_MCGRP_EVENTS,
+	genlmsg_multicast(&vgk_genl_family, msg, 0, VGK_NL_MCGRP_EVENTS,
 			  GFP_KERNEL);
 }
 
@@ -48,41 +48,41 @@ static void vgmem_nl_event_send(struct sk_buff *msg, void *hdr)
  * Core hooks: the core's gpu->lock is held, the VM exists and so does its
  * vGPU (a vGPU is removed only after its device, and so its VM, is gone).
  */
-static void vgmem_nl_ev_pressure(void *priv, struct vg_vm *req, u64 need)
+static void vgk_nl_ev_pressure(void *priv, struct vg_vm *req, u64 need)
 {
-	struct vgmem_gpu *gpu = priv;
-	struct vgmem_vgpu *v = vg_vm_priv(req);
+	struct vgk_gpu *gpu = priv;
+	struct vgk_vgpu *v = vg_vm_priv(req);
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!vgmem_nl_listened())
+	if (!vgk_nl_listened())
 		return;
-	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_PRESSURE, gpu->id, &hdr);
+	msg = vgk_nl_event_new(VGMEM_CMD_EVENT_PRESSURE, gpu->id, &hdr);
 	if (!msg)
 		return;
-	if (vgmem_nl_put_uuid(msg, v) ||
+	if (vgk_nl_put_uuid(msg, v) ||
 	    nla_put_u64_64bit(msg, VGMEM_A_EV_NEED, need, VGMEM_A_PAD)) {
 		nlmsg_free(msg);
 		return;
 	}
-	vgmem_nl_event_send(msg, hdr);
+	vgk_nl_event_send(msg, hdr);
 }
 
-static void vgmem_nl_ev_relocated(void *priv, struct vg_vm *vm,
-				  enum vg_loc to, u32 chunks, u64 bytes,
-				  u64 suspend_ns)
+static void vgk_nl_ev_relocated(void *priv, struct vg_vm *vm,
+				enum vg_loc to, u32 chunks, u64 bytes,
+				u64 suspend_ns)
 {
-	struct vgmem_gpu *gpu = priv;
-	struct vgmem_vgpu *v = vg_vm_priv(vm);
+	struct vgk_gpu *gpu = priv;
+	struct vgk_vgpu *v = vg_vm_priv(vm);
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!vgmem_nl_listened())
+	if (!vgk_nl_listened())
 		return;
-	msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_RELOCATION, gpu->id, &hdr);
+	msg = vgk_nl_event_new(VGMEM_CMD_EVENT_RELOCATION, gpu->id, &hdr);
 	if (!msg)
 		return;
-	if (vgmem_nl_put_uuid(msg, v) ||
+	if (vgk_nl_put_uuid(msg, v) ||
 	    nla_put_u32(msg, VGMEM_A_EV_DIRECTION,
 			to == VG_LOC_HOST ? VGMEM_RELOC_OUT : VGMEM_RELOC_IN) ||
 	    nla_put_u32(msg, VGMEM_A_EV_CHUNKS, chunks) ||
@@ -92,12 +92,12 @@ static void vgmem_nl_ev_relocated(void *priv, struct vg_vm *vm,
 		nlmsg_free(msg);
 		return;
 	}
-	vgmem_nl_event_send(msg, hdr);
+	vgk_nl_event_send(msg, hdr);
 }
 
-const struct vg_gpu_events vgmem_nl_gpu_events = {
-	.pressure = vgmem_nl_ev_pressure,
-	.relocated = vgmem_nl_ev_relocated,
+const struct vg_gpu_events vgk_nl_gpu_events = {
+	.pressure = vgk_nl_ev_pressure,
+	.relocated = vgk_nl_ev_relocated,
 };
 
 /*
@@ -105,9 +105,9 @@ const struct vg_gpu_events vgmem_nl_gpu_events = {
  * copied (the vGPU may be gone when the work runs) onto a bounded queue,
  * so a guest faulting in a loop cannot make the host allocate without end.
  */
-#define VGMEM_NL_FAULTS_MAX	256
+#define VGK_NL_FAULTS_MAX	256
 
-struct vgmem_nl_fault {
+struct vgk_nl_fault {
 	struct list_head node;
 	int gpu;
 	u32 chan;
@@ -115,21 +115,21 @@ struct vgmem_nl_fault {
 	u8 uuid[VGMEM_UUID_LEN];
 };
 
-static void vgmem_nl_fault_work(struct work_struct *work);
+static void vgk_nl_fault_work(struct work_struct *work);
 
-static DEFINE_SPINLOCK(vgmem_nl_faults_lock);
-static LIST_HEAD(vgmem_nl_faults);		/* vgmem_nl_faults_lock */
-static unsigned int vgmem_nl_nr_faults;		/* vgmem_nl_faults_lock */
-static bool vgmem_nl_live;			/* vgmem_nl_faults_lock */
-static DECLARE_WORK(vgmem_nl_faults_work, vgmem_nl_fault_work);
+static DEFINE_SPINLOCK(vgk_nl_faults_lock);
+static LIST_HEAD(vgk_nl_faults);		/* vgk_nl_faults_lock */
+static unsigned int vgk_nl_nr_faults;		/* vgk_nl_faults_lock */
+static bool vgk_nl_live;			/* vgk_nl_faults_lock */
+static DECLARE_WORK(vgk_nl_faults_work, vgk_nl_fault_work);
 
-void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error)
+void vgk_nl_chan_fault(struct vgk_vgpu *v, u32 chan, u32 error)
 {
-	struct vgmem_nl_fault *f;
+	struct vgk_nl_fault *f;
 	unsigned long flags;
 	bool queued = false;
 
-	if (!READ_ONCE(vgmem_nl_live) || !vgmem_nl_listened())
+	if (!READ_ONCE(vgk_nl_live) || !vgk_nl_listened())
 		return;
 	f = kmalloc(sizeof(*f), GFP_ATOMIC);
 	if (!f)
@@ -137,35 +137,35 @@ void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error)
 	f->gpu = v->gpu->id;
 	f->chan = chan;
 	f->error = error;
-	vgmem_nl_swap_uuid(f->uuid, v->mdev->uuid.b);
+	vgk_nl_swap_uuid(f->uuid, v->mdev->uuid.b);
 
-	spin_lock_irqsave(&vgmem_nl_faults_lock, flags);
-	if (vgmem_nl_live && vgmem_nl_nr_faults < VGMEM_NL_FAULTS_MAX) {
-		list_add_tail(&f->node, &vgmem_nl_faults);
-		vgmem_nl_nr_faults++;
+	spin_lock_irqsave(&vgk_nl_faults_lock, flags);
+	if (vgk_nl_live && vgk_nl_nr_faults < VGK_NL_FAULTS_MAX) {
+		list_add_tail(&f->node, &vgk_nl_faults);
+		vgk_nl_nr_faults++;
 		queued = true;
-		schedule_work(&vgmem_nl_faults_work);
+		schedule_work(&vgk_nl_faults_work);
 	}
-	spin_unlock_irqrestore(&vgmem_nl_faults_lock, flags);
+	spin_unlock_irqrestore(&vgk_nl_faults_lock, flags);
 	if (!queued)
 		kfree(f);
 }
 
-static void vgmem_nl_fault_work(struct work_struct *work)
+static void vgk_nl_fault_work(struct work_struct *work)
 {
-	struct vgmem_nl_fault *f, *tmp;
+	struct vgk_nl_fault *f, *tmp;
 	struct sk_buff *msg;
 	LIST_HEAD(todo);
 	void *hdr;
 
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	list_splice_init(&vgmem_nl_faults, &todo);
-	vgmem_nl_nr_faults = 0;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
+	spin_lock_irq(&vgk_nl_faults_lock);
+	list_splice_init(&vgk_nl_faults, &todo);
+	vgk_nl_nr_faults = 0;
+	spin_unlock_irq(&vgk_nl_faults_lock);
 
 	list_for_each_entry_safe(f, tmp, &todo, node) {
-		msg = vgmem_nl_event_new(VGMEM_CMD_EVENT_CHAN_FAULT, f->gpu,
-					 &hdr);
+		msg = vgk_nl_event_new(VGMEM_CMD_EVENT_CHAN_FAULT, f->gpu,
+				       &hdr);
 		if (msg) {
 			if (nla_put(msg, VGMEM_A_VM_UUID, VGMEM_UUID_LEN,
 				    f->uuid) ||
@@ -173,32 +173,32 @@ static void vgmem_nl_fault_work(struct work_struct *work)
 			    nla_put_u32(msg, VGMEM_A_EV_ERROR, f->error))
 				nlmsg_free(msg);
 			else
-				vgmem_nl_event_send(msg, hdr);
+				vgk_nl_event_send(msg, hdr);
 		}
 		list_del(&f->node);
 		kfree(f);
 	}
 }
 
-void vgmem_nl_events_start(void)
+void vgk_nl_events_start(void)
 {
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	vgmem_nl_live = true;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
+	spin_lock_irq(&vgk_nl_faults_lock);
+	vgk_nl_live = true;
+	spin_unlock_irq(&vgk_nl_faults_lock);
 }
 
-void vgmem_nl_events_stop(void)
+void vgk_nl_events_stop(void)
 {
-	struct vgmem_nl_fault *f, *tmp;
+	struct vgk_nl_fault *f, *tmp;
 
 	/* No GPU is left (backends pin this module): no new events come. */
-	spin_lock_irq(&vgmem_nl_faults_lock);
-	vgmem_nl_live = false;
-	spin_unlock_irq(&vgmem_nl_faults_lock);
-	cancel_work_sync(&vgmem_nl_faults_work);
-	list_for_each_entry_safe(f, tmp, &vgmem_nl_faults, node) {
+	spin_lock_irq(&vgk_nl_faults_lock);
+	vgk_nl_live = false;
+	spin_unlock_irq(&vgk_nl_faults_lock);
+	cancel_work_sync(&vgk_nl_faults_work);
+	list_for_each_entry_safe(f, tmp, &vgk_nl_faults, node) {
 		list_del(&f->node);
 		kfree(f);
 	}
-	vgmem_nl_nr_faults = 0;
+	vgk_nl_nr_faults = 0;
 }

@@ -8,23 +8,23 @@
  * device is open: the VM, its channels and the control queue are gone
  * before close_device returns (vgpu.c).
  */
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 /*
  * No single access needs more: slots are 512 bytes, the GPU moves data in
  * bounded pieces. A larger request is a bug or hostile, not a transfer.
  */
-#define VGMEM_GMEM_MAX_LEN	(16u << 20)
+#define VGK_GMEM_MAX_LEN	(16u << 20)
 
-static int vgmem_gmem_rw(void *priv, u64 gpa, void *buf, size_t len,
-			 bool write)
+static int vgk_gmem_rw(void *priv, u64 gpa, void *buf, size_t len,
+		       bool write)
 {
-	struct vgmem_vgpu *v = priv;
+	struct vgk_vgpu *v = priv;
 	u64 end;
 
 	if (!len)
 		return 0;
-	if (len > VGMEM_GMEM_MAX_LEN || check_add_overflow(gpa, (u64)len, &end))
+	if (len > VGK_GMEM_MAX_LEN || check_add_overflow(gpa, (u64)len, &end))
 		return -EFAULT;
 	/* Whatever VFIO says (-EINVAL outside the map, -EPERM, ...): -EFAULT. */
 	if (vfio_dma_rw(&v->vdev, gpa, buf, len, write))
@@ -32,20 +32,20 @@ static int vgmem_gmem_rw(void *priv, u64 gpa, void *buf, size_t len,
 	return 0;
 }
 
-static int vgmem_gmem_read(void *priv, u64 gpa, void *buf, size_t len)
+static int vgk_gmem_read(void *priv, u64 gpa, void *buf, size_t len)
 {
-	return vgmem_gmem_rw(priv, gpa, buf, len, false);
+	return vgk_gmem_rw(priv, gpa, buf, len, false);
 }
 
-static int vgmem_gmem_write(void *priv, u64 gpa, const void *buf, size_t len)
+static int vgk_gmem_write(void *priv, u64 gpa, const void *buf, size_t len)
 {
 	/* vfio_dma_rw() takes one buffer for both directions; it only reads it here. */
-	return vgmem_gmem_rw(priv, gpa, (void *)buf, len, true);
+	return vgk_gmem_rw(priv, gpa, (void *)buf, len, true);
 }
 
-void vgmem_gmem_init(struct vgmem_vgpu *v, struct vg_guest_mem *gmem)
+void vgk_gmem_init(struct vgk_vgpu *v, struct vg_guest_mem *gmem)
 {
-	gmem->read = vgmem_gmem_read;
-	gmem->write = vgmem_gmem_write;
+	gmem->read = vgk_gmem_read;
+	gmem->write = vgk_gmem_write;
 	gmem->priv = v;
 }

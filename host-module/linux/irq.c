@@ -23,100 +23,100 @@
  */
 #include <linux/eventfd.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 /*
  * As vfio-pci answers for a conventional PCI device with MSI: one INTx,
  * one MSI vector, no MSI-X, and the device request interrupt. The error
- * (AER) index exists only on PCIe devices: vgmem_ioctl_irq_info refuses it.
+ * (AER) index exists only on PCIe devices: vgk_ioctl_irq_info refuses it.
  */
-int vgmem_irq_count(unsigned int index)
+int vgk_irq_count(unsigned int index)
 {
 	return index == VFIO_PCI_INTX_IRQ_INDEX ||
 	       index == VFIO_PCI_MSI_IRQ_INDEX ||
 	       index == VFIO_PCI_REQ_IRQ_INDEX ? 1 : 0;
 }
 
-bool vgmem_irq_pending(struct vgmem_vgpu *v)
+bool vgk_irq_pending(struct vgk_vgpu *v)
 {
 	lockdep_assert_held(&v->reg_lock);
 	return v->irq_cause & v->irq_mask;
 }
 
-static bool vgmem_intx_disabled(struct vgmem_vgpu *v)
+static bool vgk_intx_disabled(struct vgk_vgpu *v)
 {
 	u16 cmd = v->cfg[PCI_COMMAND] | (v->cfg[PCI_COMMAND + 1] << 8);
 
 	return cmd & PCI_COMMAND_INTX_DISABLE;
 }
 
-static void vgmem_irq_fire(struct vgmem_vgpu *v)
+static void vgk_irq_fire(struct vgk_vgpu *v)
 {
 	lockdep_assert_held(&v->reg_lock);
 	if (!v->irq_trigger)
 		return;
-	if (v->irq_type == VGMEM_IRQ_INTX) {
-		if (v->intx_masked || vgmem_intx_disabled(v))
+	if (v->irq_type == VGK_IRQ_INTX) {
+		if (v->intx_masked || vgk_intx_disabled(v))
 			return;
 		v->intx_masked = true;
 	}
 	eventfd_signal(v->irq_trigger, 1);
 }
 
-void vgmem_irq_update(struct vgmem_vgpu *v, bool was_pending)
+void vgk_irq_update(struct vgk_vgpu *v, bool was_pending)
 {
 	lockdep_assert_held(&v->reg_lock);
 	/*
 	 * MSI fires on the rising edge only. INTx is a level: it also fires
 	 * when it was held back (masked or disabled) and is free now.
 	 */
-	if (!vgmem_irq_pending(v))
+	if (!vgk_irq_pending(v))
 		return;
-	if (!was_pending || v->irq_type == VGMEM_IRQ_INTX)
-		vgmem_irq_fire(v);
+	if (!was_pending || v->irq_type == VGK_IRQ_INTX)
+		vgk_irq_fire(v);
 }
 
-void vgmem_irq_raise(struct vgmem_vgpu *v, u32 cause)
+void vgk_irq_raise(struct vgk_vgpu *v, u32 cause)
 {
 	bool was_pending;
 
 	lockdep_assert_held(&v->reg_lock);
-	was_pending = vgmem_irq_pending(v);
+	was_pending = vgk_irq_pending(v);
 	v->irq_cause |= cause;
-	if (!was_pending && vgmem_irq_pending(v))
-		vgmem_irq_fire(v);
+	if (!was_pending && vgk_irq_pending(v))
+		vgk_irq_fire(v);
 }
 
 /* Engine thread, no core lock held: record the channel and interrupt. */
-void vgmem_chan_fault(void *priv, struct vg_chan *ch, u32 error)
+void vgk_chan_fault(void *priv, struct vg_chan *ch, u32 error)
 {
-	struct vgmem_vgpu *v = priv;
+	struct vgk_vgpu *v = priv;
 	u32 id = vg_chan_id(ch);
 
 	spin_lock(&v->reg_lock);
-	if (id < VGMEM_USERD_PAGES)
+	if (id < VGK_USERD_PAGES)
 		v->faulted |= BIT_ULL(id);
-	vgmem_irq_raise(v, VGMEM_IRQ_CHAN_FAULT);
+	vgk_irq_raise(v, VGMEM_IRQ_CHAN_FAULT);
 	spin_unlock(&v->reg_lock);
 	/* Tell the management plane too (queued: this is atomic context). */
-	vgmem_nl_chan_fault(v, id, error);
+	vgk_nl_chan_fault(v, id, error);
 }
 
 /* Install (ctx) or remove (NULL) the trigger of type; returns the old one. */
-static struct eventfd_ctx *vgmem_irq_swap(struct vgmem_vgpu *v,
-					  enum vgmem_irq_type type,
-					  struct eventfd_ctx *ctx)
+static struct eventfd_ctx *vgk_irq_swap(struct vgk_vgpu *v,
+					enum vgk_irq_type type,
+					struct eventfd_ctx *ctx)
 {
 	struct eventfd_ctx *old;
 
 	spin_lock(&v->reg_lock);
 	old = v->irq_trigger;
 	v->irq_trigger = ctx;
-	v->irq_type = ctx ? type : VGMEM_IRQ_NONE;
+	v->irq_type = ctx ? type : VGK_IRQ_NONE;
 	v->intx_masked = false;
 	/* An interrupt already pending is delivered to the new eventfd. */
 	if (ctx)
-		vgmem_irq_update(v, false);
+		vgk_irq_update(v, false);
 	spin_unlock(&v->reg_lock);
 	return old;
 }
@@ -125,20 +125,20 @@ static struct eventfd_ctx *vgmem_irq_swap(struct vgmem_vgpu *v,
  * The unmask eventfd was signalled (virqfd's thread, process context):
  * the same as the ioctl unmask. Stale after INTx went away: then nothing.
  */
-static void vgmem_intx_unmask_thread(void *opaque, void *unused)
+static void vgk_intx_unmask_thread(void *opaque, void *unused)
 {
-	struct vgmem_vgpu *v = opaque;
+	struct vgk_vgpu *v = opaque;
 
 	spin_lock(&v->reg_lock);
-	if (v->irq_type == VGMEM_IRQ_INTX) {
+	if (v->irq_type == VGK_IRQ_INTX) {
 		v->intx_masked = false;
-		vgmem_irq_update(v, true);	/* a level still high fires again */
+		vgk_irq_update(v, true);	/* a level still high fires again */
 	}
 	spin_unlock(&v->reg_lock);
 }
 
 /* Stop watching the unmask eventfd; returns after its last thread run. */
-static void vgmem_intx_unmask_off(struct vgmem_vgpu *v)
+static void vgk_intx_unmask_off(struct vgk_vgpu *v)
 {
 	vfio_virqfd_disable(&v->intx_unmask);
 	if (v->intx_unmask_ctx) {
@@ -148,21 +148,21 @@ static void vgmem_intx_unmask_off(struct vgmem_vgpu *v)
 }
 
 /* The unmask eventfd goes with the interrupt (close, disable, other type). */
-void vgmem_irq_disable(struct vgmem_vgpu *v)
+void vgk_irq_disable(struct vgk_vgpu *v)
 {
 	struct eventfd_ctx *old;
 
-	vgmem_intx_unmask_off(v);
-	old = vgmem_irq_swap(v, VGMEM_IRQ_NONE, NULL);
+	vgk_intx_unmask_off(v);
+	old = vgk_irq_swap(v, VGK_IRQ_NONE, NULL);
 	if (old)
 		eventfd_ctx_put(old);
 }
 
-static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
-			     struct vfio_irq_set *hdr, void *data)
+static int vgk_irq_trigger(struct vgk_vgpu *v, enum vgk_irq_type type,
+			   struct vfio_irq_set *hdr, void *data)
 {
 	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
-	enum vgmem_irq_type cur;
+	enum vgk_irq_type cur;
 	struct eventfd_ctx *ctx, *old;
 	s32 fd;
 
@@ -173,7 +173,7 @@ static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
 	/* count 0 with no data: disable this index. */
 	if (!hdr->count) {
 		if (cur == type)
-			vgmem_irq_disable(v);
+			vgk_irq_disable(v);
 		return 0;
 	}
 	if (dtype != VFIO_IRQ_SET_DATA_EVENTFD) {
@@ -192,21 +192,21 @@ static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
 	fd = *(s32 *)data;
 	if (fd < 0) {
 		if (cur == type)
-			vgmem_irq_disable(v);
+			vgk_irq_disable(v);
 		return 0;
 	}
 	/* INTx and MSI exclude each other, as on vfio-pci. */
-	if (cur != VGMEM_IRQ_NONE && cur != type)
+	if (cur != VGK_IRQ_NONE && cur != type)
 		return -EINVAL;
 	ctx = eventfd_ctx_fdget(fd);
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
-	/* INTx's unmask eventfd as its trigger: see vgmem_intx_unmask_fd(). */
-	if (type == VGMEM_IRQ_INTX && ctx == v->intx_unmask_ctx) {
+	/* INTx's unmask eventfd as its trigger: see vgk_intx_unmask_fd(). */
+	if (type == VGK_IRQ_INTX && ctx == v->intx_unmask_ctx) {
 		eventfd_ctx_put(ctx);
 		return -EINVAL;
 	}
-	old = vgmem_irq_swap(v, type, ctx);
+	old = vgk_irq_swap(v, type, ctx);
 	if (old)
 		eventfd_ctx_put(old);
 	return 0;
@@ -217,7 +217,7 @@ static int vgmem_irq_trigger(struct vgmem_vgpu *v, enum vgmem_irq_type type,
  * is watched, as on vfio-pci: remove it first), fd < 0 removes it. Only
  * while INTx is the interrupt in use. v->lock held.
  */
-static int vgmem_intx_unmask_fd(struct vgmem_vgpu *v, s32 fd)
+static int vgk_intx_unmask_fd(struct vgk_vgpu *v, s32 fd)
 {
 	struct eventfd_ctx *ctx;
 	bool ok;
@@ -225,7 +225,7 @@ static int vgmem_intx_unmask_fd(struct vgmem_vgpu *v, s32 fd)
 
 	lockdep_assert_held(&v->lock);
 	if (fd < 0) {
-		vgmem_intx_unmask_off(v);
+		vgk_intx_unmask_off(v);
 		return 0;
 	}
 	ctx = eventfd_ctx_fdget(fd);
@@ -236,14 +236,14 @@ static int vgmem_intx_unmask_fd(struct vgmem_vgpu *v, s32 fd)
 	 * as it fires: a storm on the workqueue while the level is high.
 	 */
 	spin_lock(&v->reg_lock);
-	ok = v->irq_type == VGMEM_IRQ_INTX && v->irq_trigger != ctx;
+	ok = v->irq_type == VGK_IRQ_INTX && v->irq_trigger != ctx;
 	spin_unlock(&v->reg_lock);
 	if (!ok) {
 		eventfd_ctx_put(ctx);
 		return -EINVAL;
 	}
 	/* An eventfd already signalled unmasks at once (virqfd polls it). */
-	ret = vfio_virqfd_enable(v, NULL, vgmem_intx_unmask_thread, NULL,
+	ret = vfio_virqfd_enable(v, NULL, vgk_intx_unmask_thread, NULL,
 				 &v->intx_unmask, fd);
 	if (ret) {
 		eventfd_ctx_put(ctx);	/* -EBUSY: the one installed stays */
@@ -256,8 +256,8 @@ static int vgmem_intx_unmask_fd(struct vgmem_vgpu *v, s32 fd)
 	return 0;
 }
 
-static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
-			   void *data, bool mask)
+static int vgk_intx_mask(struct vgk_vgpu *v, struct vfio_irq_set *hdr,
+			 void *data, bool mask)
 {
 	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
 	int ret = 0;
@@ -268,18 +268,18 @@ static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
 		/* Masking through an eventfd is not offered (nor used by QEMU). */
 		if (mask)
 			return -EINVAL;
-		return vgmem_intx_unmask_fd(v, *(s32 *)data);
+		return vgk_intx_unmask_fd(v, *(s32 *)data);
 	}
 	if (dtype == VFIO_IRQ_SET_DATA_BOOL && !*(u8 *)data)
 		return 0;
 	spin_lock(&v->reg_lock);
-	if (v->irq_type != VGMEM_IRQ_INTX) {
+	if (v->irq_type != VGK_IRQ_INTX) {
 		ret = -EINVAL;
 	} else if (mask) {
 		v->intx_masked = true;
 	} else {
 		v->intx_masked = false;
-		vgmem_irq_update(v, true);	/* a level still high fires again */
+		vgk_irq_update(v, true);	/* a level still high fires again */
 	}
 	spin_unlock(&v->reg_lock);
 	return ret;
@@ -289,8 +289,8 @@ static int vgmem_intx_mask(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
  * The device request interrupt, as vfio-pci's: an eventfd (fd < 0 or
  * count 0 removes it), or a loopback signal for testing.
  */
-static int vgmem_req_trigger(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
-			     void *data)
+static int vgk_req_trigger(struct vgk_vgpu *v, struct vfio_irq_set *hdr,
+			   void *data)
 {
 	u32 dtype = hdr->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
 	struct eventfd_ctx *ctx = NULL, *old;
@@ -327,7 +327,7 @@ static int vgmem_req_trigger(struct vgmem_vgpu *v, struct vfio_irq_set *hdr,
  * a VMM keeps the device open during its removal: ask the VMM to let go,
  * as vfio-pci does. Without a request eventfd there is nobody to ask.
  */
-void vgmem_irq_request(struct vgmem_vgpu *v, unsigned int count)
+void vgk_irq_request(struct vgk_vgpu *v, unsigned int count)
 {
 	spin_lock(&v->reg_lock);
 	if (v->req_trigger) {
@@ -343,7 +343,7 @@ void vgmem_irq_request(struct vgmem_vgpu *v, unsigned int count)
 }
 
 /* The request eventfd goes at close, as every other trigger. */
-void vgmem_req_disable(struct vgmem_vgpu *v)
+void vgk_req_disable(struct vgk_vgpu *v)
 {
 	struct eventfd_ctx *old;
 
@@ -356,7 +356,7 @@ void vgmem_req_disable(struct vgmem_vgpu *v)
 }
 
 /* hdr was checked by vfio_set_irqs_validate_and_prepare(); v->lock held. */
-int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data)
+int vgk_irq_set(struct vgk_vgpu *v, struct vfio_irq_set *hdr, void *data)
 {
 	u32 action = hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
 
@@ -365,20 +365,20 @@ int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data)
 	case VFIO_PCI_INTX_IRQ_INDEX:
 		switch (action) {
 		case VFIO_IRQ_SET_ACTION_MASK:
-			return vgmem_intx_mask(v, hdr, data, true);
+			return vgk_intx_mask(v, hdr, data, true);
 		case VFIO_IRQ_SET_ACTION_UNMASK:
-			return vgmem_intx_mask(v, hdr, data, false);
+			return vgk_intx_mask(v, hdr, data, false);
 		case VFIO_IRQ_SET_ACTION_TRIGGER:
-			return vgmem_irq_trigger(v, VGMEM_IRQ_INTX, hdr, data);
+			return vgk_irq_trigger(v, VGK_IRQ_INTX, hdr, data);
 		}
 		return -EINVAL;
 	case VFIO_PCI_MSI_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
-			return vgmem_irq_trigger(v, VGMEM_IRQ_MSI, hdr, data);
+			return vgk_irq_trigger(v, VGK_IRQ_MSI, hdr, data);
 		return -EINVAL;
 	case VFIO_PCI_REQ_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
-			return vgmem_req_trigger(v, hdr, data);
+			return vgk_req_trigger(v, hdr, data);
 		return -EINVAL;
 	default:
 		return -EINVAL;

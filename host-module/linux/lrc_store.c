@@ -41,7 +41,7 @@
 #include <linux/string.h>
 #include <net/netlink.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 /*
  * Exported by fs/namei.c (EXPORT_SYMBOL) but declared in fs/internal.h in
@@ -50,24 +50,24 @@
 int vfs_path_lookup(struct dentry *dentry, struct vfsmount *mnt,
 		    const char *name, unsigned int flags, struct path *path);
 
-#define VGMEM_LOOKUP_BENEATH	(LOOKUP_FOLLOW | LOOKUP_BENEATH | \
+#define VGK_LOOKUP_BENEATH	(LOOKUP_FOLLOW | LOOKUP_BENEATH | \
 				 LOOKUP_NO_SYMLINKS | LOOKUP_NO_MAGICLINKS)
-#define VGMEM_LOOKUP_RETRIES	4	/* -EAGAIN: a racing rename or mount */
+#define VGK_LOOKUP_RETRIES	4	/* -EAGAIN: a racing rename or mount */
 
-/* init's credentials, for every lookup and open (set by vgmem_lrc_init). */
-static const struct cred *vgmem_store_cred;
+/* init's credentials, for every lookup and open (set by vgk_lrc_init). */
+static const struct cred *vgk_store_cred;
 /*
  * The root directory share roots are resolved from: that of the process
  * that loaded the module (the host's), so a root names the same directory
  * whichever process's mount namespace a lookup happens to run in (mgmtd's
  * sandbox, a VMM's, a worker's).
  */
-static struct path vgmem_host_root;
+static struct path vgk_host_root;
 
 /* ---- paths --------------------------------------------------------------- */
 
 /* Whether path has a "." or ".." component. */
-static bool vgmem_path_has_dots(const char *path)
+static bool vgk_path_has_dots(const char *path)
 {
 	const char *p = path;
 
@@ -90,7 +90,7 @@ static bool vgmem_path_has_dots(const char *path)
  * with no symlink allowed on the way, that is where the walk would go).
  * "a/../b" stays inside; "a/../../b" does not.
  */
-static bool vgmem_path_escapes(const char *relpath)
+static bool vgk_path_escapes(const char *relpath)
 {
 	const char *p = relpath;
 	long depth = 0;
@@ -112,7 +112,7 @@ static bool vgmem_path_escapes(const char *relpath)
 	return false;
 }
 
-int vgmem_share_path_check(const char *path)
+int vgk_share_path_check(const char *path)
 {
 	size_t len = strnlen(path, VGMEM_SHARE_PATH_MAX);
 	size_t i;
@@ -122,21 +122,21 @@ int vgmem_share_path_check(const char *path)
 	for (i = 0; i < len; i++)
 		if ((unsigned char)path[i] < 0x20)
 			return -EINVAL;
-	return vgmem_path_has_dots(path) ? -EINVAL : 0;
+	return vgk_path_has_dots(path) ? -EINVAL : 0;
 }
 
 /* An operator's root path as a held directory. */
-static int vgmem_root_lookup(const char *path, struct path *out)
+static int vgk_root_lookup(const char *path, struct path *out)
 {
 	const struct cred *old_cred;
 	int ret;
 
-	ret = vgmem_share_path_check(path);
+	ret = vgk_share_path_check(path);
 	if (ret)
 		return ret;
 	/* The operator's path: symlinks in it are the operator's choice. */
-	old_cred = override_creds(vgmem_store_cred);
-	ret = vfs_path_lookup(vgmem_host_root.dentry, vgmem_host_root.mnt, path,
+	old_cred = override_creds(vgk_store_cred);
+	ret = vfs_path_lookup(vgk_host_root.dentry, vgk_host_root.mnt, path,
 			      LOOKUP_FOLLOW | LOOKUP_DIRECTORY, out);
 	revert_creds(old_cred);
 	return ret;
@@ -144,7 +144,7 @@ static int vgmem_root_lookup(const char *path, struct path *out)
 
 /* ---- the store ------------------------------------------------------------- */
 
-static int vgmem_store_root_open(void *priv, const char *path, void **root)
+static int vgk_store_root_open(void *priv, const char *path, void **root)
 {
 	struct path *p;
 	int ret;
@@ -152,7 +152,7 @@ static int vgmem_store_root_open(void *priv, const char *path, void **root)
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	ret = vgmem_root_lookup(path, p);
+	ret = vgk_root_lookup(path, p);
 	if (ret) {
 		kfree(p);
 		return ret;
@@ -161,7 +161,7 @@ static int vgmem_store_root_open(void *priv, const char *path, void **root)
 	return 0;
 }
 
-static void vgmem_store_root_close(void *priv, void *root)
+static void vgk_store_root_close(void *priv, void *root)
 {
 	struct path *p = root;
 
@@ -170,15 +170,15 @@ static void vgmem_store_root_close(void *priv, void *root)
 }
 
 /* The lookup beneath root, retried while a rename or mount races it. */
-static int vgmem_store_lookup(struct path *root, const char *relpath,
-			      struct path *out)
+static int vgk_store_lookup(struct path *root, const char *relpath,
+			    struct path *out)
 {
 	unsigned int i;
 	int ret = -EAGAIN;
 
-	for (i = 0; i < VGMEM_LOOKUP_RETRIES && ret == -EAGAIN; i++)
+	for (i = 0; i < VGK_LOOKUP_RETRIES && ret == -EAGAIN; i++)
 		ret = vfs_path_lookup(root->dentry, root->mnt, relpath,
-				      VGMEM_LOOKUP_BENEATH, out);
+				      VGK_LOOKUP_BENEATH, out);
 	switch (ret) {
 	case -EXDEV:		/* ".." out of the root */
 	case -ELOOP:		/* a symlink */
@@ -189,9 +189,9 @@ static int vgmem_store_lookup(struct path *root, const char *relpath,
 	}
 }
 
-static int vgmem_store_open_beneath(void *priv, void *root,
-				    const char *relpath, bool writable,
-				    void **fh, struct vg_lrc_file_id *id)
+static int vgk_store_open_beneath(void *priv, void *root,
+				  const char *relpath, bool writable,
+				  void **fh, struct vg_lrc_file_id *id)
 {
 	const struct cred *old_cred;
 	struct inode *inode;
@@ -200,10 +200,10 @@ static int vgmem_store_open_beneath(void *priv, void *root,
 	struct path p;
 	int ret;
 
-	if (!relpath[0] || relpath[0] == '/' || vgmem_path_escapes(relpath))
+	if (!relpath[0] || relpath[0] == '/' || vgk_path_escapes(relpath))
 		return -EACCES;
-	old_cred = override_creds(vgmem_store_cred);
-	ret = vgmem_store_lookup(root, relpath, &p);
+	old_cred = override_creds(vgk_store_cred);
+	ret = vgk_store_lookup(root, relpath, &p);
 	revert_creds(old_cred);
 	if (ret)
 		return ret;
@@ -219,7 +219,7 @@ static int vgmem_store_open_beneath(void *priv, void *root,
 		goto out_put;
 	}
 	f = dentry_open(&p, (writable ? O_RDWR : O_RDONLY) | O_LARGEFILE,
-			vgmem_store_cred);
+			vgk_store_cred);
 	if (IS_ERR(f)) {
 		ret = PTR_ERR(f);
 		if (ret == -EROFS || ret == -EPERM || ret == -ETXTBSY)
@@ -243,7 +243,7 @@ out_put:
 	return ret;
 }
 
-static int vgmem_store_read(void *priv, void *fh, u64 off, void *buf, u64 len)
+static int vgk_store_read(void *priv, void *fh, u64 off, void *buf, u64 len)
 {
 	struct file *f = fh;
 	loff_t pos = off;
@@ -266,8 +266,8 @@ static int vgmem_store_read(void *priv, void *fh, u64 off, void *buf, u64 len)
 	return 0;
 }
 
-static int vgmem_store_write(void *priv, void *fh, u64 off, const void *buf,
-			     u64 len)
+static int vgk_store_write(void *priv, void *fh, u64 off, const void *buf,
+			   u64 len)
 {
 	struct file *f = fh;
 	loff_t pos = off;
@@ -288,7 +288,7 @@ static int vgmem_store_write(void *priv, void *fh, u64 off, const void *buf,
 	return 0;
 }
 
-static int vgmem_store_fsync(void *priv, void *fh)
+static int vgk_store_fsync(void *priv, void *fh)
 {
 	return vfs_fsync(fh, 0);
 }
@@ -299,7 +299,7 @@ static int vgmem_store_fsync(void *priv, void *fh)
  * it even when the times do not). Each part only grows, so the sum moves
  * whenever one does.
  */
-static int vgmem_store_getattr(void *priv, void *fh, struct vg_lrc_attr *attr)
+static int vgk_store_getattr(void *priv, void *fh, struct vg_lrc_attr *attr)
 {
 	struct file *f = fh;
 	struct inode *inode = file_inode(f);
@@ -318,31 +318,31 @@ static int vgmem_store_getattr(void *priv, void *fh, struct vg_lrc_attr *attr)
 	return 0;
 }
 
-static void vgmem_store_close(void *priv, void *fh)
+static void vgk_store_close(void *priv, void *fh)
 {
 	fput(fh);
 }
 
-const struct vg_lrc_store_ops vgmem_lrc_store_ops = {
-	.root_open = vgmem_store_root_open,
-	.root_close = vgmem_store_root_close,
-	.open_beneath = vgmem_store_open_beneath,
-	.read = vgmem_store_read,
-	.write = vgmem_store_write,
-	.fsync = vgmem_store_fsync,
-	.getattr = vgmem_store_getattr,
-	.close = vgmem_store_close,
+const struct vg_lrc_store_ops vgk_lrc_store_ops = {
+	.root_open = vgk_store_root_open,
+	.root_close = vgk_store_root_close,
+	.open_beneath = vgk_store_open_beneath,
+	.read = vgk_store_read,
+	.write = vgk_store_write,
+	.fsync = vgk_store_fsync,
+	.getattr = vgk_store_getattr,
+	.close = vgk_store_close,
 };
 
 /* ---- share roots ------------------------------------------------------------ */
 
-int vgmem_share_root_check(const char *path)
+int vgk_share_root_check(const char *path)
 {
 	struct path p;
 	int ret;
 
 	/* as root_open will resolve it */
-	ret = vgmem_root_lookup(path, &p);
+	ret = vgk_root_lookup(path, &p);
 	if (ret)
 		return ret;
 	path_put(&p);
@@ -357,7 +357,7 @@ int vgmem_share_root_check(const char *path)
  * every VM on such a GPU gets a context when its device opens, and the
  * context's shares follow the vGPU's table.
  */
-static struct vg_lrc *vgmem_lrc;
+static struct vg_lrc *vgk_lrc;
 
 /*
  * On by default with a quarter of each GPU's VRAM (-1): the cache takes
@@ -385,7 +385,7 @@ MODULE_PARM_DESC(lrc_budget_mb,
  * cache's creation and destruction take too.
  */
 static unsigned int lrc_host_mb;
-static DEFINE_MUTEX(vgmem_lrc_host_lock);
+static DEFINE_MUTEX(vgk_lrc_host_lock);
 
 static int lrc_host_mb_set(const char *val, const struct kernel_param *kp)
 {
@@ -395,12 +395,12 @@ static int lrc_host_mb_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtouint(val, 0, &mb);
 	if (ret)
 		return ret;
-	mutex_lock(&vgmem_lrc_host_lock);
-	if (vgmem_lrc)
-		ret = vg_lrc_set_host_budget(vgmem_lrc, (u64)mb << 20);
+	mutex_lock(&vgk_lrc_host_lock);
+	if (vgk_lrc)
+		ret = vg_lrc_set_host_budget(vgk_lrc, (u64)mb << 20);
 	if (!ret)
 		*(unsigned int *)kp->arg = mb;
-	mutex_unlock(&vgmem_lrc_host_lock);
+	mutex_unlock(&vgk_lrc_host_lock);
 	return ret;
 }
 
@@ -432,12 +432,12 @@ static int lrc_meta_mb_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (!mb)
 		return -EINVAL;
-	mutex_lock(&vgmem_lrc_host_lock);
-	if (vgmem_lrc)
-		ret = vg_lrc_set_meta_max(vgmem_lrc, (u64)mb << 20);
+	mutex_lock(&vgk_lrc_host_lock);
+	if (vgk_lrc)
+		ret = vg_lrc_set_meta_max(vgk_lrc, (u64)mb << 20);
 	if (!ret)
 		*(unsigned int *)kp->arg = mb;
-	mutex_unlock(&vgmem_lrc_host_lock);
+	mutex_unlock(&vgk_lrc_host_lock);
 	return ret;
 }
 
@@ -449,53 +449,53 @@ module_param_cb(lrc_meta_mb, &lrc_meta_mb_ops, &lrc_meta_mb, 0644);
 MODULE_PARM_DESC(lrc_meta_mb,
 		 "Host memory in MiB of file-map metadata each VM may hold in the LRC file cache (default 256)");
 
-int vgmem_lrc_init(void)
+int vgk_lrc_init(void)
 {
 	struct vg_lrc_config cfg = {
-		.store = &vgmem_lrc_store_ops,
+		.store = &vgk_lrc_store_ops,
 		.seed = get_random_u64(),
 	};
 	int ret;
 
-	vgmem_store_cred = prepare_kernel_cred(NULL);
-	if (!vgmem_store_cred)
+	vgk_store_cred = prepare_kernel_cred(NULL);
+	if (!vgk_store_cred)
 		return -ENOMEM;
-	get_fs_root(current->fs, &vgmem_host_root);
-	mutex_lock(&vgmem_lrc_host_lock);
+	get_fs_root(current->fs, &vgk_host_root);
+	mutex_lock(&vgk_lrc_host_lock);
 	cfg.host_budget = (u64)lrc_host_mb << 20;
 	cfg.meta_max = (u64)lrc_meta_mb << 20;
-	ret = vg_lrc_create(&cfg, &vgmem_lrc);
-	mutex_unlock(&vgmem_lrc_host_lock);
+	ret = vg_lrc_create(&cfg, &vgk_lrc);
+	mutex_unlock(&vgk_lrc_host_lock);
 	if (ret)
 		goto err_put_root;
 	return 0;
 
 err_put_root:
-	path_put(&vgmem_host_root);
-	put_cred(vgmem_store_cred);
-	vgmem_store_cred = NULL;
+	path_put(&vgk_host_root);
+	put_cred(vgk_store_cred);
+	vgk_store_cred = NULL;
 	return ret;
 }
 
-void vgmem_lrc_exit(void)
+void vgk_lrc_exit(void)
 {
-	mutex_lock(&vgmem_lrc_host_lock);
-	if (vgmem_lrc)
-		vg_lrc_destroy(vgmem_lrc);
-	vgmem_lrc = NULL;
-	mutex_unlock(&vgmem_lrc_host_lock);
-	path_put(&vgmem_host_root);
-	put_cred(vgmem_store_cred);
-	vgmem_store_cred = NULL;
+	mutex_lock(&vgk_lrc_host_lock);
+	if (vgk_lrc)
+		vg_lrc_destroy(vgk_lrc);
+	vgk_lrc = NULL;
+	mutex_unlock(&vgk_lrc_host_lock);
+	path_put(&vgk_host_root);
+	put_cred(vgk_store_cred);
+	vgk_store_cred = NULL;
 }
 
-void vgmem_lrc_get_stats(struct vg_lrc_stats *st)
+void vgk_lrc_get_stats(struct vg_lrc_stats *st)
 {
 	/* Created before netlink registers, destroyed after it is gone. */
-	vg_lrc_get_stats(vgmem_lrc, st);
+	vg_lrc_get_stats(vgk_lrc, st);
 }
 
-void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu)
+void vgk_lrc_gpu_add(struct vgk_gpu *gpu)
 {
 	int mb = READ_ONCE(lrc_budget_mb);
 	u64 budget = mb > 0 ? (u64)mb << 20 : 0;	/* 0: the core's default */
@@ -504,7 +504,7 @@ void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu)
 	gpu->lrc = false;
 	if (mb == 0 || mb < -1)
 		return;
-	ret = vg_lrc_gpu_add(vgmem_lrc, gpu->core, budget);
+	ret = vg_lrc_gpu_add(vgk_lrc, gpu->core, budget);
 	/* A backend without faults, or too little VRAM: BOs alone. */
 	gpu->lrc = !ret;
 	if (ret)
@@ -518,10 +518,10 @@ void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu)
 			gpu->id);
 }
 
-void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu)
+void vgk_lrc_gpu_remove(struct vgk_gpu *gpu)
 {
 	if (gpu->lrc)
-		vg_lrc_gpu_remove(vgmem_lrc, gpu->core);
+		vg_lrc_gpu_remove(vgk_lrc, gpu->core);
 	gpu->lrc = false;
 }
 
@@ -534,10 +534,10 @@ void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu)
  * cannot be opened now (e.g. removed since SET_VM checked it) is left out
  * with a warning: the guest does not list it and its maps fail -ENOENT.
  */
-static void vgmem_vgpu_apply_shares(struct vgmem_vgpu *v,
-				    const struct vgmem_shares *old)
+static void vgk_vgpu_apply_shares(struct vgk_vgpu *v,
+				  const struct vgk_shares *old)
 {
-	const struct vgmem_shares *s = v->shares;
+	const struct vgk_shares *s = v->shares;
 	struct vg_lrc_ctx *ctx;
 	unsigned int i;
 	int ret;
@@ -557,7 +557,7 @@ static void vgmem_vgpu_apply_shares(struct vgmem_vgpu *v,
 	}
 }
 
-void vgmem_lrc_vm_open(struct vgmem_vgpu *v)
+void vgk_lrc_vm_open(struct vgk_vgpu *v)
 {
 	struct vg_lrc_ctx *ctx;
 	int ret;
@@ -565,22 +565,22 @@ void vgmem_lrc_vm_open(struct vgmem_vgpu *v)
 	lockdep_assert_held(&v->lock);
 	if (!v->gpu->lrc || !v->vm)
 		return;
-	ret = vg_lrc_ctx_create(vgmem_lrc, v->vm, &ctx);
+	ret = vg_lrc_ctx_create(vgk_lrc, v->vm, &ctx);
 	if (ret) {
 		dev_warn(&v->mdev->dev, "no file cache context (%d)\n", ret);
 		return;
 	}
-	vgmem_vgpu_apply_shares(v, NULL);
+	vgk_vgpu_apply_shares(v, NULL);
 }
 
-void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s)
+void vgk_vgpu_set_shares(struct vgk_vgpu *v, struct vgk_shares *s)
 {
-	struct vgmem_shares *old;
+	struct vgk_shares *old;
 
 	mutex_lock(&v->lock);
 	old = v->shares;
 	v->shares = s;
-	vgmem_vgpu_apply_shares(v, old);
+	vgk_vgpu_apply_shares(v, old);
 	mutex_unlock(&v->lock);
-	vgmem_shares_free(old);
+	vgk_shares_free(old);
 }

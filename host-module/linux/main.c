@@ -5,29 +5,29 @@
  */
 #include <linux/module.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
-static int __init vgmem_init(void)
+static int __init vgk_init(void)
 {
 	int ret;
 
-	ret = vgmem_ctrlq_dev_init();
+	ret = vgk_ctrlq_dev_init();
 	if (ret)
 		return ret;
 
-	ret = vgmem_lrc_init();
+	ret = vgk_lrc_init();
 	if (ret)
 		goto err_ctrlq;
 
-	ret = vgmem_registry_init();
+	ret = vgk_registry_init();
 	if (ret)
 		goto err_lrc;
 
-	ret = vgmem_mdev_init();
+	ret = vgk_mdev_init();
 	if (ret)
 		goto err_registry;
 
-	ret = vgmem_netlink_init();
+	ret = vgk_netlink_init();
 	if (ret)
 		goto err_mdev;
 
@@ -36,27 +36,27 @@ static int __init vgmem_init(void)
 	return 0;
 
 err_mdev:
-	vgmem_mdev_exit();
+	vgk_mdev_exit();
 err_registry:
-	vgmem_registry_exit();
+	vgk_registry_exit();
 err_lrc:
-	vgmem_lrc_exit();
+	vgk_lrc_exit();
 err_ctrlq:
-	vgmem_ctrlq_dev_exit();
+	vgk_ctrlq_dev_exit();
 	return ret;
 }
 
-static void __exit vgmem_exit(void)
+static void __exit vgk_exit(void)
 {
-	vgmem_netlink_exit();
-	vgmem_mdev_exit();
-	vgmem_registry_exit();
-	vgmem_lrc_exit();
-	vgmem_ctrlq_dev_exit();
+	vgk_netlink_exit();
+	vgk_mdev_exit();
+	vgk_registry_exit();
+	vgk_lrc_exit();
+	vgk_ctrlq_dev_exit();
 }
 
-module_init(vgmem_init);
-module_exit(vgmem_exit);
+module_init(vgk_init);
+module_exit(vgk_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("vgmem: GPU memory oversubscription for virtual GPUs");
 MODULE_AUTHOR("vgmem developers");

@@ -9,40 +9,40 @@
 #include <linux/module.h>
 #include <linux/sysfs.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
-static struct vgmem_gpu *vgmem_gpu_of_type(struct mdev_type *mtype)
+static struct vgk_gpu *vgk_gpu_of_type(struct mdev_type *mtype)
 {
-	return container_of(mtype->parent, struct vgmem_gpu, parent);
+	return container_of(mtype->parent, struct vgk_gpu, parent);
 }
 
-static unsigned int vgmem_mdev_get_available(struct mdev_type *mtype)
+static unsigned int vgk_mdev_get_available(struct mdev_type *mtype)
 {
-	struct vgmem_type *t = container_of(mtype, struct vgmem_type, type);
+	struct vgk_type *t = container_of(mtype, struct vgk_type, type);
 
-	return vgmem_gpu_available(vgmem_gpu_of_type(mtype), t->quota);
+	return vgk_gpu_available(vgk_gpu_of_type(mtype), t->quota);
 }
 
-static ssize_t vgmem_mdev_show_description(struct mdev_type *mtype, char *buf)
+static ssize_t vgk_mdev_show_description(struct mdev_type *mtype, char *buf)
 {
-	struct vgmem_type *t = container_of(mtype, struct vgmem_type, type);
-	struct vgmem_gpu *gpu = vgmem_gpu_of_type(mtype);
+	struct vgk_type *t = container_of(mtype, struct vgk_type, type);
+	struct vgk_gpu *gpu = vgk_gpu_of_type(mtype);
 
 	return sysfs_emit(buf, "quota %llu MiB on a GPU with %llu MiB of VRAM\n",
 			  t->quota >> 20, gpu->vram_size >> 20);
 }
 
-static int vgmem_mdev_probe(struct mdev_device *mdev)
+static int vgk_mdev_probe(struct mdev_device *mdev)
 {
-	struct vgmem_vgpu *v;
+	struct vgk_vgpu *v;
 	int ret;
 
-	/* vgmem_vfio_ops.init fills in the vGPU from the mdev and its type. */
-	v = vfio_alloc_device(vgmem_vgpu, vdev, &mdev->dev, &vgmem_vfio_ops);
+	/* vgk_vfio_ops.init fills in the vGPU from the mdev and its type. */
+	v = vfio_alloc_device(vgk_vgpu, vdev, &mdev->dev, &vgk_vfio_ops);
 	if (IS_ERR(v))
 		return PTR_ERR(v);
 
-	ret = vgmem_gpu_attach(v->gpu, v);
+	ret = vgk_gpu_attach(v->gpu, v);
 	if (ret)
 		goto err_put_vdev;
 
@@ -53,25 +53,25 @@ static int vgmem_mdev_probe(struct mdev_device *mdev)
 	return 0;
 
 err_detach:
-	vgmem_gpu_detach(v->gpu, v);
+	vgk_gpu_detach(v->gpu, v);
 err_put_vdev:
 	vfio_put_device(&v->vdev);
 	return ret;
 }
 
-static void vgmem_mdev_remove(struct mdev_device *mdev)
+static void vgk_mdev_remove(struct mdev_device *mdev)
 {
-	struct vgmem_vgpu *v = dev_get_drvdata(&mdev->dev);
+	struct vgk_vgpu *v = dev_get_drvdata(&mdev->dev);
 
 	/* Returns once the device is closed: the VM is gone by then. */
 	vfio_unregister_group_dev(&v->vdev);
-	vgmem_gpu_detach(v->gpu, v);
+	vgk_gpu_detach(v->gpu, v);
 	vfio_put_device(&v->vdev);
 }
 
 /* ---- sysfs group "vgmem" on each mdev --------------------------------------- */
 
-static struct vgmem_vgpu *vgmem_vgpu_of_dev(struct device *dev)
+static struct vgk_vgpu *vgk_vgpu_of_dev(struct device *dev)
 {
 	return dev_get_drvdata(dev);
 }
@@ -81,20 +81,20 @@ static ssize_t quota_show(struct device *dev, struct device_attribute *attr,
 {
 	struct vgmem_vm_stats st;
 
-	vgmem_vgpu_stats(vgmem_vgpu_of_dev(dev), &st);
+	vgk_vgpu_stats(vgk_vgpu_of_dev(dev), &st);
 	return sysfs_emit(buf, "%llu\n", st.quota);
 }
 
 static ssize_t quota_store(struct device *dev, struct device_attribute *attr,
 			   const char *buf, size_t count)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_of_dev(dev);
+	struct vgk_vgpu *v = vgk_vgpu_of_dev(dev);
 	u64 quota;
 	int ret;
 
 	ret = kstrtou64(buf, 0, &quota);
 	if (!ret)
-		ret = vgmem_gpu_set_quota(v->gpu, v, quota);
+		ret = vgk_gpu_set_quota(v->gpu, v, quota);
 	return ret ? ret : count;
 }
 static DEVICE_ATTR_RW(quota);
@@ -102,7 +102,7 @@ static DEVICE_ATTR_RW(quota);
 static ssize_t entitlement_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_of_dev(dev);
+	struct vgk_vgpu *v = vgk_vgpu_of_dev(dev);
 	u64 bytes;
 
 	mutex_lock(&v->lock);
@@ -120,32 +120,32 @@ static ssize_t entitlement_store(struct device *dev,
 
 	ret = kstrtou64(buf, 0, &bytes);
 	if (!ret)
-		ret = vgmem_vgpu_set_entitlement(vgmem_vgpu_of_dev(dev), bytes);
+		ret = vgk_vgpu_set_entitlement(vgk_vgpu_of_dev(dev), bytes);
 	return ret ? ret : count;
 }
 static DEVICE_ATTR_RW(entitlement);
 
 /* Read-only statistics, one field of struct vgmem_vm_stats each. */
-#define VGMEM_STAT_ATTR(name, field)					\
+#define VGK_STAT_ATTR(name, field)					\
 static ssize_t name##_show(struct device *dev,				\
 			   struct device_attribute *attr, char *buf)	\
 {									\
 	struct vgmem_vm_stats st;					\
 									\
-	vgmem_vgpu_stats(vgmem_vgpu_of_dev(dev), &st);			\
+	vgk_vgpu_stats(vgk_vgpu_of_dev(dev), &st);			\
 	return sysfs_emit(buf, "%llu\n", st.field);			\
 }									\
 static DEVICE_ATTR_RO(name)
 
-VGMEM_STAT_ATTR(resident, resident);
-VGMEM_STAT_ATTR(relocated, relocated);
-VGMEM_STAT_ATTR(allocated, allocated);
-VGMEM_STAT_ATTR(relocations_out, reloc_out_chunks);
-VGMEM_STAT_ATTR(relocations_in, reloc_in_chunks);
-VGMEM_STAT_ATTR(suspend_max_ns, suspend_max_ns);
-VGMEM_STAT_ATTR(faults, faults);
+VGK_STAT_ATTR(resident, resident);
+VGK_STAT_ATTR(relocated, relocated);
+VGK_STAT_ATTR(allocated, allocated);
+VGK_STAT_ATTR(relocations_out, reloc_out_chunks);
+VGK_STAT_ATTR(relocations_in, reloc_in_chunks);
+VGK_STAT_ATTR(suspend_max_ns, suspend_max_ns);
+VGK_STAT_ATTR(faults, faults);
 
-static struct attribute *vgmem_mdev_attrs[] = {
+static struct attribute *vgk_mdev_attrs[] = {
 	&dev_attr_quota.attr,
 	&dev_attr_entitlement.attr,
 	&dev_attr_resident.attr,
@@ -158,36 +158,36 @@ static struct attribute *vgmem_mdev_attrs[] = {
 	NULL,
 };
 
-static const struct attribute_group vgmem_mdev_group = {
+static const struct attribute_group vgk_mdev_group = {
 	.name = "vgmem",
-	.attrs = vgmem_mdev_attrs,
+	.attrs = vgk_mdev_attrs,
 };
 
-static const struct attribute_group *vgmem_mdev_groups[] = {
-	&vgmem_mdev_group,
+static const struct attribute_group *vgk_mdev_groups[] = {
+	&vgk_mdev_group,
 	NULL,
 };
 
-struct mdev_driver vgmem_mdev_driver = {
+struct mdev_driver vgk_mdev_driver = {
 	.device_api = VFIO_DEVICE_API_PCI_STRING,
 	.driver = {
 		.name = "vgmem",
 		.owner = THIS_MODULE,
 		.mod_name = KBUILD_MODNAME,
-		.dev_groups = vgmem_mdev_groups,
+		.dev_groups = vgk_mdev_groups,
 	},
-	.probe = vgmem_mdev_probe,
-	.remove = vgmem_mdev_remove,
-	.get_available = vgmem_mdev_get_available,
-	.show_description = vgmem_mdev_show_description,
+	.probe = vgk_mdev_probe,
+	.remove = vgk_mdev_remove,
+	.get_available = vgk_mdev_get_available,
+	.show_description = vgk_mdev_show_description,
 };
 
-int vgmem_mdev_init(void)
+int vgk_mdev_init(void)
 {
-	return mdev_register_driver(&vgmem_mdev_driver);
+	return mdev_register_driver(&vgk_mdev_driver);
 }
 
-void vgmem_mdev_exit(void)
+void vgk_mdev_exit(void)
 {
-	mdev_unregister_driver(&vgmem_mdev_driver);
+	mdev_unregister_driver(&vgk_mdev_driver);
 }

@@ -10,7 +10,7 @@
  * events group unless the module is loaded with netlink_open=1 (below);
  * GET_GPU and GET_LRC are open.
  *
- * Locking: requests hold vgmem_gpus_lock while they use a GPU (so it stays
+ * Locking: requests hold vgk_gpus_lock while they use a GPU (so it stays
  * registered) and a GPU's lock while they walk its vGPUs; a request that
  * must call code taking the GPU's lock itself keeps its vGPU alive with a
  * reference on the VFIO device instead.
@@ -21,7 +21,7 @@
 #include <linux/uuid.h>
 #include <net/genetlink.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 /*
  * GET_VM and the events group tell whoever asks every tenant's VM UUIDs,
@@ -38,19 +38,19 @@ MODULE_PARM_DESC(netlink_open,
 		 "let users without CAP_NET_ADMIN read vGPUs (GET_VM) and join the events group (default: no)");
 
 /* Flags set at init from netlink_open, before the family registers. */
-static struct genl_multicast_group vgmem_nl_mcgrps[] __ro_after_init = {
-	[VGMEM_NL_MCGRP_EVENTS] = { .name = VGMEM_GENL_MCGRP_EVENTS },
+static struct genl_multicast_group vgk_nl_mcgrps[] __ro_after_init = {
+	[VGK_NL_MCGRP_EVENTS] = { .name = VGMEM_GENL_MCGRP_EVENTS },
 };
 
 /* ---- policies ---------------------------------------------------------- */
 
 /* Not const: 6.1's NLA_POLICY_FULL_RANGE() takes a non-const pointer. */
-static struct netlink_range_validation vgmem_nl_oversub_range = {
+static struct netlink_range_validation vgk_nl_oversub_range = {
 	.min = 0,
 	.max = VGMEM_OVERSUB_PCT_MAX,
 };
 
-static struct netlink_range_validation vgmem_nl_quota_range = {
+static struct netlink_range_validation vgk_nl_quota_range = {
 	.min = VGMEM_PAGE_SIZE,
 	.max = U64_MAX,
 };
@@ -59,34 +59,34 @@ static struct netlink_range_validation vgmem_nl_quota_range = {
  * Each command names exactly the attributes it accepts: strict parsing
  * refuses every other one with "Unsupported attribute".
  */
-static const struct nla_policy vgmem_nl_get_gpu_policy[VGMEM_A_MAX + 1] = {
+static const struct nla_policy vgk_nl_get_gpu_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
 };
 
-static const struct nla_policy vgmem_nl_set_gpu_policy[VGMEM_A_MAX + 1] = {
+static const struct nla_policy vgk_nl_set_gpu_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
 	[VGMEM_A_GPU_POLICY] = NLA_POLICY_MAX(NLA_U32, VGMEM_POLICY_MAX),
 	[VGMEM_A_GPU_RETURN_MS] = NLA_POLICY_RANGE(NLA_U32, VGMEM_RETURN_MS_MIN,
 						   VGMEM_RETURN_MS_MAX),
 	[VGMEM_A_GPU_OVERSUB_PCT] =
-		NLA_POLICY_FULL_RANGE(NLA_U32, &vgmem_nl_oversub_range),
+		NLA_POLICY_FULL_RANGE(NLA_U32, &vgk_nl_oversub_range),
 };
 
-static const struct nla_policy vgmem_nl_get_vm_policy[VGMEM_A_MAX + 1] = {
+static const struct nla_policy vgk_nl_get_vm_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_GPU_INDEX] = { .type = NLA_U32 },
 	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
 };
 
 /* GET_LRC names no attribute: strict parsing refuses every one. */
-static const struct nla_policy vgmem_nl_get_lrc_policy[VGMEM_A_MAX + 1] = {
+static const struct nla_policy vgk_nl_get_lrc_policy[VGMEM_A_MAX + 1] = {
 };
 
-static const struct nla_policy vgmem_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
+static const struct nla_policy vgk_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
 	[VGMEM_A_VM_UUID] = NLA_POLICY_EXACT_LEN(VGMEM_UUID_LEN),
 	[VGMEM_A_VM_QUOTA] = NLA_POLICY_FULL_RANGE(NLA_U64,
-						   &vgmem_nl_quota_range),
+						   &vgk_nl_quota_range),
 	[VGMEM_A_VM_ENTITLEMENT] = { .type = NLA_U64 },
-	[VGMEM_A_VM_SHARES] = NLA_POLICY_NESTED_ARRAY(vgmem_nl_share_policy),
+	[VGMEM_A_VM_SHARES] = NLA_POLICY_NESTED_ARRAY(vgk_nl_share_policy),
 };
 
 /* ---- UUIDs ------------------------------------------------------------- */
@@ -96,7 +96,7 @@ static const struct nla_policy vgmem_nl_set_vm_policy[VGMEM_A_MAX + 1] = {
  * core keeps a guid_t, whose first three fields are little endian (that is
  * how it prints the name with %pUl). The swap is its own inverse.
  */
-void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
+void vgk_nl_swap_uuid(u8 *dst, const u8 *src)
 {
 	static const u8 order[VGMEM_UUID_LEN] = {
 		3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15
@@ -107,11 +107,11 @@ void vgmem_nl_swap_uuid(u8 *dst, const u8 *src)
 		dst[i] = src[order[i]];
 }
 
-int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
+int vgk_nl_put_uuid(struct sk_buff *skb, struct vgk_vgpu *v)
 {
 	u8 u[VGMEM_UUID_LEN];
 
-	vgmem_nl_swap_uuid(u, v->mdev->uuid.b);
+	vgk_nl_swap_uuid(u, v->mdev->uuid.b);
 	return nla_put(skb, VGMEM_A_VM_UUID, VGMEM_UUID_LEN, u);
 }
 
@@ -119,7 +119,7 @@ int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
  * A required attribute: names the missing type (NLMSGERR_ATTR_MISS_TYPE)
  * and says so in words, for tools that only print the message.
  */
-#define vgmem_nl_missing(info, attr, msg) ({				\
+#define vgk_nl_missing(info, attr, msg) ({				\
 	bool __missing = !(info)->attrs[attr];				\
 									\
 	if (__missing) {						\
@@ -133,24 +133,24 @@ int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v)
 /* ---- lookups ------------------------------------------------------------ */
 
 /* The registered GPU with the lowest index at or above min; gpus lock held. */
-static struct vgmem_gpu *vgmem_nl_gpu_from(int min)
+static struct vgk_gpu *vgk_nl_gpu_from(int min)
 {
-	struct vgmem_gpu *gpu, *best = NULL;
+	struct vgk_gpu *gpu, *best = NULL;
 
-	lockdep_assert_held(&vgmem_gpus_lock);
-	list_for_each_entry(gpu, &vgmem_gpus, node)
+	lockdep_assert_held(&vgk_gpus_lock);
+	list_for_each_entry(gpu, &vgk_gpus, node)
 		if (gpu->id >= min && (!best || gpu->id < best->id))
 			best = gpu;
 	return best;
 }
 
-static struct vgmem_gpu *vgmem_nl_gpu_find(u32 index)
+static struct vgk_gpu *vgk_nl_gpu_find(u32 index)
 {
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 
 	if (index > INT_MAX)
 		return NULL;
-	gpu = vgmem_nl_gpu_from(index);
+	gpu = vgk_nl_gpu_from(index);
 	return gpu && gpu->id == index ? gpu : NULL;
 }
 
@@ -158,15 +158,15 @@ static struct vgmem_gpu *vgmem_nl_gpu_find(u32 index)
  * The vGPU with this UUID (wire order), returned with its GPU's lock held
  * (which keeps it on the GPU's list and so alive), or NULL.
  */
-static struct vgmem_vgpu *vgmem_nl_vgpu_find_locked(const u8 *uuid)
+static struct vgk_vgpu *vgk_nl_vgpu_find_locked(const u8 *uuid)
 {
-	struct vgmem_gpu *gpu;
-	struct vgmem_vgpu *v;
+	struct vgk_gpu *gpu;
+	struct vgk_vgpu *v;
 	guid_t g;
 
-	lockdep_assert_held(&vgmem_gpus_lock);
-	vgmem_nl_swap_uuid(g.b, uuid);
-	list_for_each_entry(gpu, &vgmem_gpus, node) {
+	lockdep_assert_held(&vgk_gpus_lock);
+	vgk_nl_swap_uuid(g.b, uuid);
+	list_for_each_entry(gpu, &vgk_gpus, node) {
 		mutex_lock(&gpu->lock);
 		list_for_each_entry(v, &gpu->vgpus, node)
 			if (guid_equal(&v->mdev->uuid, &g))
@@ -178,7 +178,7 @@ static struct vgmem_vgpu *vgmem_nl_vgpu_find_locked(const u8 *uuid)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static int vgmem_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
+static int vgk_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
 {
 	struct nlattr *nest;
 	unsigned int i;
@@ -202,7 +202,7 @@ static int vgmem_nl_put_hist(struct sk_buff *skb, int type, const u64 *hist)
  * tables of <uapi/vgmem_stats.h> (one line per counter): a table rather
  * than a copy on the stack (the file cache's struct is 300 bytes).
  */
-struct vgmem_nl_field {
+struct vgk_nl_field {
 	int type;
 	int kind;		/* VGMEM_STAT_* */
 	size_t off;
@@ -210,29 +210,29 @@ struct vgmem_nl_field {
 
 #define GS(field, attr, kind, help)					\
 	{ VGMEM_GS_ ## attr, kind, offsetof(struct vg_gpu_stats, field) },
-static const struct vgmem_nl_field vgmem_nl_gpu_fields[] = {
+static const struct vgk_nl_field vgk_nl_gpu_fields[] = {
 	VGMEM_GPU_STATS(GS)
 };
 #undef GS
 
 #define VS(field, attr, kind, help)					\
 	{ VGMEM_VS_ ## attr, kind, offsetof(struct vgmem_vm_stats, field) },
-static const struct vgmem_nl_field vgmem_nl_vm_fields[] = {
+static const struct vgk_nl_field vgk_nl_vm_fields[] = {
 	VGMEM_VM_STATS(VS)
 };
 #undef VS
 
 #define LS(field, attr, kind, help)					\
 	{ VGMEM_LS_ ## attr, kind, offsetof(struct vg_lrc_stats, field) },
-static const struct vgmem_nl_field vgmem_nl_lrc_fields[] = {
+static const struct vgk_nl_field vgk_nl_lrc_fields[] = {
 	VGMEM_LRC_STATS(LS)
 };
 #undef LS
 
 /* A stats nest: every attribute of its table, from the struct at st. */
-static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type, int pad,
-			      const struct vgmem_nl_field *fields,
-			      unsigned int n, const void *st)
+static int vgk_nl_put_stats(struct sk_buff *skb, int nest_type, int pad,
+			    const struct vgk_nl_field *fields,
+			    unsigned int n, const void *st)
 {
 	struct nlattr *nest;
 	unsigned int i;
@@ -245,7 +245,7 @@ static int vgmem_nl_put_stats(struct sk_buff *skb, int nest_type, int pad,
 		int ret;
 
 		if (fields[i].kind == VGMEM_STAT_HIST)
-			ret = vgmem_nl_put_hist(skb, fields[i].type, v);
+			ret = vgk_nl_put_hist(skb, fields[i].type, v);
 		else
 			ret = nla_put_u64_64bit(skb, fields[i].type, *v, pad);
 		if (ret)
@@ -259,22 +259,22 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
-static int vgmem_nl_put_gpu_stats(struct sk_buff *skb,
-				  const struct vg_gpu_stats *st)
+static int vgk_nl_put_gpu_stats(struct sk_buff *skb,
+				const struct vg_gpu_stats *st)
 {
-	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_gpu_fields) != VGMEM_GS_MAX - VGMEM_GS_PAD);
-	return vgmem_nl_put_stats(skb, VGMEM_A_GPU_STATS, VGMEM_GS_PAD,
-				  vgmem_nl_gpu_fields,
-				  ARRAY_SIZE(vgmem_nl_gpu_fields), st);
+	BUILD_BUG_ON(ARRAY_SIZE(vgk_nl_gpu_fields) != VGMEM_GS_MAX - VGMEM_GS_PAD);
+	return vgk_nl_put_stats(skb, VGMEM_A_GPU_STATS, VGMEM_GS_PAD,
+				vgk_nl_gpu_fields,
+				ARRAY_SIZE(vgk_nl_gpu_fields), st);
 }
 
-/* One GET_GPU message; cb is set in dumps. vgmem_gpus_lock held. */
-static int vgmem_nl_fill_gpu(struct sk_buff *skb, struct vgmem_gpu *gpu,
-			     u32 portid, u32 seq, int flags,
-			     struct netlink_callback *cb)
+/* One GET_GPU message; cb is set in dumps. vgk_gpus_lock held. */
+static int vgk_nl_fill_gpu(struct sk_buff *skb, struct vgk_gpu *gpu,
+			   u32 portid, u32 seq, int flags,
+			   struct netlink_callback *cb)
 {
 	struct vg_gpu_stats st;
-	struct vgmem_vgpu *v;
+	struct vgk_vgpu *v;
 	u32 nr_vgpus = 0, return_ms;
 	u64 committed;
 	void *hdr;
@@ -287,7 +287,7 @@ static int vgmem_nl_fill_gpu(struct sk_buff *skb, struct vgmem_gpu *gpu,
 	return_ms = gpu->return_ms;
 	mutex_unlock(&gpu->lock);
 
-	hdr = genlmsg_put(skb, portid, seq, &vgmem_genl_family, flags,
+	hdr = genlmsg_put(skb, portid, seq, &vgk_genl_family, flags,
 			  VGMEM_CMD_GET_GPU);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -305,14 +305,14 @@ static int vgmem_nl_fill_gpu(struct sk_buff *skb, struct vgmem_gpu *gpu,
 			      VGMEM_A_PAD) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_POLICY, st.policy) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_RETURN_MS, return_ms) ||
-	    nla_put_u32(skb, VGMEM_A_GPU_OVERSUB_PCT, vgmem_gpu_oversub(gpu)) ||
+	    nla_put_u32(skb, VGMEM_A_GPU_OVERSUB_PCT, vgk_gpu_oversub(gpu)) ||
 	    nla_put_u64_64bit(skb, VGMEM_A_GPU_COMMITTED, committed,
 			      VGMEM_A_PAD) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_NR_VGPUS, nr_vgpus) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_NR_VMS, st.nr_vms) ||
 	    nla_put_u64_64bit(skb, VGMEM_A_GPU_CACHE_USED, st.cache_used,
 			      VGMEM_A_PAD) ||
-	    vgmem_nl_put_gpu_stats(skb, &st))
+	    vgk_nl_put_gpu_stats(skb, &st))
 		goto err_cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -322,13 +322,13 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
-static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
-				 const struct vgmem_vm_stats *st)
+static int vgk_nl_put_vm_stats(struct sk_buff *skb,
+			       const struct vgmem_vm_stats *st)
 {
-	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_vm_fields) != VGMEM_VS_MAX - VGMEM_VS_PAD);
-	return vgmem_nl_put_stats(skb, VGMEM_A_VM_STATS, VGMEM_VS_PAD,
-				  vgmem_nl_vm_fields,
-				  ARRAY_SIZE(vgmem_nl_vm_fields), st);
+	BUILD_BUG_ON(ARRAY_SIZE(vgk_nl_vm_fields) != VGMEM_VS_MAX - VGMEM_VS_PAD);
+	return vgk_nl_put_stats(skb, VGMEM_A_VM_STATS, VGMEM_VS_PAD,
+				vgk_nl_vm_fields,
+				ARRAY_SIZE(vgk_nl_vm_fields), st);
 }
 
 /*
@@ -337,9 +337,9 @@ static int vgmem_nl_put_vm_stats(struct sk_buff *skb,
  * the share table too: host paths are the operator's business, not every
  * local user's.
  */
-static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
-			    u32 portid, u32 seq, int flags,
-			    struct netlink_callback *cb, bool shares)
+static int vgk_nl_fill_vm(struct sk_buff *skb, struct vgk_vgpu *v,
+			  u32 portid, u32 seq, int flags,
+			  struct netlink_callback *cb, bool shares)
 {
 	char type[48];
 	void *hdr;
@@ -352,21 +352,21 @@ static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
 	st = kmalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
-	vgmem_vgpu_stats(v, st);
-	/* Order v->lock, then the core's: as vgmem_vgpu_stats(). */
+	vgk_vgpu_stats(v, st);
+	/* Order v->lock, then the core's: as vgk_vgpu_stats(). */
 	mutex_lock(&v->lock);
 	cache = v->vm ? vg_vm_cache_private(v->vm) : 0;
 	mutex_unlock(&v->lock);
-	snprintf(type, sizeof(type), "%s-%s", vgmem_mdev_driver.driver.name,
+	snprintf(type, sizeof(type), "%s-%s", vgk_mdev_driver.driver.name,
 		 v->type->type.sysfs_name);
 
-	hdr = genlmsg_put(skb, portid, seq, &vgmem_genl_family, flags,
+	hdr = genlmsg_put(skb, portid, seq, &vgk_genl_family, flags,
 			  VGMEM_CMD_GET_VM);
 	if (!hdr)
 		goto out_free;
 	if (cb)
 		genl_dump_check_consistent(cb, hdr);
-	if (vgmem_nl_put_uuid(skb, v) ||
+	if (vgk_nl_put_uuid(skb, v) ||
 	    nla_put_u32(skb, VGMEM_A_GPU_INDEX, v->gpu->id) ||
 	    nla_put_string(skb, VGMEM_A_VM_TYPE, type) ||
 	    nla_put_u8(skb, VGMEM_A_VM_ACTIVE, READ_ONCE(v->vm) ? 1 : 0) ||
@@ -375,13 +375,13 @@ static int vgmem_nl_fill_vm(struct sk_buff *skb, struct vgmem_vgpu *v,
 			      VGMEM_A_PAD) ||
 	    nla_put_u64_64bit(skb, VGMEM_A_VM_CACHE_PRIVATE, cache,
 			      VGMEM_A_PAD) ||
-	    vgmem_nl_put_vm_stats(skb, st)) {
+	    vgk_nl_put_vm_stats(skb, st)) {
 		genlmsg_cancel(skb, hdr);
 		goto out_free;
 	}
 	if (shares) {
 		mutex_lock(&v->lock);
-		ret = vgmem_nl_put_shares(skb, v);
+		ret = vgk_nl_put_shares(skb, v);
 		mutex_unlock(&v->lock);
 		if (ret) {
 			genlmsg_cancel(skb, hdr);
@@ -397,29 +397,29 @@ out_free:
 
 /* ---- GET_GPU ------------------------------------------------------------- */
 
-static int vgmem_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
+static int vgk_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 	struct sk_buff *msg;
 	int ret;
 
-	if (vgmem_nl_missing(info, VGMEM_A_GPU_INDEX,
-			     "VGMEM_A_GPU_INDEX is required"))
+	if (vgk_nl_missing(info, VGMEM_A_GPU_INDEX,
+			   "VGMEM_A_GPU_INDEX is required"))
 		return -EINVAL;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	mutex_lock(&vgmem_gpus_lock);
-	gpu = vgmem_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
+	mutex_lock(&vgk_gpus_lock);
+	gpu = vgk_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
 	if (!gpu) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
 				    "no GPU with this index");
 		ret = -ENODEV;
 	} else {
-		ret = vgmem_nl_fill_gpu(msg, gpu, info->snd_portid,
-					info->snd_seq, 0, NULL);
+		ret = vgk_nl_fill_gpu(msg, gpu, info->snd_portid,
+				      info->snd_seq, 0, NULL);
 	}
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -428,31 +428,31 @@ static int vgmem_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 }
 
 /* Dump state: the next GPU index, and the next vGPU's position on it. */
-struct vgmem_nl_dump {
+struct vgk_nl_dump {
 	int gpu;
 	int pos;
 };
-static_assert(sizeof(struct vgmem_nl_dump) <=
+static_assert(sizeof(struct vgk_nl_dump) <=
 	      sizeof_field(struct netlink_callback, ctx));
 
-static int vgmem_nl_get_gpu_dumpit(struct sk_buff *skb,
-				   struct netlink_callback *cb)
+static int vgk_nl_get_gpu_dumpit(struct sk_buff *skb,
+				 struct netlink_callback *cb)
 {
-	struct vgmem_nl_dump *d = (struct vgmem_nl_dump *)cb->ctx;
-	struct vgmem_gpu *gpu;
+	struct vgk_nl_dump *d = (struct vgk_nl_dump *)cb->ctx;
+	struct vgk_gpu *gpu;
 	int ret = 0;
 
-	mutex_lock(&vgmem_gpus_lock);
+	mutex_lock(&vgk_gpus_lock);
 	/* Compared between the parts of the dump: see the UAPI header. */
-	cb->seq = vgmem_registry_gen();
-	while ((gpu = vgmem_nl_gpu_from(d->gpu))) {
-		ret = vgmem_nl_fill_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
-					cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+	cb->seq = vgk_registry_gen();
+	while ((gpu = vgk_nl_gpu_from(d->gpu))) {
+		ret = vgk_nl_fill_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
 		if (ret)
 			break;
 		d->gpu = gpu->id + 1;
 	}
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 	/* A full buffer ends this part; the next call resumes at d->gpu. */
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
@@ -461,43 +461,43 @@ static int vgmem_nl_get_gpu_dumpit(struct sk_buff *skb,
 
 /* ---- GET_VM ---------------------------------------------------------------- */
 
-static int vgmem_nl_get_vm_doit(struct sk_buff *skb, struct genl_info *info)
+static int vgk_nl_get_vm_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct vgmem_vgpu *v;
+	struct vgk_vgpu *v;
 	struct sk_buff *msg;
 	size_t size;
 	int ret;
 
-	if (vgmem_nl_missing(info, VGMEM_A_VM_UUID,
-			     "VGMEM_A_VM_UUID is required"))
+	if (vgk_nl_missing(info, VGMEM_A_VM_UUID,
+			   "VGMEM_A_VM_UUID is required"))
 		return -EINVAL;
 	if (info->attrs[VGMEM_A_GPU_INDEX]) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
 				    "a GPU index only filters dumps");
 		return -EINVAL;
 	}
-	mutex_lock(&vgmem_gpus_lock);
-	v = vgmem_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
+	mutex_lock(&vgk_gpus_lock);
+	v = vgk_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
 	if (!v) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_VM_UUID],
 				    "no vGPU with this UUID");
-		mutex_unlock(&vgmem_gpus_lock);
+		mutex_unlock(&vgk_gpus_lock);
 		return -ENODEV;
 	}
 	/*
 	 * The share table may outgrow a page. It cannot change before the
-	 * reply is filled: SET_VM holds vgmem_gpus_lock too.
+	 * reply is filled: SET_VM holds vgk_gpus_lock too.
 	 */
 	mutex_lock(&v->lock);
-	size = NLMSG_GOODSIZE + vgmem_shares_nla_size(v->shares);
+	size = NLMSG_GOODSIZE + vgk_shares_nla_size(v->shares);
 	mutex_unlock(&v->lock);
 	msg = genlmsg_new(size, GFP_KERNEL);
-	ret = msg ? vgmem_nl_fill_vm(msg, v, info->snd_portid, info->snd_seq,
-				     0, NULL,
-				     netlink_capable(skb, CAP_NET_ADMIN)) :
+	ret = msg ? vgk_nl_fill_vm(msg, v, info->snd_portid, info->snd_seq,
+				   0, NULL,
+				   netlink_capable(skb, CAP_NET_ADMIN)) :
 		    -ENOMEM;
 	mutex_unlock(&v->gpu->lock);
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -506,20 +506,20 @@ static int vgmem_nl_get_vm_doit(struct sk_buff *skb, struct genl_info *info)
 }
 
 /* The vGPUs of one GPU from position d->pos on; gpu->lock held. */
-static int vgmem_nl_dump_vms_of(struct sk_buff *skb,
-				struct netlink_callback *cb,
-				struct vgmem_gpu *gpu, struct vgmem_nl_dump *d)
+static int vgk_nl_dump_vms_of(struct sk_buff *skb,
+			      struct netlink_callback *cb,
+			      struct vgk_gpu *gpu, struct vgk_nl_dump *d)
 {
-	struct vgmem_vgpu *v;
+	struct vgk_vgpu *v;
 	int pos = 0, ret;
 
 	lockdep_assert_held(&gpu->lock);
 	list_for_each_entry(v, &gpu->vgpus, node) {
 		if (pos++ < d->pos)
 			continue;
-		ret = vgmem_nl_fill_vm(skb, v, NETLINK_CB(cb->skb).portid,
-				       cb->nlh->nlmsg_seq, NLM_F_MULTI, cb,
-				       false);
+		ret = vgk_nl_fill_vm(skb, v, NETLINK_CB(cb->skb).portid,
+				     cb->nlh->nlmsg_seq, NLM_F_MULTI, cb,
+				     false);
 		if (ret)
 			return ret;
 		d->pos = pos;
@@ -527,13 +527,13 @@ static int vgmem_nl_dump_vms_of(struct sk_buff *skb,
 	return 0;
 }
 
-static int vgmem_nl_get_vm_dumpit(struct sk_buff *skb,
-				  struct netlink_callback *cb)
+static int vgk_nl_get_vm_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct vgmem_nl_dump *d = (struct vgmem_nl_dump *)cb->ctx;
+	struct vgk_nl_dump *d = (struct vgk_nl_dump *)cb->ctx;
 	struct nlattr *only = info->attrs[VGMEM_A_GPU_INDEX];
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 	int ret = 0;
 
 	if (info->attrs[VGMEM_A_VM_UUID]) {
@@ -541,10 +541,10 @@ static int vgmem_nl_get_vm_dumpit(struct sk_buff *skb,
 				    "a dump takes no UUID: ask for one vGPU without NLM_F_DUMP");
 		return -EINVAL;
 	}
-	mutex_lock(&vgmem_gpus_lock);
-	cb->seq = vgmem_registry_gen();
+	mutex_lock(&vgk_gpus_lock);
+	cb->seq = vgk_registry_gen();
 	if (only && !d->gpu && !d->pos) {
-		gpu = vgmem_nl_gpu_find(nla_get_u32(only));
+		gpu = vgk_nl_gpu_find(nla_get_u32(only));
 		if (!gpu) {
 			NL_SET_ERR_MSG_ATTR(cb->extack, only,
 					    "no GPU with this index");
@@ -553,11 +553,11 @@ static int vgmem_nl_get_vm_dumpit(struct sk_buff *skb,
 		}
 		d->gpu = gpu->id;
 	}
-	while ((gpu = vgmem_nl_gpu_from(d->gpu))) {
+	while ((gpu = vgk_nl_gpu_from(d->gpu))) {
 		if (only && gpu->id != nla_get_u32(only))
 			break;
 		mutex_lock(&gpu->lock);
-		ret = vgmem_nl_dump_vms_of(skb, cb, gpu, d);
+		ret = vgk_nl_dump_vms_of(skb, cb, gpu, d);
 		mutex_unlock(&gpu->lock);
 		if (ret)
 			break;
@@ -565,7 +565,7 @@ static int vgmem_nl_get_vm_dumpit(struct sk_buff *skb,
 		d->pos = 0;
 	}
 out_unlock:
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
 	return ret ? ret : skb->len;
@@ -573,40 +573,40 @@ out_unlock:
 
 /* ---- GET_LRC ------------------------------------------------------------- */
 
-static int vgmem_nl_put_lrc_stats(struct sk_buff *skb,
-				  const struct vg_lrc_stats *st)
+static int vgk_nl_put_lrc_stats(struct sk_buff *skb,
+				const struct vg_lrc_stats *st)
 {
 	/* Every counter of the struct goes out: both come from one table. */
-	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) * sizeof(u64) !=
+	BUILD_BUG_ON(ARRAY_SIZE(vgk_nl_lrc_fields) * sizeof(u64) !=
 		     sizeof(*st));
-	BUILD_BUG_ON(ARRAY_SIZE(vgmem_nl_lrc_fields) != VGMEM_LS_MAX - VGMEM_LS_PAD);
-	return vgmem_nl_put_stats(skb, VGMEM_A_LRC_STATS, VGMEM_LS_PAD,
-				  vgmem_nl_lrc_fields,
-				  ARRAY_SIZE(vgmem_nl_lrc_fields), st);
+	BUILD_BUG_ON(ARRAY_SIZE(vgk_nl_lrc_fields) != VGMEM_LS_MAX - VGMEM_LS_PAD);
+	return vgk_nl_put_stats(skb, VGMEM_A_LRC_STATS, VGMEM_LS_PAD,
+				vgk_nl_lrc_fields,
+				ARRAY_SIZE(vgk_nl_lrc_fields), st);
 }
 
-static int vgmem_nl_get_lrc_doit(struct sk_buff *skb, struct genl_info *info)
+static int vgk_nl_get_lrc_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct vg_lrc_stats st;
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 	struct sk_buff *msg;
 	u32 nr_gpus = 0;
 	void *hdr;
 
-	vgmem_lrc_get_stats(&st);
-	mutex_lock(&vgmem_gpus_lock);
-	list_for_each_entry(gpu, &vgmem_gpus, node)
+	vgk_lrc_get_stats(&st);
+	mutex_lock(&vgk_gpus_lock);
+	list_for_each_entry(gpu, &vgk_gpus, node)
 		if (gpu->lrc)
 			nr_gpus++;
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	hdr = genlmsg_put(msg, info->snd_portid, info->snd_seq,
-			  &vgmem_genl_family, 0, VGMEM_CMD_GET_LRC);
+			  &vgk_genl_family, 0, VGMEM_CMD_GET_LRC);
 	if (!hdr || nla_put_u32(msg, VGMEM_A_LRC_NR_GPUS, nr_gpus) ||
-	    vgmem_nl_put_lrc_stats(msg, &st)) {
+	    vgk_nl_put_lrc_stats(msg, &st)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -616,24 +616,24 @@ static int vgmem_nl_get_lrc_doit(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- SET_GPU ------------------------------------------------------------- */
 
-static int vgmem_nl_set_gpu_doit(struct sk_buff *skb, struct genl_info *info)
+static int vgk_nl_set_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *policy = info->attrs[VGMEM_A_GPU_POLICY];
 	struct nlattr *ret_ms = info->attrs[VGMEM_A_GPU_RETURN_MS];
 	struct nlattr *oversub = info->attrs[VGMEM_A_GPU_OVERSUB_PCT];
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 	int ret = 0;
 
-	if (vgmem_nl_missing(info, VGMEM_A_GPU_INDEX,
-			     "VGMEM_A_GPU_INDEX is required"))
+	if (vgk_nl_missing(info, VGMEM_A_GPU_INDEX,
+			   "VGMEM_A_GPU_INDEX is required"))
 		return -EINVAL;
 	if (!policy && !ret_ms && !oversub) {
 		NL_SET_ERR_MSG(info->extack,
 			       "nothing to set: give a policy, a return interval or an oversubscription limit");
 		return -EINVAL;
 	}
-	mutex_lock(&vgmem_gpus_lock);
-	gpu = vgmem_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
+	mutex_lock(&vgk_gpus_lock);
+	gpu = vgk_nl_gpu_find(nla_get_u32(info->attrs[VGMEM_A_GPU_INDEX]));
 	if (!gpu) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VGMEM_A_GPU_INDEX],
 				    "no GPU with this index");
@@ -663,26 +663,26 @@ static int vgmem_nl_set_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 	if (oversub)
-		vgmem_gpu_set_oversub(gpu, nla_get_u32(oversub));
+		vgk_gpu_set_oversub(gpu, nla_get_u32(oversub));
 out_unlock:
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_unlock(&vgk_gpus_lock);
 	return ret;
 }
 
 /* ---- SET_VM ------------------------------------------------------------- */
 
-static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
+static int vgk_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *ent = info->attrs[VGMEM_A_VM_ENTITLEMENT];
 	struct nlattr *quota = info->attrs[VGMEM_A_VM_QUOTA];
 	struct nlattr *shares = info->attrs[VGMEM_A_VM_SHARES];
 	struct netlink_ext_ack *extack = info->extack;
-	struct vgmem_shares *table = NULL;
-	struct vgmem_vgpu *v;
+	struct vgk_shares *table = NULL;
+	struct vgk_vgpu *v;
 	int ret;
 
-	if (vgmem_nl_missing(info, VGMEM_A_VM_UUID,
-			     "VGMEM_A_VM_UUID is required"))
+	if (vgk_nl_missing(info, VGMEM_A_VM_UUID,
+			   "VGMEM_A_VM_UUID is required"))
 		return -EINVAL;
 	if (!ent && !quota && !shares) {
 		NL_SET_ERR_MSG(extack,
@@ -695,13 +695,13 @@ static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	if (shares) {
-		ret = vgmem_nl_parse_shares(shares, extack, &table);
+		ret = vgk_nl_parse_shares(shares, extack, &table);
 		if (ret)
 			return ret;
 	}
 
-	mutex_lock(&vgmem_gpus_lock);
-	v = vgmem_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
+	mutex_lock(&vgk_gpus_lock);
+	v = vgk_nl_vgpu_find_locked(nla_data(info->attrs[VGMEM_A_VM_UUID]));
 	if (!v) {
 		NL_SET_ERR_MSG_ATTR(extack, info->attrs[VGMEM_A_VM_UUID],
 				    "no vGPU with this UUID");
@@ -717,7 +717,7 @@ static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	/*
 	 * The setters take the GPU's lock themselves; the device reference
-	 * keeps v allocated and vgmem_gpus_lock keeps its GPU, and a vGPU
+	 * keeps v allocated and vgk_gpus_lock keeps its GPU, and a vGPU
 	 * removed meanwhile makes the quota change fail with -ENODEV.
 	 */
 	get_device(&v->vdev.device);
@@ -726,7 +726,7 @@ static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 	/* The quota first: it is the change that can be refused. */
 	ret = 0;
 	if (quota) {
-		ret = vgmem_gpu_set_quota(v->gpu, v, nla_get_u64(quota));
+		ret = vgk_gpu_set_quota(v->gpu, v, nla_get_u64(quota));
 		if (ret == -EBUSY)
 			NL_SET_ERR_MSG_ATTR(extack, quota,
 					    "the VM has more allocated than this quota");
@@ -740,77 +740,77 @@ static int vgmem_nl_set_vm_doit(struct sk_buff *skb, struct genl_info *info)
 					    "the quota was refused");
 	}
 	if (!ret && ent) {
-		ret = vgmem_vgpu_set_entitlement(v, nla_get_u64(ent));
+		ret = vgk_vgpu_set_entitlement(v, nla_get_u64(ent));
 		if (ret)
 			NL_SET_ERR_MSG_ATTR(extack, ent,
 					    "the core refused the entitlement");
 	}
 	/* The shares last: replacing the table cannot fail. */
 	if (!ret && shares) {
-		vgmem_vgpu_set_shares(v, table);
+		vgk_vgpu_set_shares(v, table);
 		table = NULL;
 	}
 	put_device(&v->vdev.device);
 out_unlock:
-	mutex_unlock(&vgmem_gpus_lock);
-	vgmem_shares_free(table);
+	mutex_unlock(&vgk_gpus_lock);
+	vgk_shares_free(table);
 	return ret;
 }
 
 /* ---- the family ------------------------------------------------------------- */
 
 /* GET_VM's flags are set at init from netlink_open. */
-static struct genl_ops vgmem_nl_ops[] __ro_after_init = {
+static struct genl_ops vgk_nl_ops[] __ro_after_init = {
 	{
 		.cmd = VGMEM_CMD_GET_GPU,
-		.doit = vgmem_nl_get_gpu_doit,
-		.dumpit = vgmem_nl_get_gpu_dumpit,
-		.policy = vgmem_nl_get_gpu_policy,
+		.doit = vgk_nl_get_gpu_doit,
+		.dumpit = vgk_nl_get_gpu_dumpit,
+		.policy = vgk_nl_get_gpu_policy,
 		.maxattr = VGMEM_A_MAX,
 	},
 	{
 		.cmd = VGMEM_CMD_SET_GPU,
-		.doit = vgmem_nl_set_gpu_doit,
-		.policy = vgmem_nl_set_gpu_policy,
+		.doit = vgk_nl_set_gpu_doit,
+		.policy = vgk_nl_set_gpu_policy,
 		.maxattr = VGMEM_A_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = VGMEM_CMD_GET_VM,
-		.doit = vgmem_nl_get_vm_doit,
-		.dumpit = vgmem_nl_get_vm_dumpit,
-		.policy = vgmem_nl_get_vm_policy,
+		.doit = vgk_nl_get_vm_doit,
+		.dumpit = vgk_nl_get_vm_dumpit,
+		.policy = vgk_nl_get_vm_policy,
 		.maxattr = VGMEM_A_MAX,
 	},
 	{
 		.cmd = VGMEM_CMD_SET_VM,
-		.doit = vgmem_nl_set_vm_doit,
-		.policy = vgmem_nl_set_vm_policy,
+		.doit = vgk_nl_set_vm_doit,
+		.policy = vgk_nl_set_vm_policy,
 		.maxattr = VGMEM_A_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = VGMEM_CMD_GET_LRC,
-		.doit = vgmem_nl_get_lrc_doit,
-		.policy = vgmem_nl_get_lrc_policy,
+		.doit = vgk_nl_get_lrc_doit,
+		.policy = vgk_nl_get_lrc_policy,
 		.maxattr = VGMEM_A_MAX,
 	},
 };
 
-struct genl_family vgmem_genl_family __ro_after_init = {
+struct genl_family vgk_genl_family __ro_after_init = {
 	.name = VGMEM_GENL_NAME,
 	.version = VGMEM_GENL_VERSION,
 	.maxattr = VGMEM_A_MAX,
 	.module = THIS_MODULE,
 	/* Our own locks serialise what needs it; dumps need not wait. */
 	.parallel_ops = true,
-	.ops = vgmem_nl_ops,
-	.n_ops = ARRAY_SIZE(vgmem_nl_ops),
-	.mcgrps = vgmem_nl_mcgrps,
-	.n_mcgrps = ARRAY_SIZE(vgmem_nl_mcgrps),
+	.ops = vgk_nl_ops,
+	.n_ops = ARRAY_SIZE(vgk_nl_ops),
+	.mcgrps = vgk_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(vgk_nl_mcgrps),
 };
 
-int vgmem_netlink_init(void)
+int vgk_netlink_init(void)
 {
 	int ret;
 
@@ -831,21 +831,21 @@ int vgmem_netlink_init(void)
 		 * socket joins (a stable backport Debian 12's 6.1 carries;
 		 * a kernel without it would not build this).
 		 */
-		for (i = 0; i < ARRAY_SIZE(vgmem_nl_ops); i++)
-			if (vgmem_nl_ops[i].cmd == VGMEM_CMD_GET_VM)
-				vgmem_nl_ops[i].flags |= GENL_ADMIN_PERM;
-		vgmem_nl_mcgrps[VGMEM_NL_MCGRP_EVENTS].flags |=
+		for (i = 0; i < ARRAY_SIZE(vgk_nl_ops); i++)
+			if (vgk_nl_ops[i].cmd == VGMEM_CMD_GET_VM)
+				vgk_nl_ops[i].flags |= GENL_ADMIN_PERM;
+		vgk_nl_mcgrps[VGK_NL_MCGRP_EVENTS].flags |=
 			GENL_MCAST_CAP_NET_ADMIN;
 	}
-	ret = genl_register_family(&vgmem_genl_family);
+	ret = genl_register_family(&vgk_genl_family);
 	if (ret)
 		return ret;
-	vgmem_nl_events_start();
+	vgk_nl_events_start();
 	return 0;
 }
 
-void vgmem_netlink_exit(void)
+void vgk_netlink_exit(void)
 {
-	vgmem_nl_events_stop();
-	genl_unregister_family(&vgmem_genl_family);
+	vgk_nl_events_stop();
+	genl_unregister_family(&vgk_genl_family);
 }

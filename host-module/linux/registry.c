@@ -13,20 +13,20 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
-struct class *vgmem_class;
+struct class *vgk_class;
 
-static DEFINE_IDA(vgmem_gpu_ida);
+static DEFINE_IDA(vgk_gpu_ida);
 /* Every registered GPU, for lookups by later interfaces (netlink). */
-LIST_HEAD(vgmem_gpus);
-DEFINE_MUTEX(vgmem_gpus_lock);
+LIST_HEAD(vgk_gpus);
+DEFINE_MUTEX(vgk_gpus_lock);
 /* Bumped on every vGPU or GPU added or removed: netlink dumps check it. */
-static atomic_t vgmem_gen = ATOMIC_INIT(1);
+static atomic_t vgk_gen = ATOMIC_INIT(1);
 
-u32 vgmem_registry_gen(void)
+u32 vgk_registry_gen(void)
 {
-	return (u32)atomic_read(&vgmem_gen);
+	return (u32)atomic_read(&vgk_gen);
 }
 
 /*
@@ -42,57 +42,57 @@ static const struct {
 	const char *sysfs_name;
 	const char *pretty_name;
 	u64 quota;
-} vgmem_type_desc[VGMEM_NR_TYPES] = {
+} vgk_type_desc[VGK_NR_TYPES] = {
 	{ "1g", "vGPU 1 GiB", 1ull << 30 },
 	{ "2g", "vGPU 2 GiB", 2ull << 30 },
 	{ "4g", "vGPU 4 GiB", 4ull << 30 },
 	{ "8g", "vGPU 8 GiB", 8ull << 30 },
 };
 
-u32 vgmem_gpu_oversub(const struct vgmem_gpu *gpu)
+u32 vgk_gpu_oversub(const struct vgk_gpu *gpu)
 {
 	u32 pct = READ_ONCE(gpu->oversub_pct);
 
 	return pct ? pct : READ_ONCE(oversub_pct);
 }
 
-void vgmem_gpu_set_oversub(struct vgmem_gpu *gpu, u32 pct)
+void vgk_gpu_set_oversub(struct vgk_gpu *gpu, u32 pct)
 {
 	mutex_lock(&gpu->lock);
 	WRITE_ONCE(gpu->oversub_pct, pct);
 	mutex_unlock(&gpu->lock);
 }
 
-static u64 vgmem_gpu_limit(const struct vgmem_gpu *gpu)
+static u64 vgk_gpu_limit(const struct vgk_gpu *gpu)
 {
 	u64 scaled;
 
 	/* Saturate rather than wrap: a huge percentage means "no limit". */
-	if (check_mul_overflow(gpu->vram_size, (u64)vgmem_gpu_oversub(gpu),
+	if (check_mul_overflow(gpu->vram_size, (u64)vgk_gpu_oversub(gpu),
 			       &scaled))
 		return U64_MAX;
 	return div64_u64(scaled, 100);
 }
 
-static u64 vgmem_gpu_room(struct vgmem_gpu *gpu)
+static u64 vgk_gpu_room(struct vgk_gpu *gpu)
 {
-	u64 limit = vgmem_gpu_limit(gpu);
+	u64 limit = vgk_gpu_limit(gpu);
 
 	lockdep_assert_held(&gpu->lock);
 	return limit > gpu->committed ? limit - gpu->committed : 0;
 }
 
-unsigned int vgmem_gpu_available(struct vgmem_gpu *gpu, u64 quota)
+unsigned int vgk_gpu_available(struct vgk_gpu *gpu, u64 quota)
 {
 	u64 n;
 
 	mutex_lock(&gpu->lock);
-	n = div64_u64(vgmem_gpu_room(gpu), quota);
+	n = div64_u64(vgk_gpu_room(gpu), quota);
 	mutex_unlock(&gpu->lock);
 	return (unsigned int)min_t(u64, n, UINT_MAX);
 }
 
-int vgmem_gpu_attach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v)
+int vgk_gpu_attach(struct vgk_gpu *gpu, struct vgk_vgpu *v)
 {
 	int ret = 0;
 
@@ -100,12 +100,12 @@ int vgmem_gpu_attach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v)
 	if (!try_module_get(gpu->owner))
 		return -ENODEV;
 	mutex_lock(&gpu->lock);
-	if (v->quota > vgmem_gpu_room(gpu)) {
+	if (v->quota > vgk_gpu_room(gpu)) {
 		ret = -ENOSPC;
 	} else {
 		gpu->committed += v->quota;
 		list_add_tail(&v->node, &gpu->vgpus);
-		atomic_inc(&vgmem_gen);
+		atomic_inc(&vgk_gen);
 	}
 	mutex_unlock(&gpu->lock);
 	if (ret)
@@ -113,18 +113,18 @@ int vgmem_gpu_attach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v)
 	return ret;
 }
 
-void vgmem_gpu_detach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v)
+void vgk_gpu_detach(struct vgk_gpu *gpu, struct vgk_vgpu *v)
 {
 	mutex_lock(&gpu->lock);
 	/* _init: a netlink request holding v sees it is gone (set_quota). */
 	list_del_init(&v->node);
-	atomic_inc(&vgmem_gen);
+	atomic_inc(&vgk_gen);
 	gpu->committed -= v->quota;
 	mutex_unlock(&gpu->lock);
 	module_put(gpu->owner);
 }
 
-int vgmem_gpu_set_quota(struct vgmem_gpu *gpu, struct vgmem_vgpu *v, u64 quota)
+int vgk_gpu_set_quota(struct vgk_gpu *gpu, struct vgk_vgpu *v, u64 quota)
 {
 	int ret = 0;
 
@@ -134,7 +134,7 @@ int vgmem_gpu_set_quota(struct vgmem_gpu *gpu, struct vgmem_vgpu *v, u64 quota)
 	mutex_lock(&v->lock);
 	if (list_empty(&v->node))
 		ret = -ENODEV;		/* being removed */
-	else if (quota > v->quota && quota - v->quota > vgmem_gpu_room(gpu))
+	else if (quota > v->quota && quota - v->quota > vgk_gpu_room(gpu))
 		ret = -ENOSPC;
 	else if (v->vm)
 		ret = vg_vm_set_quota(v->vm, quota);	/* -EBUSY below allocation */
@@ -152,7 +152,7 @@ int vgmem_gpu_set_quota(struct vgmem_gpu *gpu, struct vgmem_vgpu *v, u64 quota)
 static ssize_t vram_size_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%llu\n", gpu->vram_size);
 }
@@ -161,7 +161,7 @@ static DEVICE_ATTR_RO(vram_size);
 static ssize_t vram_used_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	struct vg_gpu_stats st;
 
 	vg_gpu_get_stats(gpu->core, &st);
@@ -172,7 +172,7 @@ static DEVICE_ATTR_RO(vram_used);
 static ssize_t host_used_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	struct vg_gpu_stats st;
 
 	vg_gpu_get_stats(gpu->core, &st);
@@ -183,7 +183,7 @@ static DEVICE_ATTR_RO(host_used);
 static ssize_t chunk_size_show(struct device *dev, struct device_attribute *attr,
 			       char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	struct vg_gpu_stats st;
 
 	vg_gpu_get_stats(gpu->core, &st);
@@ -194,7 +194,7 @@ static DEVICE_ATTR_RO(chunk_size);
 static ssize_t policy_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	struct vg_gpu_stats st;
 
 	vg_gpu_get_stats(gpu->core, &st);
@@ -204,7 +204,7 @@ static ssize_t policy_show(struct device *dev, struct device_attribute *attr,
 static ssize_t policy_store(struct device *dev, struct device_attribute *attr,
 			    const char *buf, size_t count)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	enum vg_chunk_policy p;
 	char name[16];
 	int ret;
@@ -224,7 +224,7 @@ static DEVICE_ATTR_RW(policy);
 static ssize_t return_interval_ms_show(struct device *dev,
 				       struct device_attribute *attr, char *buf)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	u32 ms;
 
 	mutex_lock(&gpu->lock);
@@ -237,7 +237,7 @@ static ssize_t return_interval_ms_store(struct device *dev,
 					struct device_attribute *attr,
 					const char *buf, size_t count)
 {
-	struct vgmem_gpu *gpu = dev_get_drvdata(dev);
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);
 	u32 ms;
 	int ret;
 
@@ -253,7 +253,7 @@ static ssize_t return_interval_ms_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(return_interval_ms);
 
-static struct attribute *vgmem_gpu_attrs[] = {
+static struct attribute *vgk_gpu_attrs[] = {
 	&dev_attr_vram_size.attr,
 	&dev_attr_vram_used.attr,
 	&dev_attr_host_used.attr,
@@ -262,32 +262,32 @@ static struct attribute *vgmem_gpu_attrs[] = {
 	&dev_attr_return_interval_ms.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(vgmem_gpu);
+ATTRIBUTE_GROUPS(vgk_gpu);
 
 /* ---- registration --------------------------------------------------------- */
 
-static void vgmem_gpu_init_types(struct vgmem_gpu *gpu)
+static void vgk_gpu_init_types(struct vgk_gpu *gpu)
 {
 	unsigned int i;
 
-	for (i = 0; i < VGMEM_NR_TYPES; i++) {
-		gpu->types[i].type.sysfs_name = vgmem_type_desc[i].sysfs_name;
-		gpu->types[i].type.pretty_name = vgmem_type_desc[i].pretty_name;
-		gpu->types[i].quota = vgmem_type_desc[i].quota;
+	for (i = 0; i < VGK_NR_TYPES; i++) {
+		gpu->types[i].type.sysfs_name = vgk_type_desc[i].sysfs_name;
+		gpu->types[i].type.pretty_name = vgk_type_desc[i].pretty_name;
+		gpu->types[i].quota = vgk_type_desc[i].quota;
 		gpu->type_ptrs[i] = &gpu->types[i].type;
 	}
 }
 
-int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
-		       const char *name, struct module *owner,
-		       struct vgmem_gpu **out)
+int vgk_register_gpu(const struct vg_backend_ops *ops, void *backend,
+		     const char *name, struct module *owner,
+		     struct vgk_gpu **out)
 {
 	struct vg_gpu_config cfg = {
 		.name = name,
-		.events = &vgmem_nl_gpu_events,
+		.events = &vgk_nl_gpu_events,
 	};
 	struct vg_gpu_stats st;
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 	int ret;
 
 	if (!ops || !out)
@@ -300,7 +300,7 @@ int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
 	gpu->owner = owner;
 	gpu->return_ms = VG_RETURN_MS_DEFAULT;
 
-	ret = ida_alloc(&vgmem_gpu_ida, GFP_KERNEL);
+	ret = ida_alloc(&vgk_gpu_ida, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free_gpu;
 	gpu->id = ret;
@@ -311,26 +311,26 @@ int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
 		goto err_free_id;
 	vg_gpu_get_stats(gpu->core, &st);
 	gpu->vram_size = st.vram_size;
-	vgmem_gpu_init_types(gpu);
-	vgmem_lrc_gpu_add(gpu);
+	vgk_gpu_init_types(gpu);
+	vgk_lrc_gpu_add(gpu);
 
-	gpu->dev = device_create_with_groups(vgmem_class, NULL, MKDEV(0, 0), gpu,
-					     vgmem_gpu_groups, "vgmem%d",
+	gpu->dev = device_create_with_groups(vgk_class, NULL, MKDEV(0, 0), gpu,
+					     vgk_gpu_groups, "vgmem%d",
 					     gpu->id);
 	if (IS_ERR(gpu->dev)) {
 		ret = PTR_ERR(gpu->dev);
 		goto err_destroy_core;
 	}
 
-	ret = mdev_register_parent(&gpu->parent, gpu->dev, &vgmem_mdev_driver,
-				   gpu->type_ptrs, VGMEM_NR_TYPES);
+	ret = mdev_register_parent(&gpu->parent, gpu->dev, &vgk_mdev_driver,
+				   gpu->type_ptrs, VGK_NR_TYPES);
 	if (ret)
 		goto err_unregister_dev;
 
-	mutex_lock(&vgmem_gpus_lock);
-	list_add_tail(&gpu->node, &vgmem_gpus);
-	atomic_inc(&vgmem_gen);
-	mutex_unlock(&vgmem_gpus_lock);
+	mutex_lock(&vgk_gpus_lock);
+	list_add_tail(&gpu->node, &vgk_gpus);
+	atomic_inc(&vgk_gen);
+	mutex_unlock(&vgk_gpus_lock);
 	dev_info(gpu->dev, "%s: %llu MiB of VRAM, up to %u%% admitted\n",
 		 name ? name : "gpu", gpu->vram_size >> 20,
 		 READ_ONCE(oversub_pct));
@@ -340,47 +340,47 @@ int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
 err_unregister_dev:
 	device_unregister(gpu->dev);
 err_destroy_core:
-	vgmem_lrc_gpu_remove(gpu);
+	vgk_lrc_gpu_remove(gpu);
 	vg_gpu_destroy(gpu->core);
 err_free_id:
-	ida_free(&vgmem_gpu_ida, gpu->id);
+	ida_free(&vgk_gpu_ida, gpu->id);
 err_free_gpu:
 	mutex_destroy(&gpu->lock);
 	kfree(gpu);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(vgmem_register_gpu);
+EXPORT_SYMBOL_GPL(vgk_register_gpu);
 
-void vgmem_unregister_gpu(struct vgmem_gpu *gpu)
+void vgk_unregister_gpu(struct vgk_gpu *gpu)
 {
 	if (!gpu)
 		return;
-	mutex_lock(&vgmem_gpus_lock);
+	mutex_lock(&vgk_gpus_lock);
 	list_del(&gpu->node);
-	atomic_inc(&vgmem_gen);
-	mutex_unlock(&vgmem_gpus_lock);
+	atomic_inc(&vgk_gen);
+	mutex_unlock(&vgk_gpus_lock);
 	/* Removes any vGPU left, each after its device is closed. */
 	mdev_unregister_parent(&gpu->parent);
 	WARN_ON(!list_empty(&gpu->vgpus));
 	device_unregister(gpu->dev);
-	vgmem_lrc_gpu_remove(gpu);
+	vgk_lrc_gpu_remove(gpu);
 	vg_gpu_destroy(gpu->core);
-	ida_free(&vgmem_gpu_ida, gpu->id);
+	ida_free(&vgk_gpu_ida, gpu->id);
 	mutex_destroy(&gpu->lock);
 	kfree(gpu);
 }
-EXPORT_SYMBOL_GPL(vgmem_unregister_gpu);
+EXPORT_SYMBOL_GPL(vgk_unregister_gpu);
 
-int vgmem_registry_init(void)
+int vgk_registry_init(void)
 {
-	vgmem_class = class_create(THIS_MODULE, "vgmem");
-	return PTR_ERR_OR_ZERO(vgmem_class);
+	vgk_class = class_create(THIS_MODULE, "vgmem");
+	return PTR_ERR_OR_ZERO(vgk_class);
 }
 
-void vgmem_registry_exit(void)
+void vgk_registry_exit(void)
 {
 	/* Backends hold references on vgmem.ko: no GPU is left here. */
-	WARN_ON(!list_empty(&vgmem_gpus));
-	class_destroy(vgmem_class);
-	ida_destroy(&vgmem_gpu_ida);
+	WARN_ON(!list_empty(&vgk_gpus));
+	class_destroy(vgk_class);
+	ida_destroy(&vgk_gpu_ida);
 }

@@ -4,7 +4,7 @@
  * entries' policy, SET_VM's parsing, where every entry is checked and
  * every root resolved before the table may replace the old one, and
  * GET_VM's reply. The table reaches the VM's file cache context in
- * lrc_store.c (vgmem_vgpu_set_shares), and the guest reads it back with
+ * lrc_store.c (vgk_vgpu_set_shares), and the guest reads it back with
  * VGMEM_CTRL_SHARES from there.
  */
 #include <linux/slab.h>
@@ -12,13 +12,13 @@
 #include <net/genetlink.h>
 #include <net/netlink.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 /*
  * One entry of VGMEM_A_VM_SHARES; the lengths of the path and the tag are
- * bounded here, the tag's characters by vgmem_nl_parse_shares.
+ * bounded here, the tag's characters by vgk_nl_parse_shares.
  */
-const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1] = {
+const struct nla_policy vgk_nl_share_policy[VGMEM_SHARE_A_MAX + 1] = {
 	[VGMEM_SHARE_A_ID] = { .type = NLA_U32 },
 	[VGMEM_SHARE_A_PATH] = { .type = NLA_NUL_STRING,
 				 .len = VGMEM_SHARE_PATH_MAX - 1 },
@@ -27,9 +27,9 @@ const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1] = {
 				.len = VGMEM_SHARE_TAG_MAX },
 };
 
-struct vgmem_shares *vgmem_shares_alloc(unsigned int nr)
+struct vgk_shares *vgk_shares_alloc(unsigned int nr)
 {
-	struct vgmem_shares *s;
+	struct vgk_shares *s;
 
 	if (nr > VGMEM_SHARES_MAX)
 		return NULL;
@@ -39,7 +39,7 @@ struct vgmem_shares *vgmem_shares_alloc(unsigned int nr)
 	return s;
 }
 
-void vgmem_shares_free(struct vgmem_shares *s)
+void vgk_shares_free(struct vgk_shares *s)
 {
 	unsigned int i;
 
@@ -50,7 +50,7 @@ void vgmem_shares_free(struct vgmem_shares *s)
 	kfree(s);
 }
 
-size_t vgmem_shares_nla_size(const struct vgmem_shares *s)
+size_t vgk_shares_nla_size(const struct vgk_shares *s)
 {
 	size_t size = nla_total_size(0);
 	unsigned int i;
@@ -63,9 +63,9 @@ size_t vgmem_shares_nla_size(const struct vgmem_shares *s)
 	return size;
 }
 
-int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v)
+int vgk_nl_put_shares(struct sk_buff *skb, struct vgk_vgpu *v)
 {
-	const struct vgmem_shares *s = v->shares;
+	const struct vgk_shares *s = v->shares;
 	struct nlattr *nest, *e;
 	unsigned int i;
 
@@ -88,12 +88,12 @@ int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v)
 	return 0;
 }
 
-int vgmem_nl_parse_shares(struct nlattr *nest,
+int vgk_nl_parse_shares(struct nlattr *nest,
 				 struct netlink_ext_ack *extack,
-				 struct vgmem_shares **out)
+				 struct vgk_shares **out)
 {
 	struct nlattr *tb[VGMEM_SHARE_A_MAX + 1];
-	struct vgmem_shares *s;
+	struct vgk_shares *s;
 	unsigned int n = 0, i, j;
 	struct nlattr *e;
 	int rem, ret;
@@ -104,17 +104,17 @@ int vgmem_nl_parse_shares(struct nlattr *nest,
 		NL_SET_ERR_MSG_ATTR(extack, nest, "more than 64 shares");
 		return -EINVAL;
 	}
-	s = vgmem_shares_alloc(n);
+	s = vgk_shares_alloc(n);
 	if (!s)
 		return -ENOMEM;
 	i = 0;
 	nla_for_each_nested(e, nest, rem) {
-		struct vgmem_share *sh;
+		struct vgk_share *sh;
 		const char *path, *tag;
 		u32 id;
 
 		ret = nla_parse_nested(tb, VGMEM_SHARE_A_MAX, e,
-				       vgmem_nl_share_policy, extack);
+				       vgk_nl_share_policy, extack);
 		if (ret)
 			goto err_free;
 		ret = -EINVAL;
@@ -126,7 +126,7 @@ int vgmem_nl_parse_shares(struct nlattr *nest,
 			goto err_free;
 		}
 		path = nla_data(tb[VGMEM_SHARE_A_PATH]);
-		if (vgmem_share_path_check(path)) {
+		if (vgk_share_path_check(path)) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
 					    "a share path must be absolute, without '.' or '..' components");
 			goto err_free;
@@ -166,7 +166,7 @@ int vgmem_nl_parse_shares(struct nlattr *nest,
 			ret = -ENOMEM;
 			goto err_free;
 		}
-		ret = vgmem_share_root_check(path);
+		ret = vgk_share_root_check(path);
 		if (ret == -ENOENT)
 			NL_SET_ERR_MSG_ATTR(extack, tb[VGMEM_SHARE_A_PATH],
 					    "a share path does not exist");
@@ -184,6 +184,6 @@ int vgmem_nl_parse_shares(struct nlattr *nest,
 
 err_free:
 	s->nr = i;
-	vgmem_shares_free(s);
+	vgk_shares_free(s);
 	return ret;
 }

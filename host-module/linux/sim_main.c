@@ -8,9 +8,9 @@
 #include <linux/module.h>
 
 #include "sim/sim.h"
-#include "vgmem_gpu.h"
+#include "vgk_gpu.h"
 
-#define VGMEM_SIM_MAX_GPUS	16
+#define VGK_SIM_MAX_GPUS	16
 
 static unsigned int gpus = 1;
 module_param(gpus, uint, 0444);
@@ -28,17 +28,17 @@ static unsigned int pcie_bw_mbps;
 module_param(pcie_bw_mbps, uint, 0444);
 MODULE_PARM_DESC(pcie_bw_mbps, "PCIe bandwidth of the cost model in MiB/s (0: 12 GiB/s)");
 
-struct vgmem_sim_gpu {
+struct vgk_sim_gpu {
 	struct vg_sim *sim;
-	struct vgmem_gpu *gpu;
+	struct vgk_gpu *gpu;
 };
 
-static struct vgmem_sim_gpu vgmem_sim_gpus[VGMEM_SIM_MAX_GPUS];
-static unsigned int vgmem_sim_nr;
+static struct vgk_sim_gpu vgk_sim_gpus[VGK_SIM_MAX_GPUS];
+static unsigned int vgk_sim_nr;
 
-static int vgmem_sim_add(unsigned int i)
+static int vgk_sim_add(unsigned int i)
 {
-	struct vgmem_sim_gpu *g = &vgmem_sim_gpus[i];
+	struct vgk_sim_gpu *g = &vgk_sim_gpus[i];
 	struct vg_sim_config cfg = {
 		.vram_size = (u64)vram_mb << 20,
 		.vram_bw = (u64)vram_bw_mbps << 20,
@@ -51,8 +51,8 @@ static int vgmem_sim_add(unsigned int i)
 	if (ret)
 		return ret;
 	snprintf(name, sizeof(name), "sim%u", i);
-	ret = vgmem_register_gpu(vg_sim_backend_ops(), g->sim, name, THIS_MODULE,
-				 &g->gpu);
+	ret = vgk_register_gpu(vg_sim_backend_ops(), g->sim, name, THIS_MODULE,
+			       &g->gpu);
 	if (ret)
 		goto err_destroy_sim;
 	return 0;
@@ -62,41 +62,41 @@ err_destroy_sim:
 	return ret;
 }
 
-static void vgmem_sim_remove(unsigned int i)
+static void vgk_sim_remove(unsigned int i)
 {
-	struct vgmem_sim_gpu *g = &vgmem_sim_gpus[i];
+	struct vgk_sim_gpu *g = &vgk_sim_gpus[i];
 
-	vgmem_unregister_gpu(g->gpu);
+	vgk_unregister_gpu(g->gpu);
 	vg_sim_destroy(g->sim);
 }
 
-static int __init vgmem_sim_init(void)
+static int __init vgk_sim_init(void)
 {
 	int ret;
 
-	if (!gpus || gpus > VGMEM_SIM_MAX_GPUS || !vram_mb)
+	if (!gpus || gpus > VGK_SIM_MAX_GPUS || !vram_mb)
 		return -EINVAL;
-	for (vgmem_sim_nr = 0; vgmem_sim_nr < gpus; vgmem_sim_nr++) {
-		ret = vgmem_sim_add(vgmem_sim_nr);
+	for (vgk_sim_nr = 0; vgk_sim_nr < gpus; vgk_sim_nr++) {
+		ret = vgk_sim_add(vgk_sim_nr);
 		if (ret)
 			goto err_remove_gpus;
 	}
 	return 0;
 
 err_remove_gpus:
-	while (vgmem_sim_nr--)
-		vgmem_sim_remove(vgmem_sim_nr);
+	while (vgk_sim_nr--)
+		vgk_sim_remove(vgk_sim_nr);
 	return ret;
 }
 
-static void __exit vgmem_sim_exit(void)
+static void __exit vgk_sim_exit(void)
 {
-	while (vgmem_sim_nr--)
-		vgmem_sim_remove(vgmem_sim_nr);
+	while (vgk_sim_nr--)
+		vgk_sim_remove(vgk_sim_nr);
 }
 
-module_init(vgmem_sim_init);
-module_exit(vgmem_sim_exit);
+module_init(vgk_sim_init);
+module_exit(vgk_sim_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("vgmem: software GPUs for vgmem.ko");
 MODULE_AUTHOR("vgmem developers");

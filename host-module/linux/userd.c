@@ -14,7 +14,7 @@
  * the zap (and is zapped) or sees the new page.
  *
  * A page without a channel (never created, or destroyed) maps the vGPU's
- * absent page (vgmem_drv.h): a real VMM maps BAR2 straight into the guest,
+ * absent page (vgk_drv.h): a real VMM maps BAR2 straight into the guest,
  * where any stray access must be harmless, never a SIGBUS that kills the
  * VMM. It reads as zeros until the guest itself writes there; what it
  * writes reaches no channel and no other VM. The VMA is tracked all the
@@ -34,22 +34,22 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
 static_assert(PAGE_SIZE == VGMEM_USERD_SIZE);
 
 /* The BAR2 page a VMA address maps. */
-static unsigned long vgmem_vma_page(struct vm_area_struct *vma,
-				    unsigned long addr)
+static unsigned long vgk_vma_page(struct vm_area_struct *vma,
+				  unsigned long addr)
 {
-	return (vma->vm_pgoff & VGMEM_PGOFF_MASK) +
+	return (vma->vm_pgoff & VGK_PGOFF_MASK) +
 	       ((addr - vma->vm_start) >> PAGE_SHIFT);
 }
 
-static struct vgmem_vma *vgmem_vma_find(struct vgmem_vgpu *v,
-					struct vm_area_struct *vma)
+static struct vgk_vma *vgk_vma_find(struct vgk_vgpu *v,
+				    struct vm_area_struct *vma)
 {
-	struct vgmem_vma *e;
+	struct vgk_vma *e;
 
 	lockdep_assert_held(&v->userd_lock);
 	list_for_each_entry(e, &v->vmas, node)
@@ -58,14 +58,14 @@ static struct vgmem_vma *vgmem_vma_find(struct vgmem_vgpu *v,
 	return NULL;
 }
 
-static void vgmem_vma_zap_all(struct vm_area_struct *vma)
+static void vgk_vma_zap_all(struct vm_area_struct *vma)
 {
 	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
 }
 
-static void vgmem_vma_zap_page(struct vm_area_struct *vma, u32 page)
+static void vgk_vma_zap_page(struct vm_area_struct *vma, u32 page)
 {
-	unsigned long first = vma->vm_pgoff & VGMEM_PGOFF_MASK;
+	unsigned long first = vma->vm_pgoff & VGK_PGOFF_MASK;
 
 	if (page < first || page - first >= vma_pages(vma))
 		return;
@@ -73,21 +73,21 @@ static void vgmem_vma_zap_page(struct vm_area_struct *vma, u32 page)
 		     PAGE_SIZE);
 }
 
-static vm_fault_t vgmem_userd_fault(struct vm_fault *vmf)
+static vm_fault_t vgk_userd_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct vgmem_vgpu *v = vma->vm_private_data;
-	unsigned long page = vgmem_vma_page(vma, vmf->address);
-	struct vgmem_vma *e;
+	struct vgk_vgpu *v = vma->vm_private_data;
+	unsigned long page = vgk_vma_page(vma, vmf->address);
+	struct vgk_vma *e;
 	struct vg_chan *ch;
 	vm_fault_t ret;
 	void *userd;
 
 	/* mmap checked the range: a VMA never reaches past BAR2. */
-	if (WARN_ON_ONCE(page >= VGMEM_USERD_PAGES))
+	if (WARN_ON_ONCE(page >= VGK_USERD_PAGES))
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&v->userd_lock);
-	e = vgmem_vma_find(v, vma);
+	e = vgk_vma_find(v, vma);
 	if (!e) {
 		e = kzalloc(sizeof(*e), GFP_KERNEL);
 		if (!e) {
@@ -119,18 +119,18 @@ out_unlock:
 }
 
 /* A split or a copy: drop the new VMA's entries; it faults them back. */
-static void vgmem_userd_open(struct vm_area_struct *vma)
+static void vgk_userd_open(struct vm_area_struct *vma)
 {
-	vgmem_vma_zap_all(vma);
+	vgk_vma_zap_all(vma);
 }
 
-static void vgmem_userd_close(struct vm_area_struct *vma)
+static void vgk_userd_close(struct vm_area_struct *vma)
 {
-	struct vgmem_vgpu *v = vma->vm_private_data;
-	struct vgmem_vma *e;
+	struct vgk_vgpu *v = vma->vm_private_data;
+	struct vgk_vma *e;
 
 	mutex_lock(&v->userd_lock);
-	e = vgmem_vma_find(v, vma);
+	e = vgk_vma_find(v, vma);
 	if (e) {
 		list_del(&e->node);
 		kfree(e);
@@ -139,27 +139,27 @@ static void vgmem_userd_close(struct vm_area_struct *vma)
 }
 
 /* mremap moved the entries into a VMA we do not track: drop them. */
-static int vgmem_userd_mremap(struct vm_area_struct *vma)
+static int vgk_userd_mremap(struct vm_area_struct *vma)
 {
-	vgmem_vma_zap_all(vma);
+	vgk_vma_zap_all(vma);
 	return 0;
 }
 
-static const struct vm_operations_struct vgmem_userd_vm_ops = {
-	.open = vgmem_userd_open,
-	.close = vgmem_userd_close,
-	.mremap = vgmem_userd_mremap,
-	.fault = vgmem_userd_fault,
+static const struct vm_operations_struct vgk_userd_vm_ops = {
+	.open = vgk_userd_open,
+	.close = vgk_userd_close,
+	.mremap = vgk_userd_mremap,
+	.fault = vgk_userd_fault,
 };
 
-int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma)
+int vgk_userd_mmap(struct vgk_vgpu *v, struct vm_area_struct *vma)
 {
-	unsigned long pgoff = vma->vm_pgoff & VGMEM_PGOFF_MASK;
+	unsigned long pgoff = vma->vm_pgoff & VGK_PGOFF_MASK;
 
-	if ((vma->vm_pgoff >> VGMEM_PGOFF_SHIFT) != VFIO_PCI_BAR2_REGION_INDEX)
+	if ((vma->vm_pgoff >> VGK_PGOFF_SHIFT) != VFIO_PCI_BAR2_REGION_INDEX)
 		return -EINVAL;
-	if (pgoff >= VGMEM_USERD_PAGES ||
-	    vma_pages(vma) > VGMEM_USERD_PAGES - pgoff)
+	if (pgoff >= VGK_USERD_PAGES ||
+	    vma_pages(vma) > VGK_USERD_PAGES - pgoff)
 		return -EINVAL;
 	/* A private copy would not be the device's page. */
 	if (!(vma->vm_flags & VM_SHARED))
@@ -167,13 +167,13 @@ int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma)
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
 			 VM_DONTCOPY;
 	vma->vm_private_data = v;
-	vma->vm_ops = &vgmem_userd_vm_ops;
+	vma->vm_ops = &vgk_userd_vm_ops;
 	return 0;
 }
 
-static struct vgmem_vma *vgmem_vma_next(struct vgmem_vgpu *v, u64 gen)
+static struct vgk_vma *vgk_vma_next(struct vgk_vgpu *v, u64 gen)
 {
-	struct vgmem_vma *e;
+	struct vgk_vma *e;
 
 	list_for_each_entry(e, &v->vmas, node)
 		if (e->gen != gen)
@@ -189,14 +189,14 @@ static struct vgmem_vma *vgmem_vma_next(struct vgmem_vgpu *v, u64 gen)
  * with this zap's generation; VMAs that fault in while userd_lock is let
  * go map the current page already and carry the generation from birth.
  */
-static void vgmem_userd_zap_page(struct vgmem_vgpu *v, u32 page)
+static void vgk_userd_zap_page(struct vgk_vgpu *v, u32 page)
 {
-	struct vgmem_vma *e;
+	struct vgk_vma *e;
 	u64 gen;
 
 	lockdep_assert_held(&v->userd_lock);
 	gen = ++v->zap_gen;
-	while ((e = vgmem_vma_next(v, gen))) {
+	while ((e = vgk_vma_next(v, gen))) {
 		struct mm_struct *mm = e->vma->vm_mm;
 
 		if (!mmget_not_zero(mm)) {
@@ -212,7 +212,7 @@ static void vgmem_userd_zap_page(struct vgmem_vgpu *v, u32 page)
 		list_for_each_entry(e, &v->vmas, node) {
 			if (e->gen == gen || e->vma->vm_mm != mm)
 				continue;
-			vgmem_vma_zap_page(e->vma, page);
+			vgk_vma_zap_page(e->vma, page);
 			e->gen = gen;
 		}
 		mmap_read_unlock(mm);
@@ -226,18 +226,18 @@ static void vgmem_userd_zap_page(struct vgmem_vgpu *v, u32 page)
  * cannot change under vg_chan_find(). A channel no longer on it is being
  * destroyed: its page leaves the table before the core frees it.
  */
-void vgmem_userd_zap(void *priv, struct vg_chan *ch)
+void vgk_userd_zap(void *priv, struct vg_chan *ch)
 {
-	struct vgmem_vgpu *v = priv;
+	struct vgk_vgpu *v = priv;
 	struct vg_vm *vm = READ_ONCE(v->vm);
 	u32 id = vg_chan_id(ch);
 
 	mutex_lock(&v->userd_lock);
-	if (id < VGMEM_USERD_PAGES && v->chans[id] == ch &&
+	if (id < VGK_USERD_PAGES && v->chans[id] == ch &&
 	    (!vm || vg_chan_find(vm, id) != ch))
 		v->chans[id] = NULL;
-	if (id < VGMEM_USERD_PAGES)
-		vgmem_userd_zap_page(v, id);
+	if (id < VGK_USERD_PAGES)
+		vgk_userd_zap_page(v, id);
 	mutex_unlock(&v->userd_lock);
 }
 
@@ -250,7 +250,7 @@ void vgmem_userd_zap(void *priv, struct vg_chan *ch)
  * out ids below VGMEM_MAX_CHANNELS; a channel whose id had no page would
  * be destroyed again.
  */
-int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id)
+int vgk_userd_add_chan(struct vgk_vgpu *v, u32 id)
 {
 	struct vg_chan *ch;
 
@@ -258,25 +258,25 @@ int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id)
 	ch = vg_chan_lookup(v->vm, id);
 	if (WARN_ON_ONCE(!ch))
 		return -ENOENT;
-	if (id >= VGMEM_USERD_PAGES) {
+	if (id >= VGK_USERD_PAGES) {
 		vg_chan_destroy(ch);
 		return -ENOSPC;
 	}
 	mutex_lock(&v->userd_lock);
 	v->chans[id] = ch;
-	vgmem_userd_zap_page(v, id);
+	vgk_userd_zap_page(v, id);
 	mutex_unlock(&v->userd_lock);
 	return 0;
 }
 
 /* Zeroed at open and reset: a new guest sees no bytes of the last one. */
-void vgmem_userd_reset_absent(struct vgmem_vgpu *v)
+void vgk_userd_reset_absent(struct vgk_vgpu *v)
 {
 	clear_highpage(v->absent);
 }
 
 /* pread/pwrite of BAR2: the same page the mapping shows. */
-u32 vgmem_userd_read(struct vgmem_vgpu *v, u64 off)
+u32 vgk_userd_read(struct vgk_vgpu *v, u64 off)
 {
 	struct vg_chan *ch;
 	u32 val = 0;
@@ -289,7 +289,7 @@ u32 vgmem_userd_read(struct vgmem_vgpu *v, u64 off)
 	return val;
 }
 
-void vgmem_userd_write(struct vgmem_vgpu *v, u64 off, u32 val)
+void vgk_userd_write(struct vgk_vgpu *v, u64 off, u32 val)
 {
 	struct vg_chan *ch;
 

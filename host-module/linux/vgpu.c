@@ -6,85 +6,85 @@
  * is open: guest memory is only reachable then (vfio_dma_rw), and a fresh
  * open, like VFIO_DEVICE_RESET, is a fresh vGPU to the guest. Its
  * counters, though, are the mdev's, like a NIC's: each VM's are folded
- * into the vGPU's when it goes (vgmem_vgpu_stats).
+ * into the vGPU's when it goes (vgk_vgpu_stats).
  */
 #include <linux/pci_regs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "vgmem_drv.h"
+#include "vgk_drv.h"
 
-#define VGMEM_MSI_CAP		0x40
-#define VGMEM_BAR_MEM32		PCI_BASE_ADDRESS_SPACE_MEMORY	/* 0: 32-bit, non-prefetchable */
+#define VGK_MSI_CAP		0x40
+#define VGK_BAR_MEM32		PCI_BASE_ADDRESS_SPACE_MEMORY	/* 0: 32-bit, non-prefetchable */
 
 /* The four bytes of a 32-bit value, as designated initialisers. */
-#define VGMEM_WMASK32(off, v)				\
+#define VGK_WMASK32(off, v)				\
 	[(off)] = (u8)(v), [(off) + 1] = (u8)((v) >> 8),	\
 	[(off) + 2] = (u8)((v) >> 16), [(off) + 3] = (u8)((v) >> 24)
 
 /* Which bits of each config-space byte the guest may change. */
-static const u8 vgmem_cfg_wmask[VGMEM_CFG_SIZE] = {
+static const u8 vgk_cfg_wmask[VGK_CFG_SIZE] = {
 	/* No I/O BARs: memory space, bus master and INTx disable only. */
 	[PCI_COMMAND] = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER,
 	[PCI_COMMAND + 1] = PCI_COMMAND_INTX_DISABLE >> 8,
 	[PCI_CACHE_LINE_SIZE] = 0xff,
 	[PCI_LATENCY_TIMER] = 0xff,
 	/* BAR sizing: only the address bits above the size stick. */
-	VGMEM_WMASK32(PCI_BASE_ADDRESS_0, ~(u32)(VGMEM_BAR0_SIZE - 1)),
-	VGMEM_WMASK32(PCI_BASE_ADDRESS_2, ~(u32)(VGMEM_USERD_BAR_SIZE - 1)),
+	VGK_WMASK32(PCI_BASE_ADDRESS_0, ~(u32)(VGMEM_BAR0_SIZE - 1)),
+	VGK_WMASK32(PCI_BASE_ADDRESS_2, ~(u32)(VGMEM_USERD_BAR_SIZE - 1)),
 	[PCI_INTERRUPT_LINE] = 0xff,
 	/* MSI: one vector, so only the enable bit of the control word. */
-	[VGMEM_MSI_CAP + PCI_MSI_FLAGS] = PCI_MSI_FLAGS_ENABLE,
-	VGMEM_WMASK32(VGMEM_MSI_CAP + PCI_MSI_ADDRESS_LO, ~3u),
-	VGMEM_WMASK32(VGMEM_MSI_CAP + PCI_MSI_ADDRESS_HI, ~0u),
-	[VGMEM_MSI_CAP + PCI_MSI_DATA_64] = 0xff,
-	[VGMEM_MSI_CAP + PCI_MSI_DATA_64 + 1] = 0xff,
+	[VGK_MSI_CAP + PCI_MSI_FLAGS] = PCI_MSI_FLAGS_ENABLE,
+	VGK_WMASK32(VGK_MSI_CAP + PCI_MSI_ADDRESS_LO, ~3u),
+	VGK_WMASK32(VGK_MSI_CAP + PCI_MSI_ADDRESS_HI, ~0u),
+	[VGK_MSI_CAP + PCI_MSI_DATA_64] = 0xff,
+	[VGK_MSI_CAP + PCI_MSI_DATA_64 + 1] = 0xff,
 };
 
-static void vgmem_put8(u8 *p, unsigned int off, u8 v)
+static void vgk_put8(u8 *p, unsigned int off, u8 v)
 {
 	p[off] = v;
 }
 
-static void vgmem_put16(u8 *p, unsigned int off, u16 v)
+static void vgk_put16(u8 *p, unsigned int off, u16 v)
 {
 	p[off] = v & 0xff;
 	p[off + 1] = v >> 8;
 }
 
-static void vgmem_put32(u8 *p, unsigned int off, u32 v)
+static void vgk_put32(u8 *p, unsigned int off, u32 v)
 {
-	vgmem_put16(p, off, v & 0xffff);
-	vgmem_put16(p, off + 2, v >> 16);
+	vgk_put16(p, off, v & 0xffff);
+	vgk_put16(p, off + 2, v >> 16);
 }
 
-static void vgmem_cfg_reset(struct vgmem_vgpu *v)
+static void vgk_cfg_reset(struct vgk_vgpu *v)
 {
 	u8 *c = v->cfg;
 
 	lockdep_assert_held(&v->reg_lock);
-	memset(c, 0, VGMEM_CFG_SIZE);
-	vgmem_put16(c, PCI_VENDOR_ID, VGMEM_PCI_VENDOR);
-	vgmem_put16(c, PCI_DEVICE_ID, VGMEM_PCI_DEVICE);
-	vgmem_put16(c, PCI_STATUS, PCI_STATUS_CAP_LIST);
-	vgmem_put8(c, PCI_REVISION_ID, VGMEM_ABI_VERSION);
-	vgmem_put8(c, PCI_CLASS_PROG, VGMEM_PCI_CLASS & 0xff);
-	vgmem_put16(c, PCI_CLASS_DEVICE, VGMEM_PCI_CLASS >> 8);
-	vgmem_put8(c, PCI_HEADER_TYPE, PCI_HEADER_TYPE_NORMAL);
-	vgmem_put32(c, PCI_BASE_ADDRESS_0, VGMEM_BAR_MEM32);
-	vgmem_put32(c, PCI_BASE_ADDRESS_2, VGMEM_BAR_MEM32);
-	vgmem_put16(c, PCI_SUBSYSTEM_VENDOR_ID, VGMEM_PCI_VENDOR);
-	vgmem_put16(c, PCI_SUBSYSTEM_ID, VGMEM_PCI_DEVICE);
-	vgmem_put8(c, PCI_CAPABILITY_LIST, VGMEM_MSI_CAP);
-	vgmem_put8(c, PCI_INTERRUPT_PIN, 1);	/* INTA# */
-	vgmem_put8(c, VGMEM_MSI_CAP + PCI_CAP_LIST_ID, PCI_CAP_ID_MSI);
-	vgmem_put8(c, VGMEM_MSI_CAP + PCI_CAP_LIST_NEXT, 0);
-	vgmem_put16(c, VGMEM_MSI_CAP + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
+	memset(c, 0, VGK_CFG_SIZE);
+	vgk_put16(c, PCI_VENDOR_ID, VGMEM_PCI_VENDOR);
+	vgk_put16(c, PCI_DEVICE_ID, VGMEM_PCI_DEVICE);
+	vgk_put16(c, PCI_STATUS, PCI_STATUS_CAP_LIST);
+	vgk_put8(c, PCI_REVISION_ID, VGMEM_ABI_VERSION);
+	vgk_put8(c, PCI_CLASS_PROG, VGMEM_PCI_CLASS & 0xff);
+	vgk_put16(c, PCI_CLASS_DEVICE, VGMEM_PCI_CLASS >> 8);
+	vgk_put8(c, PCI_HEADER_TYPE, PCI_HEADER_TYPE_NORMAL);
+	vgk_put32(c, PCI_BASE_ADDRESS_0, VGK_BAR_MEM32);
+	vgk_put32(c, PCI_BASE_ADDRESS_2, VGK_BAR_MEM32);
+	vgk_put16(c, PCI_SUBSYSTEM_VENDOR_ID, VGMEM_PCI_VENDOR);
+	vgk_put16(c, PCI_SUBSYSTEM_ID, VGMEM_PCI_DEVICE);
+	vgk_put8(c, PCI_CAPABILITY_LIST, VGK_MSI_CAP);
+	vgk_put8(c, PCI_INTERRUPT_PIN, 1);	/* INTA# */
+	vgk_put8(c, VGK_MSI_CAP + PCI_CAP_LIST_ID, PCI_CAP_ID_MSI);
+	vgk_put8(c, VGK_MSI_CAP + PCI_CAP_LIST_NEXT, 0);
+	vgk_put16(c, VGK_MSI_CAP + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
 }
 
 /* Config space: any naturally aligned 1, 2 or 4 byte access. */
-static int vgmem_cfg_access(struct vgmem_vgpu *v, u32 off, u8 *val,
-			    unsigned int size, bool write)
+static int vgk_cfg_access(struct vgk_vgpu *v, u32 off, u8 *val,
+			  unsigned int size, bool write)
 {
 	unsigned int i;
 	bool was_pending;
@@ -95,21 +95,21 @@ static int vgmem_cfg_access(struct vgmem_vgpu *v, u32 off, u8 *val,
 		spin_unlock(&v->reg_lock);
 		return 0;
 	}
-	was_pending = vgmem_irq_pending(v);
+	was_pending = vgk_irq_pending(v);
 	for (i = 0; i < size; i++) {
-		u8 m = vgmem_cfg_wmask[off + i];
+		u8 m = vgk_cfg_wmask[off + i];
 
 		v->cfg[off + i] = (v->cfg[off + i] & ~m) | (val[i] & m);
 	}
 	/* INTx disable may have changed. */
-	vgmem_irq_update(v, was_pending);
+	vgk_irq_update(v, was_pending);
 	spin_unlock(&v->reg_lock);
 	return 0;
 }
 
 /* ---- BAR0 ------------------------------------------------------------------- */
 
-static u32 vgmem_status(struct vgmem_vgpu *v)
+static u32 vgk_status(struct vgk_vgpu *v)
 {
 	u32 st = 0;
 
@@ -123,7 +123,7 @@ static u32 vgmem_status(struct vgmem_vgpu *v)
 	return st;
 }
 
-static u32 vgmem_bar0_read(struct vgmem_vgpu *v, u32 reg)
+static u32 vgk_bar0_read(struct vgk_vgpu *v, u32 reg)
 {
 	lockdep_assert_held(&v->reg_lock);
 	switch (reg) {
@@ -144,7 +144,7 @@ static u32 vgmem_bar0_read(struct vgmem_vgpu *v, u32 reg)
 	case VGMEM_REG_CTRLQ_CONSUMER:
 		return v->q_consumer;
 	case VGMEM_REG_STATUS:
-		return vgmem_status(v);
+		return vgk_status(v);
 	case VGMEM_REG_CTRLQ_ERROR:
 		return (u32)v->q_error;
 	case VGMEM_REG_IRQ_CAUSE:
@@ -160,10 +160,10 @@ static u32 vgmem_bar0_read(struct vgmem_vgpu *v, u32 reg)
 	}
 }
 
-#define VGMEM_IRQ_ALL	(VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT)
+#define VGK_IRQ_ALL	(VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT)
 
 /* Writes to read-only or unassigned registers are dropped, as on hardware. */
-static void vgmem_bar0_write(struct vgmem_vgpu *v, u32 reg, u32 val)
+static void vgk_bar0_write(struct vgk_vgpu *v, u32 reg, u32 val)
 {
 	bool was_pending;
 
@@ -173,17 +173,17 @@ static void vgmem_bar0_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 	case VGMEM_REG_CTRLQ_BASE_HI:
 	case VGMEM_REG_CTRLQ_ENTRIES:
 	case VGMEM_REG_CTRLQ_PRODUCER:
-		vgmem_ctrlq_dev_write(v, reg, val);
+		vgk_ctrlq_dev_write(v, reg, val);
 		break;
 	case VGMEM_REG_IRQ_CAUSE:
-		was_pending = vgmem_irq_pending(v);
+		was_pending = vgk_irq_pending(v);
 		v->irq_cause &= ~val;
-		vgmem_irq_update(v, was_pending);
+		vgk_irq_update(v, was_pending);
 		break;
 	case VGMEM_REG_IRQ_MASK:
-		was_pending = vgmem_irq_pending(v);
-		v->irq_mask = val & VGMEM_IRQ_ALL;
-		vgmem_irq_update(v, was_pending);
+		was_pending = vgk_irq_pending(v);
+		v->irq_mask = val & VGK_IRQ_ALL;
+		vgk_irq_update(v, was_pending);
 		break;
 	case VGMEM_REG_FAULTED_LO:
 		v->faulted &= ~(u64)val;
@@ -196,7 +196,7 @@ static void vgmem_bar0_write(struct vgmem_vgpu *v, u32 reg, u32 val)
 	}
 }
 
-static void vgmem_regs_reset(struct vgmem_vgpu *v)
+static void vgk_regs_reset(struct vgk_vgpu *v)
 {
 	lockdep_assert_held(&v->reg_lock);
 	v->q_base = 0;
@@ -216,25 +216,25 @@ static void vgmem_regs_reset(struct vgmem_vgpu *v)
  * aligned pieces of up to 4 bytes, BAR0 and BAR2 in aligned 32-bit words
  * only. Returns 0 or -EINVAL; *val is little endian, as the guest sees it.
  */
-static int vgmem_access(struct vgmem_vgpu *v, unsigned int index, u64 off,
-			u8 *val, unsigned int size, bool write)
+static int vgk_access(struct vgk_vgpu *v, unsigned int index, u64 off,
+		      u8 *val, unsigned int size, bool write)
 {
 	u32 word;
 
 	switch (index) {
 	case VFIO_PCI_CONFIG_REGION_INDEX:
-		if (off >= VGMEM_CFG_SIZE || !IS_ALIGNED(off, size))
+		if (off >= VGK_CFG_SIZE || !IS_ALIGNED(off, size))
 			return -EINVAL;
-		return vgmem_cfg_access(v, off, val, size, write);
+		return vgk_cfg_access(v, off, val, size, write);
 	case VFIO_PCI_BAR0_REGION_INDEX:
 		if (size != 4 || off >= VGMEM_BAR0_SIZE || !IS_ALIGNED(off, 4))
 			return -EINVAL;
 		spin_lock(&v->reg_lock);
 		if (write) {
 			memcpy(&word, val, 4);
-			vgmem_bar0_write(v, off, le32_to_cpu((__force __le32)word));
+			vgk_bar0_write(v, off, le32_to_cpu((__force __le32)word));
 		} else {
-			word = (__force u32)cpu_to_le32(vgmem_bar0_read(v, off));
+			word = (__force u32)cpu_to_le32(vgk_bar0_read(v, off));
 			memcpy(val, &word, 4);
 		}
 		spin_unlock(&v->reg_lock);
@@ -244,9 +244,9 @@ static int vgmem_access(struct vgmem_vgpu *v, unsigned int index, u64 off,
 			return -EINVAL;
 		if (write) {
 			memcpy(&word, val, 4);
-			vgmem_userd_write(v, off, le32_to_cpu((__force __le32)word));
+			vgk_userd_write(v, off, le32_to_cpu((__force __le32)word));
 		} else {
-			word = (__force u32)cpu_to_le32(vgmem_userd_read(v, off));
+			word = (__force u32)cpu_to_le32(vgk_userd_read(v, off));
 			memcpy(val, &word, 4);
 		}
 		return 0;
@@ -256,7 +256,7 @@ static int vgmem_access(struct vgmem_vgpu *v, unsigned int index, u64 off,
 }
 
 /* Access size for the next piece: config space splits, BARs do not. */
-static unsigned int vgmem_piece(unsigned int index, u64 off, size_t count)
+static unsigned int vgk_piece(unsigned int index, u64 off, size_t count)
 {
 	if (index != VFIO_PCI_CONFIG_REGION_INDEX)
 		return 4;
@@ -267,12 +267,12 @@ static unsigned int vgmem_piece(unsigned int index, u64 off, size_t count)
 	return 1;
 }
 
-static ssize_t vgmem_rw(struct vfio_device *vdev, char __user *ubuf,
-			size_t count, loff_t *ppos, bool write)
+static ssize_t vgk_rw(struct vfio_device *vdev, char __user *ubuf,
+		      size_t count, loff_t *ppos, bool write)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
-	unsigned int index = (u64)*ppos >> VGMEM_OFFSET_SHIFT;
-	u64 off = (u64)*ppos & VGMEM_OFFSET_MASK;
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
+	unsigned int index = (u64)*ppos >> VGK_OFFSET_SHIFT;
+	u64 off = (u64)*ppos & VGK_OFFSET_MASK;
 	size_t done = 0;
 	u8 val[4];
 	int ret;
@@ -284,11 +284,11 @@ static ssize_t vgmem_rw(struct vfio_device *vdev, char __user *ubuf,
 	    (!IS_ALIGNED(count, 4) || !IS_ALIGNED(off, 4)))
 		return -EINVAL;
 	while (done < count) {
-		unsigned int size = vgmem_piece(index, off, count - done);
+		unsigned int size = vgk_piece(index, off, count - done);
 
 		if (write && copy_from_user(val, ubuf + done, size))
 			return done ? done : -EFAULT;
-		ret = vgmem_access(v, index, off, val, size, write);
+		ret = vgk_access(v, index, off, val, size, write);
 		if (ret)
 			return done ? done : ret;
 		if (!write && copy_to_user(ubuf + done, val, size))
@@ -300,28 +300,28 @@ static ssize_t vgmem_rw(struct vfio_device *vdev, char __user *ubuf,
 	return done;
 }
 
-static ssize_t vgmem_read(struct vfio_device *vdev, char __user *buf,
-			  size_t count, loff_t *ppos)
+static ssize_t vgk_read(struct vfio_device *vdev, char __user *buf,
+			size_t count, loff_t *ppos)
 {
-	return vgmem_rw(vdev, buf, count, ppos, false);
+	return vgk_rw(vdev, buf, count, ppos, false);
 }
 
-static ssize_t vgmem_write(struct vfio_device *vdev, const char __user *buf,
-			   size_t count, loff_t *ppos)
+static ssize_t vgk_write(struct vfio_device *vdev, const char __user *buf,
+			 size_t count, loff_t *ppos)
 {
-	return vgmem_rw(vdev, (char __user *)buf, count, ppos, true);
+	return vgk_rw(vdev, (char __user *)buf, count, ppos, true);
 }
 
 /* ---- the VM behind the device ------------------------------------------------ */
 
-static int vgmem_vm_create(struct vgmem_vgpu *v)
+static int vgk_vm_create(struct vgk_vgpu *v)
 {
 	struct vg_vm_config cfg = {
 		.name = dev_name(&v->mdev->dev),
 		.quota = v->quota,
 		.platform = {
-			.userd_zap = vgmem_userd_zap,
-			.chan_fault = vgmem_chan_fault,
+			.userd_zap = vgk_userd_zap,
+			.chan_fault = vgk_chan_fault,
 			.priv = v,
 		},
 	};
@@ -329,7 +329,7 @@ static int vgmem_vm_create(struct vgmem_vgpu *v)
 	int ret;
 
 	lockdep_assert_held(&v->lock);
-	vgmem_gmem_init(v, &cfg.gmem);
+	vgk_gmem_init(v, &cfg.gmem);
 	ret = vg_vm_create(v->gpu->core, &cfg, &vm);
 	if (ret)
 		return ret;
@@ -342,7 +342,7 @@ static int vgmem_vm_create(struct vgmem_vgpu *v)
 	}
 	WRITE_ONCE(v->vm, vm);	/* the zap reads it under the core's lock */
 	/* its file cache context and shares (none: file maps get -ENOENT) */
-	vgmem_lrc_vm_open(v);
+	vgk_lrc_vm_open(v);
 	spin_lock(&v->reg_lock);
 	v->ready = true;
 	spin_unlock(&v->reg_lock);
@@ -354,8 +354,8 @@ static int vgmem_vm_create(struct vgmem_vgpu *v)
  * gauges in st stay the live VM's; the largest suspension is the larger
  * of the two, the last one the live VM's if it had any.
  */
-static void vgmem_stats_fold(struct vgmem_vm_stats *st,
-			     const struct vgmem_vm_stats *past)
+static void vgk_stats_fold(struct vgmem_vm_stats *st,
+			   const struct vgmem_vm_stats *past)
 {
 	unsigned int i;
 
@@ -376,7 +376,7 @@ static void vgmem_stats_fold(struct vgmem_vm_stats *st,
 	st->faults += past->faults;
 }
 
-static void vgmem_vm_destroy(struct vgmem_vgpu *v)
+static void vgk_vm_destroy(struct vgk_vgpu *v)
 {
 	lockdep_assert_held(&v->lock);
 	spin_lock(&v->reg_lock);
@@ -386,14 +386,14 @@ static void vgmem_vm_destroy(struct vgmem_vgpu *v)
 		return;
 	/* Its counters live on in the vGPU's (the gauges are not used). */
 	vg_vm_get_stats(v->vm, &v->scratch);
-	vgmem_stats_fold(&v->scratch, &v->past);
+	vgk_stats_fold(&v->scratch, &v->past);
 	v->past = v->scratch;
 	/* Destroys channels first; each one's zap clears its BAR2 page. */
 	vg_vm_destroy(v->vm);
 	WRITE_ONCE(v->vm, NULL);
 }
 
-void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st)
+void vgk_vgpu_stats(struct vgk_vgpu *v, struct vgmem_vm_stats *st)
 {
 	mutex_lock(&v->lock);
 	if (v->vm) {
@@ -403,11 +403,11 @@ void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st)
 		st->quota = v->quota;
 		st->entitlement = v->entitlement;
 	}
-	vgmem_stats_fold(st, &v->past);
+	vgk_stats_fold(st, &v->past);
 	mutex_unlock(&v->lock);
 }
 
-int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes)
+int vgk_vgpu_set_entitlement(struct vgk_vgpu *v, u64 bytes)
 {
 	int ret = 0;
 
@@ -422,34 +422,34 @@ int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes)
 	return ret;
 }
 
-static int vgmem_open_device(struct vfio_device *vdev)
+static int vgk_open_device(struct vfio_device *vdev)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
 	int ret;
 
 	mutex_lock(&v->lock);
 	spin_lock(&v->reg_lock);
-	vgmem_cfg_reset(v);
-	vgmem_regs_reset(v);
+	vgk_cfg_reset(v);
+	vgk_regs_reset(v);
 	v->closing = false;
 	spin_unlock(&v->reg_lock);
-	vgmem_userd_reset_absent(v);
-	ret = vgmem_vm_create(v);
+	vgk_userd_reset_absent(v);
+	ret = vgk_vm_create(v);
 	mutex_unlock(&v->lock);
 	return ret;
 }
 
-static void vgmem_close_device(struct vfio_device *vdev)
+static void vgk_close_device(struct vfio_device *vdev)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
 
 	/* No control command may touch guest memory after we return. */
-	vgmem_ctrlq_dev_stop(v);
+	vgk_ctrlq_dev_stop(v);
 	mutex_lock(&v->lock);
-	vgmem_vm_destroy(v);
+	vgk_vm_destroy(v);
 	mutex_unlock(&v->lock);
-	vgmem_irq_disable(v);
-	vgmem_req_disable(v);
+	vgk_irq_disable(v);
+	vgk_req_disable(v);
 	/* Every mapping holds the device file open: none is left now. */
 	WARN_ON(!list_empty(&v->vmas));
 }
@@ -458,31 +458,31 @@ static void vgmem_close_device(struct vfio_device *vdev)
  * VFIO_DEVICE_RESET: a fresh vGPU. Channels and BOs go with the old VM;
  * interrupt eventfds stay, as vfio-pci keeps them over a reset.
  */
-static int vgmem_reset(struct vgmem_vgpu *v)
+static int vgk_reset(struct vgk_vgpu *v)
 {
 	int ret;
 
 	mutex_lock(&v->lock);
-	vgmem_vm_destroy(v);
+	vgk_vm_destroy(v);
 	spin_lock(&v->reg_lock);
-	vgmem_cfg_reset(v);
-	vgmem_regs_reset(v);
+	vgk_cfg_reset(v);
+	vgk_regs_reset(v);
 	spin_unlock(&v->reg_lock);
-	vgmem_userd_reset_absent(v);
-	ret = vgmem_vm_create(v);
+	vgk_userd_reset_absent(v);
+	ret = vgk_vm_create(v);
 	mutex_unlock(&v->lock);
 	return ret;
 }
 
 /* ---- ioctls -------------------------------------------------------------------- */
 
-static int vgmem_region_info(struct vfio_region_info *info)
+static int vgk_region_info(struct vfio_region_info *info)
 {
 	info->cap_offset = 0;
-	info->offset = (u64)info->index << VGMEM_OFFSET_SHIFT;
+	info->offset = (u64)info->index << VGK_OFFSET_SHIFT;
 	switch (info->index) {
 	case VFIO_PCI_CONFIG_REGION_INDEX:
-		info->size = VGMEM_CFG_SIZE;
+		info->size = VGK_CFG_SIZE;
 		info->flags = VFIO_REGION_INFO_FLAG_READ |
 			      VFIO_REGION_INFO_FLAG_WRITE;
 		break;
@@ -507,7 +507,7 @@ static int vgmem_region_info(struct vfio_region_info *info)
 	return 0;
 }
 
-static long vgmem_ioctl_device_info(void __user *arg)
+static long vgk_ioctl_device_info(void __user *arg)
 {
 	unsigned long minsz = offsetofend(struct vfio_device_info, num_irqs);
 	struct vfio_device_info info;
@@ -522,7 +522,7 @@ static long vgmem_ioctl_device_info(void __user *arg)
 	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
 }
 
-static long vgmem_ioctl_region_info(void __user *arg)
+static long vgk_ioctl_region_info(void __user *arg)
 {
 	unsigned long minsz = offsetofend(struct vfio_region_info, offset);
 	struct vfio_region_info info;
@@ -532,13 +532,13 @@ static long vgmem_ioctl_region_info(void __user *arg)
 		return -EFAULT;
 	if (info.argsz < minsz)
 		return -EINVAL;
-	ret = vgmem_region_info(&info);
+	ret = vgk_region_info(&info);
 	if (ret)
 		return ret;
 	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
 }
 
-static long vgmem_ioctl_irq_info(void __user *arg)
+static long vgk_ioctl_irq_info(void __user *arg)
 {
 	unsigned long minsz = offsetofend(struct vfio_irq_info, count);
 	struct vfio_irq_info info;
@@ -550,7 +550,7 @@ static long vgmem_ioctl_irq_info(void __user *arg)
 	/* As vfio-pci: no error (AER) interrupt on a conventional PCI device. */
 	if (info.index == VFIO_PCI_ERR_IRQ_INDEX)
 		return -EINVAL;
-	info.count = vgmem_irq_count(info.index);
+	info.count = vgk_irq_count(info.index);
 	info.flags = 0;
 	if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
 		info.flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_MASKABLE |
@@ -562,7 +562,7 @@ static long vgmem_ioctl_irq_info(void __user *arg)
 	return copy_to_user(arg, &info, minsz) ? -EFAULT : 0;
 }
 
-static long vgmem_ioctl_set_irqs(struct vgmem_vgpu *v, void __user *arg)
+static long vgk_ioctl_set_irqs(struct vgk_vgpu *v, void __user *arg)
 {
 	unsigned long minsz = offsetofend(struct vfio_irq_set, count);
 	struct vfio_irq_set hdr;
@@ -574,7 +574,7 @@ static long vgmem_ioctl_set_irqs(struct vgmem_vgpu *v, void __user *arg)
 		return -EFAULT;
 	ret = vfio_set_irqs_validate_and_prepare(&hdr,
 						 hdr.index < VFIO_PCI_NUM_IRQS ?
-						 vgmem_irq_count(hdr.index) : 0,
+						 vgk_irq_count(hdr.index) : 0,
 						 VFIO_PCI_NUM_IRQS, &data_size);
 	if (ret)
 		return ret;
@@ -584,53 +584,53 @@ static long vgmem_ioctl_set_irqs(struct vgmem_vgpu *v, void __user *arg)
 			return PTR_ERR(data);
 	}
 	mutex_lock(&v->lock);
-	ret = vgmem_irq_set(v, &hdr, data);
+	ret = vgk_irq_set(v, &hdr, data);
 	mutex_unlock(&v->lock);
 	kfree(data);
 	return ret;
 }
 
-static long vgmem_ioctl(struct vfio_device *vdev, unsigned int cmd,
-			unsigned long arg)
+static long vgk_ioctl(struct vfio_device *vdev, unsigned int cmd,
+		      unsigned long arg)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case VFIO_DEVICE_GET_INFO:
-		return vgmem_ioctl_device_info(uarg);
+		return vgk_ioctl_device_info(uarg);
 	case VFIO_DEVICE_GET_REGION_INFO:
-		return vgmem_ioctl_region_info(uarg);
+		return vgk_ioctl_region_info(uarg);
 	case VFIO_DEVICE_GET_IRQ_INFO:
-		return vgmem_ioctl_irq_info(uarg);
+		return vgk_ioctl_irq_info(uarg);
 	case VFIO_DEVICE_SET_IRQS:
-		return vgmem_ioctl_set_irqs(v, uarg);
+		return vgk_ioctl_set_irqs(v, uarg);
 	case VFIO_DEVICE_RESET:
-		return vgmem_reset(v);
+		return vgk_reset(v);
 	default:
 		return -ENOTTY;
 	}
 }
 
-static int vgmem_mmap(struct vfio_device *vdev, struct vm_area_struct *vma)
+static int vgk_mmap(struct vfio_device *vdev, struct vm_area_struct *vma)
 {
-	return vgmem_userd_mmap(vgmem_vgpu_from_vdev(vdev), vma);
+	return vgk_userd_mmap(vgk_vgpu_from_vdev(vdev), vma);
 }
 
-static void vgmem_request(struct vfio_device *vdev, unsigned int count)
+static void vgk_request(struct vfio_device *vdev, unsigned int count)
 {
-	vgmem_irq_request(vgmem_vgpu_from_vdev(vdev), count);
+	vgk_irq_request(vgk_vgpu_from_vdev(vdev), count);
 }
 
 /* Called by vfio_alloc_device() from the mdev probe. */
-static int vgmem_vgpu_init(struct vfio_device *vdev)
+static int vgk_vgpu_init(struct vfio_device *vdev)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
 	struct mdev_device *mdev = to_mdev_device(vdev->dev);
 
 	v->mdev = mdev;
-	v->gpu = container_of(mdev->type->parent, struct vgmem_gpu, parent);
-	v->type = container_of(mdev->type, struct vgmem_type, type);
+	v->gpu = container_of(mdev->type->parent, struct vgk_gpu, parent);
+	v->type = container_of(mdev->type, struct vgk_type, type);
 	v->quota = v->type->quota;
 	v->absent = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!v->absent)
@@ -640,34 +640,34 @@ static int vgmem_vgpu_init(struct vfio_device *vdev)
 	mutex_init(&v->userd_lock);
 	INIT_LIST_HEAD(&v->vmas);
 	spin_lock_init(&v->reg_lock);
-	INIT_WORK(&v->ctrlq_work, vgmem_ctrlq_dev_work);
+	INIT_WORK(&v->ctrlq_work, vgk_ctrlq_dev_work);
 	spin_lock(&v->reg_lock);
-	vgmem_cfg_reset(v);
-	vgmem_regs_reset(v);
+	vgk_cfg_reset(v);
+	vgk_regs_reset(v);
 	spin_unlock(&v->reg_lock);
 	return 0;
 }
 
-static void vgmem_vgpu_release(struct vfio_device *vdev)
+static void vgk_vgpu_release(struct vfio_device *vdev)
 {
-	struct vgmem_vgpu *v = vgmem_vgpu_from_vdev(vdev);
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
 
-	vgmem_shares_free(v->shares);
+	vgk_shares_free(v->shares);
 	__free_page(v->absent);
 	mutex_destroy(&v->userd_lock);
 	mutex_destroy(&v->lock);
 	vfio_free_device(vdev);
 }
 
-const struct vfio_device_ops vgmem_vfio_ops = {
+const struct vfio_device_ops vgk_vfio_ops = {
 	.name = "vgmem",
-	.init = vgmem_vgpu_init,
-	.release = vgmem_vgpu_release,
-	.open_device = vgmem_open_device,
-	.close_device = vgmem_close_device,
-	.read = vgmem_read,
-	.write = vgmem_write,
-	.ioctl = vgmem_ioctl,
-	.mmap = vgmem_mmap,
-	.request = vgmem_request,
+	.init = vgk_vgpu_init,
+	.release = vgk_vgpu_release,
+	.open_device = vgk_open_device,
+	.close_device = vgk_close_device,
+	.read = vgk_read,
+	.write = vgk_write,
+	.ioctl = vgk_ioctl,
+	.mmap = vgk_mmap,
+	.request = vgk_request,
 };

@@ -6,14 +6,14 @@
  * BAR2 and GPUswap's zap; irq.c: interrupts; gmem.c: guest memory).
  *
  * Lock order, outermost first:
- *   vgmem_gpu.lock -> vgmem_vgpu.lock -> the core's gpu->lock
- *     -> vgmem_vgpu.userd_lock -> vgmem_vgpu.reg_lock (spinlock)
+ *   vgk_gpu.lock -> vgk_vgpu.lock -> the core's gpu->lock
+ *     -> vgk_vgpu.userd_lock -> vgk_vgpu.reg_lock (spinlock)
  * The fault handler holds the faulting mm's mmap_lock and then takes
  * userd_lock; the zap therefore only try-locks an mmap_lock while holding
  * userd_lock and otherwise drops userd_lock first (userd.c).
  */
-#ifndef VGMEM_LINUX_DRV_H
-#define VGMEM_LINUX_DRV_H
+#ifndef VGK_LINUX_DRV_H
+#define VGK_LINUX_DRV_H
 
 #include <linux/device.h>
 #include <linux/eventfd.h>
@@ -30,26 +30,26 @@
 
 #include "core/vg.h"
 #include "core/lrc/lrc.h"
-#include "vgmem_gpu.h"
+#include "vgk_gpu.h"
 
 /*
  * Region offsets in the device file, as vfio-pci lays them out: region
  * index in the bits from 40 up, the offset inside the region below.
  */
-#define VGMEM_OFFSET_SHIFT	40
-#define VGMEM_OFFSET_MASK	((1ull << VGMEM_OFFSET_SHIFT) - 1)
-#define VGMEM_PGOFF_SHIFT	(VGMEM_OFFSET_SHIFT - PAGE_SHIFT)
-#define VGMEM_PGOFF_MASK	((1ul << VGMEM_PGOFF_SHIFT) - 1)
-#define VGMEM_CFG_SIZE		PCI_CFG_SPACE_SIZE
-#define VGMEM_USERD_PAGES	VGMEM_MAX_CHANNELS
-#define VGMEM_NR_TYPES		4
+#define VGK_OFFSET_SHIFT	40
+#define VGK_OFFSET_MASK	((1ull << VGK_OFFSET_SHIFT) - 1)
+#define VGK_PGOFF_SHIFT	(VGK_OFFSET_SHIFT - PAGE_SHIFT)
+#define VGK_PGOFF_MASK	((1ul << VGK_PGOFF_SHIFT) - 1)
+#define VGK_CFG_SIZE		PCI_CFG_SPACE_SIZE
+#define VGK_USERD_PAGES	VGMEM_MAX_CHANNELS
+#define VGK_NR_TYPES		4
 
-extern struct class *vgmem_class;
-extern struct mdev_driver vgmem_mdev_driver;
-extern const struct vfio_device_ops vgmem_vfio_ops;
+extern struct class *vgk_class;
+extern struct mdev_driver vgk_mdev_driver;
+extern const struct vfio_device_ops vgk_vfio_ops;
 
 /* An mdev type: a VRAM quota. */
-struct vgmem_type {
+struct vgk_type {
 	struct mdev_type type;
 	u64 quota;
 };
@@ -62,36 +62,36 @@ struct vgmem_type {
  * under this lock and the vgpu's lock). The rest is set at registration
  * and read-only after.
  */
-struct vgmem_gpu {
-	struct list_head node;		/* vgmem_gpus, vgmem_gpus_lock */
+struct vgk_gpu {
+	struct list_head node;		/* vgk_gpus, vgk_gpus_lock */
 	int id;
 	struct device *dev;		/* class device vgmemN */
 	struct mdev_parent parent;
-	struct vgmem_type types[VGMEM_NR_TYPES];
-	struct mdev_type *type_ptrs[VGMEM_NR_TYPES];
+	struct vgk_type types[VGK_NR_TYPES];
+	struct mdev_type *type_ptrs[VGK_NR_TYPES];
 	struct vg_gpu *core;
 	struct module *owner;		/* the backend's: one reference per vGPU */
 	u64 vram_size;
 
 	struct mutex lock;
 	u64 committed;			/* sum of the quotas of its vGPUs */
-	struct list_head vgpus;		/* struct vgmem_vgpu.node */
+	struct list_head vgpus;		/* struct vgk_vgpu.node */
 	u32 return_ms;			/* as last set, for reading back */
 	u32 oversub_pct;		/* 0: the module parameter (netlink sets it) */
 	bool lrc;			/* added to the file cache (lrc_store.c) */
 };
 
 /* A VMA of the BAR2 mapping that may hold page-table entries (userd.c). */
-struct vgmem_vma {
-	struct list_head node;		/* vgmem_vgpu.vmas */
+struct vgk_vma {
+	struct list_head node;		/* vgk_vgpu.vmas */
 	struct vm_area_struct *vma;
 	u64 gen;			/* last zap pass that covered it */
 };
 
-enum vgmem_irq_type {
-	VGMEM_IRQ_NONE,
-	VGMEM_IRQ_INTX,
-	VGMEM_IRQ_MSI,
+enum vgk_irq_type {
+	VGK_IRQ_NONE,
+	VGK_IRQ_INTX,
+	VGK_IRQ_MSI,
 };
 
 /*
@@ -99,17 +99,17 @@ enum vgmem_irq_type {
  * the roots its guest's file maps resolve beneath, entries by id
  * ascending. Immutable once set; replaced whole.
  */
-struct vgmem_share {
+struct vgk_share {
 	u32 id;
 	bool readonly;
-	char *path;		/* absolute, checked (vgmem_share_path_check) */
+	char *path;		/* absolute, checked (vgk_share_path_check) */
 	/* virtio-fs tag (vgmem_share_tag_ok), unique in the table; "": none */
 	char tag[VGMEM_SHARE_TAG_SIZE];
 };
 
-struct vgmem_shares {
+struct vgk_shares {
 	unsigned int nr;
-	struct vgmem_share e[];
+	struct vgk_share e[];
 };
 
 /*
@@ -129,18 +129,18 @@ struct vgmem_shares {
  *    register file, the control queue's indices, config space and the
  *    interrupt state including the eventfd pointer.
  */
-struct vgmem_vgpu {
+struct vgk_vgpu {
 	struct vfio_device vdev;	/* first: vfio_alloc_device() wants it */
 	struct mdev_device *mdev;
-	struct vgmem_gpu *gpu;
-	const struct vgmem_type *type;
+	struct vgk_gpu *gpu;
+	const struct vgk_type *type;
 	struct list_head node;		/* gpu->vgpus, gpu->lock */
 
 	struct mutex lock;
 	struct vg_vm *vm;
 	u64 quota;
 	u64 entitlement;		/* 0: equal share */
-	struct vgmem_shares *shares;	/* NULL: none; kept while closed */
+	struct vgk_shares *shares;	/* NULL: none; kept while closed */
 	/*
 	 * The counters of the VMs this vGPU had before the current one,
 	 * folded in at close and reset (vgpu.c): what operators read is this
@@ -151,7 +151,7 @@ struct vgmem_vgpu {
 	struct vgmem_vm_stats scratch;
 
 	struct mutex userd_lock;
-	struct vg_chan *chans[VGMEM_USERD_PAGES];	/* by channel id */
+	struct vg_chan *chans[VGK_USERD_PAGES];	/* by channel id */
 	struct list_head vmas;
 	u64 zap_gen;
 	/*
@@ -163,7 +163,7 @@ struct vgmem_vgpu {
 	struct page *absent;
 
 	spinlock_t reg_lock;
-	u8 cfg[VGMEM_CFG_SIZE];
+	u8 cfg[VGK_CFG_SIZE];
 	bool ready;			/* a VM exists: STATUS_READY */
 	bool closing;			/* no more control-queue work */
 	u64 q_base;
@@ -175,7 +175,7 @@ struct vgmem_vgpu {
 	u32 irq_cause;
 	u32 irq_mask;
 	u64 faulted;			/* channels 0-63 that faulted */
-	enum vgmem_irq_type irq_type;
+	enum vgk_irq_type irq_type;
 	struct eventfd_ctx *irq_trigger;
 	bool intx_masked;
 	/*
@@ -197,37 +197,37 @@ struct vgmem_vgpu {
 	struct work_struct ctrlq_work;
 };
 
-static inline struct vgmem_vgpu *vgmem_vgpu_from_vdev(struct vfio_device *vdev)
+static inline struct vgk_vgpu *vgk_vgpu_from_vdev(struct vfio_device *vdev)
 {
-	return container_of(vdev, struct vgmem_vgpu, vdev);
+	return container_of(vdev, struct vgk_vgpu, vdev);
 }
 
 /* registry.c */
 /*
- * Every registered GPU (struct vgmem_gpu.node). A GPU found on the list
- * under vgmem_gpus_lock stays registered until the lock is dropped
- * (vgmem_unregister_gpu() takes it first). Lock order: vgmem_gpus_lock
- * before vgmem_gpu.lock.
+ * Every registered GPU (struct vgk_gpu.node). A GPU found on the list
+ * under vgk_gpus_lock stays registered until the lock is dropped
+ * (vgk_unregister_gpu() takes it first). Lock order: vgk_gpus_lock
+ * before vgk_gpu.lock.
  */
-extern struct list_head vgmem_gpus;
-extern struct mutex vgmem_gpus_lock;
+extern struct list_head vgk_gpus;
+extern struct mutex vgk_gpus_lock;
 /* Changes whenever a GPU or a vGPU comes or goes (netlink dump checks). */
-u32 vgmem_registry_gen(void);
+u32 vgk_registry_gen(void);
 /* The admission limit in force, in percent of VRAM; 0 sets "follow oversub_pct". */
-u32 vgmem_gpu_oversub(const struct vgmem_gpu *gpu);
-void vgmem_gpu_set_oversub(struct vgmem_gpu *gpu, u32 pct);
-int vgmem_registry_init(void);
-void vgmem_registry_exit(void);
+u32 vgk_gpu_oversub(const struct vgk_gpu *gpu);
+void vgk_gpu_set_oversub(struct vgk_gpu *gpu, u32 pct);
+int vgk_registry_init(void);
+void vgk_registry_exit(void);
 /* Admission: add a new vGPU's quota to the GPU, or -ENOSPC. */
-int vgmem_gpu_attach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v);
-void vgmem_gpu_detach(struct vgmem_gpu *gpu, struct vgmem_vgpu *v);
+int vgk_gpu_attach(struct vgk_gpu *gpu, struct vgk_vgpu *v);
+void vgk_gpu_detach(struct vgk_gpu *gpu, struct vgk_vgpu *v);
 /* Live quota change within the GPU's oversubscription limit. */
-int vgmem_gpu_set_quota(struct vgmem_gpu *gpu, struct vgmem_vgpu *v, u64 quota);
-unsigned int vgmem_gpu_available(struct vgmem_gpu *gpu, u64 quota);
+int vgk_gpu_set_quota(struct vgk_gpu *gpu, struct vgk_vgpu *v, u64 quota);
+unsigned int vgk_gpu_available(struct vgk_gpu *gpu, u64 quota);
 
 /* mdev.c */
-int vgmem_mdev_init(void);
-void vgmem_mdev_exit(void);
+int vgk_mdev_init(void);
+void vgk_mdev_exit(void);
 
 /* vgpu.c */
 /*
@@ -235,107 +235,107 @@ void vgmem_mdev_exit(void);
  * close, or reset), gauges (allocated, resident, relocated) of the live
  * VM only, 0 while closed.
  */
-void vgmem_vgpu_stats(struct vgmem_vgpu *v, struct vgmem_vm_stats *st);
-int vgmem_vgpu_set_entitlement(struct vgmem_vgpu *v, u64 bytes);
+void vgk_vgpu_stats(struct vgk_vgpu *v, struct vgmem_vm_stats *st);
+int vgk_vgpu_set_entitlement(struct vgk_vgpu *v, u64 bytes);
 
 /* ctrlq.c */
-int vgmem_ctrlq_dev_init(void);
-void vgmem_ctrlq_dev_exit(void);
-void vgmem_ctrlq_dev_work(struct work_struct *work);
+int vgk_ctrlq_dev_init(void);
+void vgk_ctrlq_dev_exit(void);
+void vgk_ctrlq_dev_work(struct work_struct *work);
 /* Register writes, reg_lock held. */
-void vgmem_ctrlq_dev_write(struct vgmem_vgpu *v, u32 reg, u32 val);
+void vgk_ctrlq_dev_write(struct vgk_vgpu *v, u32 reg, u32 val);
 /* Stop the queue and wait for its work (close). */
-void vgmem_ctrlq_dev_stop(struct vgmem_vgpu *v);
+void vgk_ctrlq_dev_stop(struct vgk_vgpu *v);
 
 /* userd.c */
-int vgmem_userd_mmap(struct vgmem_vgpu *v, struct vm_area_struct *vma);
-void vgmem_userd_zap(void *priv, struct vg_chan *ch);
-int vgmem_userd_add_chan(struct vgmem_vgpu *v, u32 id);
-void vgmem_userd_reset_absent(struct vgmem_vgpu *v);
-u32 vgmem_userd_read(struct vgmem_vgpu *v, u64 off);
-void vgmem_userd_write(struct vgmem_vgpu *v, u64 off, u32 val);
+int vgk_userd_mmap(struct vgk_vgpu *v, struct vm_area_struct *vma);
+void vgk_userd_zap(void *priv, struct vg_chan *ch);
+int vgk_userd_add_chan(struct vgk_vgpu *v, u32 id);
+void vgk_userd_reset_absent(struct vgk_vgpu *v);
+u32 vgk_userd_read(struct vgk_vgpu *v, u64 off);
+void vgk_userd_write(struct vgk_vgpu *v, u64 off, u32 val);
 
 /* irq.c */
-int vgmem_irq_set(struct vgmem_vgpu *v, struct vfio_irq_set *hdr, void *data);
-int vgmem_irq_count(unsigned int index);
-void vgmem_irq_disable(struct vgmem_vgpu *v);
+int vgk_irq_set(struct vgk_vgpu *v, struct vfio_irq_set *hdr, void *data);
+int vgk_irq_count(unsigned int index);
+void vgk_irq_disable(struct vgk_vgpu *v);
 /* vfio_device_ops.request: the mdev is going away while open. */
-void vgmem_irq_request(struct vgmem_vgpu *v, unsigned int count);
-void vgmem_req_disable(struct vgmem_vgpu *v);
+void vgk_irq_request(struct vgk_vgpu *v, unsigned int count);
+void vgk_req_disable(struct vgk_vgpu *v);
 /* Set cause bits and raise the interrupt on a rising edge; reg_lock held. */
-void vgmem_irq_raise(struct vgmem_vgpu *v, u32 cause);
+void vgk_irq_raise(struct vgk_vgpu *v, u32 cause);
 /* After cause, mask or command changed; reg_lock held. */
-void vgmem_irq_update(struct vgmem_vgpu *v, bool was_pending);
-bool vgmem_irq_pending(struct vgmem_vgpu *v);
-void vgmem_chan_fault(void *priv, struct vg_chan *ch, u32 error);
+void vgk_irq_update(struct vgk_vgpu *v, bool was_pending);
+bool vgk_irq_pending(struct vgk_vgpu *v);
+void vgk_chan_fault(void *priv, struct vg_chan *ch, u32 error);
 
 /* netlink.c: the generic netlink family "vgmem" (include/uapi/vgmem.h). */
-int vgmem_netlink_init(void);
-void vgmem_netlink_exit(void);
-extern struct genl_family vgmem_genl_family;
-enum vgmem_nl_mcgrp {
-	VGMEM_NL_MCGRP_EVENTS,
+int vgk_netlink_init(void);
+void vgk_netlink_exit(void);
+extern struct genl_family vgk_genl_family;
+enum vgk_nl_mcgrp {
+	VGK_NL_MCGRP_EVENTS,
 };
 /* UUIDs: wire order (RFC 4122 text order) <-> guid_t; its own inverse. */
-void vgmem_nl_swap_uuid(u8 *dst, const u8 *src);
-int vgmem_nl_put_uuid(struct sk_buff *skb, struct vgmem_vgpu *v);
+void vgk_nl_swap_uuid(u8 *dst, const u8 *src);
+int vgk_nl_put_uuid(struct sk_buff *skb, struct vgk_vgpu *v);
 
 /*
  * events.c: the family's events group. Started once the family is
  * registered, stopped before it goes (queued faults are dropped).
  */
-void vgmem_nl_events_start(void);
-void vgmem_nl_events_stop(void);
-/* The core's event hooks of every registered GPU (priv: the vgmem_gpu). */
-extern const struct vg_gpu_events vgmem_nl_gpu_events;
+void vgk_nl_events_start(void);
+void vgk_nl_events_stop(void);
+/* The core's event hooks of every registered GPU (priv: the vgk_gpu). */
+extern const struct vg_gpu_events vgk_nl_gpu_events;
 /* A channel fault, from the engine thread (atomic): queued for multicast. */
-void vgmem_nl_chan_fault(struct vgmem_vgpu *v, u32 chan, u32 error);
+void vgk_nl_chan_fault(struct vgk_vgpu *v, u32 chan, u32 error);
 
 /*
  * lrc_store.c: the LRC file cache's store over the VFS, and share roots.
- * vgmem_share_path_check(): absolute, shorter than VGMEM_SHARE_PATH_MAX,
+ * vgk_share_path_check(): absolute, shorter than VGMEM_SHARE_PATH_MAX,
  * no control characters, no "." or ".." components (-EINVAL).
- * vgmem_share_root_check(): that, and an existing directory (-ENOENT,
- * -ENOTDIR, ...). vgmem_vgpu_set_shares() takes s (may be NULL: none) and
+ * vgk_share_root_check(): that, and an existing directory (-ENOENT,
+ * -ENOTDIR, ...). vgk_vgpu_set_shares() takes s (may be NULL: none) and
  * frees the table it replaces.
  */
-extern const struct vg_lrc_store_ops vgmem_lrc_store_ops;
-int vgmem_share_path_check(const char *path);
-int vgmem_share_root_check(const char *path);
-void vgmem_vgpu_set_shares(struct vgmem_vgpu *v, struct vgmem_shares *s);
+extern const struct vg_lrc_store_ops vgk_lrc_store_ops;
+int vgk_share_path_check(const char *path);
+int vgk_share_root_check(const char *path);
+void vgk_vgpu_set_shares(struct vgk_vgpu *v, struct vgk_shares *s);
 
 /*
- * shares.c: share tables and their netlink form. vgmem_nl_parse_shares()
+ * shares.c: share tables and their netlink form. vgk_nl_parse_shares()
  * builds SET_VM's table (every entry checked, every root resolved,
  * sorted by id; outside any lock: lookups sleep) or refuses it with an
- * extack message; vgmem_nl_put_shares() adds the vGPU's table to a
+ * extack message; vgk_nl_put_shares() adds the vGPU's table to a
  * GET_VM reply (v->lock held).
  */
-extern const struct nla_policy vgmem_nl_share_policy[VGMEM_SHARE_A_MAX + 1];
-struct vgmem_shares *vgmem_shares_alloc(unsigned int nr);
-void vgmem_shares_free(struct vgmem_shares *s);
+extern const struct nla_policy vgk_nl_share_policy[VGMEM_SHARE_A_MAX + 1];
+struct vgk_shares *vgk_shares_alloc(unsigned int nr);
+void vgk_shares_free(struct vgk_shares *s);
 /* Bytes of a VGMEM_A_VM_SHARES nest holding s. */
-size_t vgmem_shares_nla_size(const struct vgmem_shares *s);
-int vgmem_nl_parse_shares(struct nlattr *nest, struct netlink_ext_ack *extack,
-			  struct vgmem_shares **out);
-int vgmem_nl_put_shares(struct sk_buff *skb, struct vgmem_vgpu *v);
+size_t vgk_shares_nla_size(const struct vgk_shares *s);
+int vgk_nl_parse_shares(struct nlattr *nest, struct netlink_ext_ack *extack,
+			struct vgk_shares **out);
+int vgk_nl_put_shares(struct sk_buff *skb, struct vgk_vgpu *v);
 /*
  * The host's file cache: created at module init, GPUs added as they
  * register with a budget of lrc_budget_mb MiB of VRAM for replicas
  * (module parameter; 0, the default, or a backend that cannot fault: no
  * file cache), a context per
- * VM when its device opens (vgmem_lrc_vm_open, v->lock held, after the VM
+ * VM when its device opens (vgk_lrc_vm_open, v->lock held, after the VM
  * exists), which the VM's destruction tears down with write-back.
  */
-int vgmem_lrc_init(void);
-void vgmem_lrc_exit(void);
-void vgmem_lrc_gpu_add(struct vgmem_gpu *gpu);
-void vgmem_lrc_gpu_remove(struct vgmem_gpu *gpu);
-void vgmem_lrc_vm_open(struct vgmem_vgpu *v);
+int vgk_lrc_init(void);
+void vgk_lrc_exit(void);
+void vgk_lrc_gpu_add(struct vgk_gpu *gpu);
+void vgk_lrc_gpu_remove(struct vgk_gpu *gpu);
+void vgk_lrc_vm_open(struct vgk_vgpu *v);
 /* The host cache's statistics (netlink GET_LRC). */
-void vgmem_lrc_get_stats(struct vg_lrc_stats *st);
+void vgk_lrc_get_stats(struct vg_lrc_stats *st);
 
 /* gmem.c */
-void vgmem_gmem_init(struct vgmem_vgpu *v, struct vg_guest_mem *gmem);
+void vgk_gmem_init(struct vgk_vgpu *v, struct vg_guest_mem *gmem);
 
-#endif /* VGMEM_LINUX_DRV_H */
+#endif /* VGK_LINUX_DRV_H */

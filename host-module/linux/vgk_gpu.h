@@ -4,31 +4,31 @@
  * later): register a GPU, described by its table of backend ops, and get an
  * mdev parent on it whose vGPUs the core manages.
  */
-#ifndef VGMEM_LINUX_GPU_H
-#define VGMEM_LINUX_GPU_H
+#ifndef VGK_LINUX_GPU_H
+#define VGK_LINUX_GPU_H
 
 #include <linux/module.h>
 
 #include "core/vg_backend.h"
 
-struct vgmem_gpu;
+struct vgk_gpu;
 
 /*
  * Register a GPU. ops and backend must stay valid until
- * vgmem_unregister_gpu() returns; name (copied) shows in logs. owner is
+ * vgk_unregister_gpu() returns; name (copied) shows in logs. owner is
  * the backend's module: every live vGPU holds a reference on it, so the
  * backend cannot be unloaded while a vGPU of its GPU exists.
  * Returns 0 and the handle in *out, or a negative errno.
  */
-int vgmem_register_gpu(const struct vg_backend_ops *ops, void *backend,
-		       const char *name, struct module *owner,
-		       struct vgmem_gpu **out);
+int vgk_register_gpu(const struct vg_backend_ops *ops, void *backend,
+		     const char *name, struct module *owner,
+		     struct vgk_gpu **out);
 
 /*
  * Remove the GPU's mdev parent (and so any vGPU left: each removal waits
  * until its device is closed), then the GPU. The backend may be destroyed
  * after this returns.
  */
-void vgmem_unregister_gpu(struct vgmem_gpu *gpu);
+void vgk_unregister_gpu(struct vgk_gpu *gpu);
 
-#endif /* VGMEM_LINUX_GPU_H */
+#endif /* VGK_LINUX_GPU_H */
