@@ -14,7 +14,7 @@
  *  -ENOSPC  the VM's quota would be exceeded, or no VA hole is large enough;
  *  -ENOMEM  the BO cannot fit in free VRAM plus what is left of the host
  *           budget (when one is set), no VRAM can be freed for it, the host
- *           budget for relocated chunks is exhausted, or the backend or the
+ *           budget for relocated chunks is exhausted, or the GPU driver or the
  *           host kernel ran out of memory. Never because a victim's
  *           channels would not stop: that victim is skipped and the
  *           reducer chooses again without it (vg_bo_alloc()'s retry).
@@ -259,7 +259,7 @@ static int vg_bo_make_room(struct vg_vm *vm, struct vg_bo *bo, u64 since)
  * Undo a partial placement of a BO that was never accounted: unmap the
  * first mapped chunks, then free the memory of the first n. The range was
  * unmapped before the BO was placed, so unmapping a page a failed map did
- * not reach only repeats what is already true (vg_backend.h: unmapping an
+ * not reach only repeats what is already true (vg_gpu_ops.h: unmapping an
  * unmapped page is harmless).
  */
 static void vg_bo_unplace(struct vg_vm *vm, struct vg_bo *bo, u32 n,
@@ -269,12 +269,12 @@ static void vg_bo_unplace(struct vg_vm *vm, struct vg_bo *bo, u32 n,
 	u32 i;
 
 	if (mapped) {
-		gpu->ops->unmap(gpu->backend, vm->as, bo->va,
+		gpu->ops->unmap(gpu->drv, vm->as, bo->va,
 				min_t(u64, bo->size, vg_chunk_off(gpu, mapped)));
-		gpu->ops->tlb_flush(gpu->backend, vm->as);
+		gpu->ops->tlb_flush(gpu->drv, vm->as);
 	}
 	for (i = 0; i < n; i++) {
-		gpu->ops->mem_free(gpu->backend, bo->chunks[i].mem);
+		gpu->ops->mem_free(gpu->drv, bo->chunks[i].mem);
 		bo->chunks[i].mem = NULL;
 	}
 }
@@ -286,14 +286,14 @@ static void vg_bo_unplace(struct vg_vm *vm, struct vg_bo *bo, u32 n,
 static int vg_bo_place(struct vg_vm *vm, struct vg_bo *bo)
 {
 	struct vg_gpu *gpu = vm->gpu;
-	const struct vg_backend_ops *ops = gpu->ops;
+	const struct vg_gpu_ops *ops = gpu->ops;
 	u32 i;
 	int err;
 
 	for (i = 0; i < bo->nr_chunks; i++) {
 		struct vg_chunk *c = &bo->chunks[i];
 
-		err = ops->mem_alloc(gpu->backend, c->loc, c->size, &c->mem);
+		err = ops->mem_alloc(gpu->drv, c->loc, c->size, &c->mem);
 		if (err) {
 			c->mem = NULL;
 			pr_warn_ratelimited("vgmem: %s: %s: allocating chunk %u of %u (%llu bytes, %s) failed: %d\n",
@@ -309,7 +309,7 @@ static int vg_bo_place(struct vg_vm *vm, struct vg_bo *bo)
 		struct vg_chunk *c = &bo->chunks[i];
 		u64 va = bo->va + vg_chunk_off(gpu, i);
 
-		err = ops->map(gpu->backend, vm->as, va, c->size, c->mem, 0);
+		err = ops->map(gpu->drv, vm->as, va, c->size, c->mem, 0);
 		if (err) {
 			pr_warn("vgmem: %s: %s: mapping chunk %u at 0x%llx failed: %d\n",
 				gpu->name, vm->name, i, (unsigned long long)va,
@@ -317,12 +317,12 @@ static int vg_bo_place(struct vg_vm *vm, struct vg_bo *bo)
 			goto err_unmap;
 		}
 	}
-	ops->tlb_flush(gpu->backend, vm->as);
+	ops->tlb_flush(gpu->drv, vm->as);
 	return 0;
 
 err_unmap:
 	/*
-	 * Chunk i too: a backend whose map is not all or nothing may have
+	 * Chunk i too: a GPU driver whose map is not all or nothing may have
 	 * mapped part of it, and its memory is about to be freed.
 	 */
 	vg_bo_unplace(vm, bo, bo->nr_chunks, i + 1);
@@ -462,14 +462,14 @@ void vg_bo_free_locked(struct vg_bo *bo)
 
 	lockdep_assert_held(&gpu->lock);
 	/* The GPU must stop reaching the memory before it is freed. */
-	gpu->ops->unmap(gpu->backend, vm->as, bo->va, bo->size);
-	gpu->ops->tlb_flush(gpu->backend, vm->as);
+	gpu->ops->unmap(gpu->drv, vm->as, bo->va, bo->size);
+	gpu->ops->tlb_flush(gpu->drv, vm->as);
 	for (i = 0; i < bo->nr_chunks; i++) {
 		struct vg_chunk *c = &bo->chunks[i];
 		struct vg_mem *mem = c->mem;
 
 		vg_chunk_remove(c);
-		gpu->ops->mem_free(gpu->backend, mem);
+		gpu->ops->mem_free(gpu->drv, mem);
 	}
 	vg_vm_account_bo(vm, bo, false);
 	list_del(&bo->node);

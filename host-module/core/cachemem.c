@@ -4,7 +4,7 @@
  * and the page tables of file maps, each call a whole step under gpu->lock.
  *
  * The cache is a layer beside the core, not in it: it never takes
- * gpu->lock and never calls the backend, so every rule about gpu->lock can
+ * gpu->lock and never calls the GPU driver, so every rule about gpu->lock can
  * be read in the core's own files. Each function here takes gpu->lock for
  * itself and is called with no core lock held; the cache calls them under
  * its own lock, which orders before gpu->lock (vg_internal.h).
@@ -18,7 +18,7 @@
 
 bool vg_gpu_can_map_files(const struct vg_gpu *gpu)
 {
-	const struct vg_backend_ops *ops = gpu->ops;
+	const struct vg_gpu_ops *ops = gpu->ops;
 
 	return ops->map_prot && ops->protect && ops->fault_range &&
 	       ops->set_fault_handler && ops->mem_host_addr;
@@ -50,18 +50,18 @@ void vg_vm_va_bounds(const struct vg_vm *vm, u64 *start, u64 *end, u64 *align)
 int vg_gpu_host_mem_alloc(struct vg_gpu *gpu, u64 size, struct vg_mem **out,
 			  void **cpu)
 {
-	const struct vg_backend_ops *ops = gpu->ops;
+	const struct vg_gpu_ops *ops = gpu->ops;
 	struct vg_mem *mem;
 	void *addr;
 	int err;
 
 	mutex_lock(&gpu->lock);
-	err = ops->mem_alloc(gpu->backend, VG_LOC_HOST, size, &mem);
+	err = ops->mem_alloc(gpu->drv, VG_LOC_HOST, size, &mem);
 	if (err)
 		goto out_unlock;
-	addr = ops->mem_host_addr ? ops->mem_host_addr(gpu->backend, mem) : NULL;
+	addr = ops->mem_host_addr ? ops->mem_host_addr(gpu->drv, mem) : NULL;
 	if (cpu && !addr) {
-		ops->mem_free(gpu->backend, mem);
+		ops->mem_free(gpu->drv, mem);
 		err = -ENODEV;
 		goto out_unlock;
 	}
@@ -78,7 +78,7 @@ void vg_gpu_host_mem_free(struct vg_gpu *gpu, struct vg_mem *mem)
 	if (!mem)
 		return;
 	mutex_lock(&gpu->lock);
-	gpu->ops->mem_free(gpu->backend, mem);
+	gpu->ops->mem_free(gpu->drv, mem);
 	mutex_unlock(&gpu->lock);
 }
 
@@ -109,9 +109,9 @@ int vg_gpu_cache_vram_get(struct vg_gpu *gpu, struct vg_vm *vm, u64 size,
 		err = -ENOSPC;
 		goto out_unlock;
 	}
-	err = gpu->ops->mem_alloc(gpu->backend, VG_LOC_VRAM, size, out);
+	err = gpu->ops->mem_alloc(gpu->drv, VG_LOC_VRAM, size, out);
 	if (err) {
-		/* Free by the count, yet the backend had none: not "full". */
+		/* Free by the count, yet the GPU driver had none: not "full". */
 		err = err == -ENOSPC ? -ENOMEM : err;
 		goto out_unlock;
 	}
@@ -127,7 +127,7 @@ void vg_gpu_cache_vram_put(struct vg_gpu *gpu, struct vg_mem *mem, u64 size,
 			   struct vg_cache_charge *charge)
 {
 	mutex_lock(&gpu->lock);
-	gpu->ops->mem_free(gpu->backend, mem);
+	gpu->ops->mem_free(gpu->drv, mem);
 	vg_gpu_cache_sub(gpu, vg_cache_charged_vm(gpu, charge), size);
 	charge->vm = false;
 	mutex_unlock(&gpu->lock);
@@ -143,9 +143,9 @@ int vg_gpu_copy(struct vg_gpu *gpu, const struct vg_copy *c, u32 n)
 	if (!n)
 		return 0;
 	mutex_lock(&gpu->lock);
-	err = gpu->ops->copy_submit(gpu->backend, c, n, &fence);
+	err = gpu->ops->copy_submit(gpu->drv, c, n, &fence);
 	if (!err)
-		err = gpu->ops->copy_wait(gpu->backend, fence, NULL);
+		err = gpu->ops->copy_wait(gpu->drv, fence, NULL);
 	mutex_unlock(&gpu->lock);
 	return err;
 }
@@ -199,8 +199,8 @@ void vg_vm_file_va_put(struct vg_vm *vm, struct vg_va_node *node,
  */
 static int vg_vm_file_prot(struct vg_vm *vm, u64 va, u64 size, u64 rw_pages)
 {
-	const struct vg_backend_ops *ops = vm->gpu->ops;
-	void *b = vm->gpu->backend;
+	const struct vg_gpu_ops *ops = vm->gpu->ops;
+	void *b = vm->gpu->drv;
 	u64 i, n = size / VGMEM_PAGE_SIZE;
 	int err;
 
@@ -223,8 +223,8 @@ static bool vg_vm_file_range_ok(struct vg_vm *vm, u64 va, u64 size)
 int vg_vm_file_map(struct vg_vm *vm, u64 va, u64 size, struct vg_mem *mem,
 		   u64 rw_pages)
 {
-	const struct vg_backend_ops *ops = vm->gpu->ops;
-	void *b = vm->gpu->backend;
+	const struct vg_gpu_ops *ops = vm->gpu->ops;
+	void *b = vm->gpu->drv;
 	int err;
 
 	if (WARN_ON(!vg_vm_file_range_ok(vm, va, size)))
@@ -254,7 +254,7 @@ int vg_vm_file_protect(struct vg_vm *vm, u64 va, u64 size, u64 rw_pages)
 		return -EINVAL;
 	mutex_lock(&vm->gpu->lock);
 	err = vg_vm_file_prot(vm, va, size, rw_pages);
-	vm->gpu->ops->tlb_flush(vm->gpu->backend, vm->as);
+	vm->gpu->ops->tlb_flush(vm->gpu->drv, vm->as);
 	mutex_unlock(&vm->gpu->lock);
 	return err;
 }
@@ -264,7 +264,7 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size)
 	if (WARN_ON(!vg_vm_file_range_ok(vm, va, size)))
 		return;
 	mutex_lock(&vm->gpu->lock);
-	vm->gpu->ops->unmap(vm->gpu->backend, vm->as, va, size);
-	vm->gpu->ops->tlb_flush(vm->gpu->backend, vm->as);
+	vm->gpu->ops->unmap(vm->gpu->drv, vm->as, va, size);
+	vm->gpu->ops->tlb_flush(vm->gpu->drv, vm->as);
 	mutex_unlock(&vm->gpu->lock);
 }

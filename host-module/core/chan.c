@@ -50,7 +50,7 @@ static inline void vg_userd_set_put(void *page, u32 val)
 	smp_store_release(vg_userd_word(page, VGMEM_USERD_GP_PUT), val);
 }
 
-/* Engine thread: the backend saw this channel fail. No core lock here. */
+/* Engine thread: the GPU driver saw this channel fail. No core lock here. */
 static void vg_chan_fault(void *priv, u32 error, u64 addr)
 {
 	struct vg_chan *ch = priv;
@@ -157,7 +157,7 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 		goto err_free_chan;
 	ch->vm = vm;
 	/*
-	 * Before channel_create: from then on the backend's threads may call
+	 * Before channel_create: from then on the GPU driver's threads may call
 	 * vg_chan_fault, which reads the id without a lock.
 	 */
 	ch->id = vg_chan_next_id(vm);
@@ -170,7 +170,7 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 	desc.gmem = &vm->gmem;
 	desc.fault_cb = vg_chan_fault;
 	desc.fault_priv = ch;
-	err = gpu->ops->channel_create(gpu->backend, vm->as, &desc, &ch->bchan,
+	err = gpu->ops->channel_create(gpu->drv, vm->as, &desc, &ch->bchan,
 				       &ch->real);
 	if (err)
 		goto err_free_shadow;
@@ -221,7 +221,7 @@ void vg_chan_destroy_locked(struct vg_chan *ch)
 	if (vm->platform.userd_zap)
 		vm->platform.userd_zap(vm->platform.priv, ch);
 	/* A stopped channel is destroyed as it is: nothing runs it again. */
-	gpu->ops->channel_destroy(gpu->backend, ch->bchan);
+	gpu->ops->channel_destroy(gpu->drv, ch->bchan);
 	kfree(ch->shadow);
 	kfree(ch);
 }
@@ -381,7 +381,7 @@ static void vg_vm_start_chans(struct vg_vm *vm)
 	list_for_each_entry(ch, &vm->chans, node) {
 		if (!ch->stopped)
 			continue;
-		gpu->ops->channel_start(gpu->backend, ch->bchan);
+		gpu->ops->channel_start(gpu->drv, ch->bchan);
 		ch->stopped = false;
 	}
 }
@@ -447,7 +447,7 @@ int vg_vm_drain(struct vg_vm *vm)
 	list_for_each_entry(ch, &vm->chans, node) {
 		if (ch->stopped)
 			continue;
-		err = gpu->ops->channel_stop(gpu->backend, ch->bchan,
+		err = gpu->ops->channel_stop(gpu->drv, ch->bchan,
 					     vg_time_left(deadline));
 		if (err) {
 			/* A guest may cause this at will: rate-limited. */
@@ -484,10 +484,10 @@ void vg_vm_resume(struct vg_vm *vm)
 
 		/*
 		 * Runnable again first, so the GP_PUT below is what it picks
-		 * up (a backend may sample GP_PUT when a channel starts).
+		 * up (a GPU driver may sample GP_PUT when a channel starts).
 		 */
 		if (ch->stopped) {
-			vm->gpu->ops->channel_start(vm->gpu->backend, ch->bchan);
+			vm->gpu->ops->channel_start(vm->gpu->drv, ch->bchan);
 			ch->stopped = false;
 		}
 		spin_lock(&ch->map_lock);

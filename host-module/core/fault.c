@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Replayable GPU faults: the core owns each GPU's one backend fault
+ * Replayable GPU faults: the core owns each GPU's one GPU driver fault
  * handler and dispatches every fault by (address space, address) to the
  * registrant of the range (vg.h, vg_fault_register). The LRC file cache
  * and the paging peer model both register ranges, so one GPU serves both,
@@ -67,7 +67,7 @@ static struct vg_fault_reg *vg_fault_reg_at(struct vg_fault_as *fas, u64 va)
 	return container_of(n, struct vg_fault_reg, node);
 }
 
-/* The backend's one handler: its fault thread, no backend or core lock. */
+/* The GPU driver's one handler: its fault thread, no GPU driver or core lock. */
 static int vg_fault_dispatch(void *priv, const struct vg_gpu_fault *f)
 {
 	struct vg_gpu *gpu = priv;
@@ -126,7 +126,7 @@ void vg_fault_init(struct vg_gpu *gpu)
 	vg_va_init(&d->ases, 0, ~0ull, 1);
 	d->installed = gpu->ops->set_fault_handler && gpu->ops->fault_range;
 	if (d->installed)
-		gpu->ops->set_fault_handler(gpu->backend, vg_fault_dispatch, gpu);
+		gpu->ops->set_fault_handler(gpu->drv, vg_fault_dispatch, gpu);
 }
 
 void vg_fault_fini(struct vg_gpu *gpu)
@@ -136,7 +136,7 @@ void vg_fault_fini(struct vg_gpu *gpu)
 	/* Waits for a dispatch under way, and with it for its fn's call. */
 	lockdep_assert_not_held(&gpu->lock);
 	if (d->installed)
-		gpu->ops->set_fault_handler(gpu->backend, NULL, NULL);
+		gpu->ops->set_fault_handler(gpu->drv, NULL, NULL);
 	d->installed = false;
 	/* Registrants unregister before the GPU (and its ASes) go. */
 	WARN_ON(d->ases.count || d->nr_ranges);
@@ -193,7 +193,7 @@ int vg_fault_register(struct vg_gpu *gpu, struct vg_as *as, u64 va,
 			goto err_unlock;
 		}
 	}
-	err = gpu->ops->fault_range(gpu->backend, as, va, size, true);
+	err = gpu->ops->fault_range(gpu->drv, as, va, size, true);
 	if (err)
 		goto err_unlock;
 	if (new_as)
@@ -224,8 +224,8 @@ static void vg_fault_kill(struct vg_fault_reg *reg)
 	if (WARN_ON(reg->dead))
 		return;
 	vg_va_remove(&fas->ranges, &reg->node);
-	/* Exactly the range put on (the backend's contract). */
-	err = gpu->ops->fault_range(gpu->backend, fas->as, reg->node.start,
+	/* Exactly the range put on (the GPU driver's contract). */
+	err = gpu->ops->fault_range(gpu->drv, fas->as, reg->node.start,
 				    reg->node.end - reg->node.start, false);
 	WARN_ON_ONCE(err);
 	if (!fas->ranges.count) {
@@ -244,7 +244,7 @@ void vg_fault_unregister(struct vg_fault_reg *reg)
 	if (!reg)
 		return;
 	d = &reg->gpu->fault;
-	/* Every registrant's handler may take gpu->lock (backend ops). */
+	/* Every registrant's handler may take gpu->lock (GPU ops). */
 	lockdep_assert_not_held(&reg->gpu->lock);
 	mutex_lock(&d->lock);
 	vg_fault_kill(reg);

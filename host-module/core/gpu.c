@@ -34,7 +34,7 @@ int vg_policy_parse(const char *name, enum vg_chunk_policy *out)
 }
 
 /* Every op except sample_access is required. */
-static bool vg_ops_complete(const struct vg_backend_ops *ops)
+static bool vg_ops_complete(const struct vg_gpu_ops *ops)
 {
 	return ops->vram_size && ops->mem_alloc && ops->mem_free &&
 	       ops->copy_submit && ops->copy_wait && ops->as_create &&
@@ -47,7 +47,7 @@ static bool vg_ops_complete(const struct vg_backend_ops *ops)
 #define VG_RETURN_MS_MAX	10000
 
 int vg_gpu_create(const struct vg_gpu_config *cfg,
-		  const struct vg_backend_ops *ops, void *backend,
+		  const struct vg_gpu_ops *ops, void *drv,
 		  struct vg_gpu **out)
 {
 	struct vg_gpu *gpu;
@@ -64,7 +64,7 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 		return -EINVAL;
 	if (cfg->return_interval_ms > VG_RETURN_MS_MAX)
 		return -EINVAL;
-	vram = ops->vram_size(backend);
+	vram = ops->vram_size(drv);
 	if (!vram || !IS_ALIGNED(vram, VGMEM_PAGE_SIZE))
 		return -EINVAL;
 
@@ -72,7 +72,7 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	if (!gpu)
 		return -ENOMEM;
 	gpu->ops = ops;
-	gpu->backend = backend;
+	gpu->drv = drv;
 	strscpy(gpu->name, cfg->name ? cfg->name : "vgmem", sizeof(gpu->name));
 	mutex_init(&gpu->lock);
 	mutex_init(&gpu->cache_lock);
@@ -89,7 +89,7 @@ int vg_gpu_create(const struct vg_gpu_config *cfg,
 	init_waitqueue_head(&gpu->return_wq);
 	gpu->return_ms = cfg->return_interval_ms ? cfg->return_interval_ms :
 			 VG_RETURN_MS_DEFAULT;
-	/* The backend's one fault handler is the core's (fault.c). */
+	/* The GPU driver's one fault handler is the core's (fault.c). */
 	vg_fault_init(gpu);
 
 	if (!cfg->no_return_worker) {

@@ -139,7 +139,7 @@ static void vg_heat_collect(struct vg_vm *vm, bool age)
 	if (!gpu->ops->sample_access)
 		return;
 	list_for_each_entry(c, &vm->resident_list, node) {
-		u64 n = gpu->ops->sample_access(gpu->backend, c->mem);
+		u64 n = gpu->ops->sample_access(gpu->drv, c->mem);
 
 		c->heat = (age ? c->heat / 2 : c->heat) + n;
 		if (n)

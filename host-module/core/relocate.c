@@ -172,7 +172,7 @@ void vg_unmark_all(struct vg_vm *vm)
 		vg_resched_every(&k);
 		/* Only a relocation in progress owns a destination. */
 		if (WARN_ON(c->new_mem)) {
-			gpu->ops->mem_free(gpu->backend, c->new_mem);
+			gpu->ops->mem_free(gpu->drv, c->new_mem);
 			c->new_mem = NULL;
 		}
 		vg_chunk_unmark(c);
@@ -193,7 +193,7 @@ static void vg_free_new_mems(struct vg_vm *vm)
 	list_for_each_entry(c, &vm->marked, mark_node) {
 		vg_resched_every(&k);
 		if (c->new_mem) {
-			gpu->ops->mem_free(gpu->backend, c->new_mem);
+			gpu->ops->mem_free(gpu->drv, c->new_mem);
 			c->new_mem = NULL;
 		}
 	}
@@ -202,7 +202,7 @@ static void vg_free_new_mems(struct vg_vm *vm)
 /*
  * Point the ranges of the first n marked chunks (and of the one whose map
  * failed, which may be partly rewritten) back at their old memory. If the
- * backend cannot do even that, the copy did complete and nothing ran
+ * GPU driver cannot do even that, the copy did complete and nothing ran
  * since, so the chunk is committed to its new memory instead: the chunk
  * stays whole either way. Returns how many were committed; *bytes gets
  * their size.
@@ -210,8 +210,8 @@ static void vg_free_new_mems(struct vg_vm *vm)
 static u32 vg_restore_maps(struct vg_vm *vm, enum vg_loc to, u32 n,
 			   u64 *bytes)
 {
-	const struct vg_backend_ops *ops = vm->gpu->ops;
-	void *b = vm->gpu->backend;
+	const struct vg_gpu_ops *ops = vm->gpu->ops;
+	void *b = vm->gpu->drv;
 	struct vg_chunk *c, *tmp;
 	u32 i = 0, k = 0, committed = 0;
 
@@ -236,7 +236,7 @@ static u32 vg_restore_maps(struct vg_vm *vm, enum vg_loc to, u32 n,
 			committed++;
 			continue;
 		}
-		/* The backend lost the range: nothing left that could help. */
+		/* The GPU driver lost the range: nothing left that could help. */
 		WARN(1, "vgmem: %s: range 0x%llx is unmapped\n", vm->name,
 		     (unsigned long long)va);
 	}
@@ -281,8 +281,8 @@ static void vg_record_moved(struct vg_vm *vm, enum vg_loc to, u32 n,
 int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 {
 	struct vg_gpu *gpu = vm->gpu;
-	const struct vg_backend_ops *ops = gpu->ops;
-	void *b = gpu->backend;
+	const struct vg_gpu_ops *ops = gpu->ops;
+	void *b = gpu->drv;
 	struct vg_copy *copies;
 	struct vg_chunk *c, *tmp;
 	u64 bytes = 0, fence, device_ns = 0, t0 = 0, kept, suspend_ns;

@@ -32,7 +32,7 @@
  * (blocking every allocation meanwhile). So a pass samples only when it
  * has something to do (host RAM in use and VRAM free, or the reserve to
  * refill), and the worker only on every VG_HEAT_SAMPLE_TICKS-th pass
- * (200 ms at the default interval): the backend's counters keep
+ * (200 ms at the default interval): the GPU driver's counters keep
  * accumulating in between, so a slower sample loses no access. Each such
  * sample is one ageing round (heat halves, vg_sample_heat()), so heat
  * decays with time, not with the rate of allocations.
@@ -207,7 +207,7 @@ static void vg_sample_heat_relocated(struct vg_gpu *gpu)
 		return;
 	list_for_each_entry(vm, &gpu->vms, node) {
 		list_for_each_entry(c, &vm->relocated_list, node) {
-			u64 n = gpu->ops->sample_access(gpu->backend, c->mem);
+			u64 n = gpu->ops->sample_access(gpu->drv, c->mem);
 
 			/* The round vg_sample_heat() just started. */
 			c->heat = c->heat / 2 + n;

@@ -11,7 +11,7 @@
 
 #include "os/os.h"
 #include <uapi/vgmem.h>
-#include "vg_backend.h"
+#include "vg_gpu_ops.h"
 
 struct vg_gpu;
 struct vg_vm;
@@ -36,7 +36,7 @@ int vg_policy_parse(const char *name, enum vg_chunk_policy *out);
  * waits for their work to finish: the wait is one turn of the GPU's
  * engine however long the work is, so a launch that runs for days costs
  * a drain no more than a short one. VG_STOP_TIMEOUT_NS bounds that wait
- * under gpu->lock for a backend whose turn does not end (an engine
+ * under gpu->lock for a GPU driver whose turn does not end (an engine
  * thread starved of CPU, a guest memory access that blocks, hardware
  * that cannot preempt mid-kernel). A VM whose channels do not stop in it
  * is not drained: the relocation leaves it as it was, and it is not a
@@ -100,7 +100,7 @@ struct vg_vm_config {
 
 /* GPU lifetime. */
 int vg_gpu_create(const struct vg_gpu_config *cfg,
-		  const struct vg_backend_ops *ops, void *backend,
+		  const struct vg_gpu_ops *ops, void *drv,
 		  struct vg_gpu **out);
 void vg_gpu_destroy(struct vg_gpu *gpu);	/* all VMs must be gone */
 
@@ -158,7 +158,7 @@ void vg_gpu_set_cache_reclaim(struct vg_gpu *gpu,
 
 /*
  * Replayable GPU faults (core/fault.c). The core owns each GPU's one
- * backend fault handler (set_fault_handler, vg_backend.h): it installs it
+ * GPU driver fault handler (set_fault_handler, vg_gpu_ops.h): it installs it
  * when the GPU is created and removes it when the GPU is destroyed, and
  * dispatches every fault by (address space, address) to whoever registered
  * the range. Anyone who services faults (the LRC file cache, the paging
@@ -166,17 +166,17 @@ void vg_gpu_set_cache_reclaim(struct vg_gpu *gpu,
  * handler, so several of them share one GPU.
  *
  * vg_fault_register: [va, va + size) of as (4 KiB aligned, size > 0)
- * faults to fn(priv, f) from now on; the backend's fault_range is turned
- * on for it. The ranges of one AS never overlap (the backend's contract):
+ * faults to fn(priv, f) from now on; the GPU driver's fault_range is turned
+ * on for it. The ranges of one AS never overlap (the GPU driver's contract):
  * an overlap is refused with -EEXIST and changes nothing. -ENODEV if the
- * backend has no replayable faults, -EINVAL for bad arguments. fn is
- * called like the backend's handler (its fault thread, no core or backend
- * lock held, may sleep and call backend ops, returns 0 to replay or
+ * GPU driver has no replayable faults, -EINVAL for bad arguments. fn is
+ * called like the GPU driver's handler (its fault thread, no core or GPU driver
+ * lock held, may sleep and call GPU ops, returns 0 to replay or
  * -errno for VGMEM_CHAN_ERR_VA). A fault in no registered range errors
  * its channel. Locks: it takes the GPU's fault lock and, under it, calls
- * the backend's fault_range, which takes the address space's lock (the
+ * the GPU driver's fault_range, which takes the address space's lock (the
  * sim's as->lock): so it may be called under gpu->lock or the caller's own
- * locks, but not under a backend lock, nor under a lock that is ever taken
+ * locks, but not under a GPU driver lock, nor under a lock that is ever taken
  * with the AS's lock or the fault lock held. The range must be
  * unregistered before its AS is destroyed.
  *
@@ -260,21 +260,21 @@ void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
 
 /*
  * The GPU as the file cache uses it (cachemem.c): the cache is a layer
- * beside the core that never takes gpu->lock or calls the backend itself.
+ * beside the core that never takes gpu->lock or calls the GPU driver itself.
  * Each call below is one step under gpu->lock, taken inside: call them
  * with no core lock held (the cache's own lock, which orders before
  * gpu->lock, may be held).
  *
- * vg_gpu_can_map_files: the backend has what file maps need (map_prot,
+ * vg_gpu_can_map_files: the GPU driver has what file maps need (map_prot,
  * protect, fault_range, set_fault_handler, mem_host_addr).
  * vg_gpu_host_mem_alloc/free: host RAM the GPU maps (VG_LOC_HOST, never
  * counted as VRAM); *cpu, if asked for, is the CPU's address of it
- * (-ENODEV if the backend has none).
+ * (-ENODEV if the GPU driver has none).
  * vg_gpu_cache_vram_get: size bytes of free VRAM (vram_size less what the
  * BOs and the cache hold: never VRAM a BO uses) counted in the GPU's
  * cache_used and, if vm is not NULL, in vm's cache_private; *charge says
  * whom to uncharge. -ENOSPC when the core counts less free VRAM than size
- * (reclaim or recycle, then retry), -ENOMEM when the backend had none
+ * (reclaim or recycle, then retry), -ENOMEM when the GPU driver had none
  * although the count said there was. vg_gpu_cache_vram_put frees it and
  * uncharges the VM if it still exists, and wakes the return worker (the
  * VRAM may take relocated chunks back).
@@ -320,8 +320,8 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
 
 /* The platform.priv the VM was created with (event hooks find theirs). */
 void *vg_vm_priv(const struct vg_vm *vm);
-/* The VM's backend address space, for backend-specific readouts (cost model). */
-struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
+/* The VM's GPU driver address space, for GPU driver-specific readouts (cost model). */
+struct vg_as *vg_vm_gpu_as(struct vg_vm *vm);
 
 /*
  * Quiesce a VM for a memory manager outside the core (the userspace host's
@@ -330,13 +330,13 @@ struct vg_as *vg_vm_backend_as(struct vg_vm *vm);
  * USERD pages and every channel is stopped (preempted: a launch cut short
  * goes on from where it was once started again), so until
  * vg_vm_unquiesce() no method of the VM runs and the caller may copy its
- * memory and remap it (backend ops only).
+ * memory and remap it (GPU ops only).
  *
  * Locking: vg_vm_quiesce() takes gpu->lock and, on success (0), returns
  * with it HELD; the same thread must call vg_vm_unquiesce(), which
  * replays what the guest submitted meanwhile and drops it. In between the
  * caller must not call any function of this header (they take gpu->lock),
- * only backend ops. On failure (-ETIMEDOUT: a channel did not stop
+ * only GPU ops. On failure (-ETIMEDOUT: a channel did not stop
  * within VG_STOP_TIMEOUT_NS) nothing is suspended and the lock is not
  * held. The caller's own locks order before gpu->lock.
  */

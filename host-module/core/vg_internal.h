@@ -9,8 +9,8 @@
  *    most one relocation runs per GPU (GPUswap suspends one VM at a time).
  *  - ch->map_lock (spinlock) protects ch->cur and the contents of the shadow
  *    page: the guest's USERD accesses and the suspend/resume swaps.
- *  - Order: gpu->lock, then ch->map_lock. Backend ops are called with
- *    gpu->lock held; the backend's engine thread never takes either lock,
+ *  - Order: gpu->lock, then ch->map_lock. GPU driver ops are called with
+ *    gpu->lock held; the GPU driver's engine thread never takes either lock,
  *    which is why the relocation may wait for it to stop a channel.
  *  - No wait under gpu->lock depends on a guest: a relocation preempts its
  *    victim's channels (channel_stop, one engine turn, bounded by
@@ -142,7 +142,7 @@ struct vg_chan {
 	u32 id;
 	struct list_head node;		/* vm->chans */
 	struct vg_bchan *bchan;
-	void *real;			/* backend's USERD page, polled by the GPU */
+	void *real;			/* the GPU driver's USERD page, polled by the GPU */
 	void *shadow;			/* GPUswap's shadow copy, VGMEM_USERD_SIZE */
 	spinlock_t map_lock;
 	void *cur;			/* what the guest's mapping points at */
@@ -161,11 +161,11 @@ struct vg_chan {
 };
 
 /*
- * The GPU's replayable-fault dispatch (fault.c): the one backend fault
+ * The GPU's replayable-fault dispatch (fault.c): the one GPU driver fault
  * handler, installed by vg_gpu_create() and removed by vg_gpu_destroy(),
  * finds the registrant of each fault's range here.
  *  - lock (mutex) protects ases, every registration's index node and
- *    dead flag, the counters, and serialises the backend's fault_range
+ *    dead flag, the counters, and serialises the GPU driver's fault_range
  *    calls. It is innermost: taken under gpu->lock or a registrant's own
  *    lock, and never held across a registrant's handler, so a handler may
  *    take any lock and register or unregister (asynchronously) ranges.
@@ -180,15 +180,15 @@ struct vg_fault_disp {
 	struct mutex lock;
 	struct vg_va_tree ases;
 	wait_queue_head_t wq;
-	bool installed;			/* the backend has set_fault_handler */
+	bool installed;			/* the GPU driver has set_fault_handler */
 	u32 nr_ranges;
 	u64 dispatched;
 	u64 unclaimed;
 };
 
 struct vg_gpu {
-	const struct vg_backend_ops *ops;
-	void *backend;
+	const struct vg_gpu_ops *ops;
+	void *drv;			/* the GPU driver's own, passed to each op */
 	char name[32];
 	struct mutex lock;
 
@@ -266,7 +266,7 @@ struct vg_gpu {
 	const struct vg_gpu_events *events;
 	void *events_priv;
 
-	/* Replayable faults: the backend's handler and the registry (fault.c). */
+	/* Replayable faults: the GPU driver's handler and the registry (fault.c). */
 	struct vg_fault_disp fault;
 };
 
@@ -389,7 +389,7 @@ s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
  */
 void vg_red_free(struct vg_gpu *gpu);
 /*
- * Refresh chunk heat from the backend's access sampling (COLD): every VM,
+ * Refresh chunk heat from the GPU driver's access sampling (COLD): every VM,
  * ageing the heat (the return worker's cadence); one VM's resident
  * chunks, adding what was sampled without ageing (the reducer).
  */
@@ -422,7 +422,7 @@ static inline bool vg_vm_drain_deferred(const struct vg_vm *vm, u64 now)
  * once. Atomic per VM: on failure nothing moved (except chunks whose
  * mapping could not even be restored: those are committed to loc and
  * counted, and the call returns -EIO), the marks are cleared,
- * gpu->stats.reloc_failures counts it, returns -ENOMEM (or the backend's
+ * gpu->stats.reloc_failures counts it, returns -ENOMEM (or the GPU driver's
  * error) and logs why (rate-limited). -EAGAIN: the VM's channels did not
  * stop in time; it is deferred (vg_vm_drain_deferred()), and the caller
  * chooses another victim rather than fail.
@@ -473,7 +473,7 @@ void vg_chunk_unmark(struct vg_chunk *c);
 u64 vg_chunk_va(const struct vg_chunk *c);
 
 /*
- * fault.c: install the GPU's backend fault handler (if the backend has
+ * fault.c: install the GPU driver's fault handler (if the GPU driver has
  * replayable faults) at creation; remove it at destruction, which waits
  * for a call under way, so never under a lock a registrant's handler
  * takes (no lock at all: vg_gpu_destroy calls it first). Every range must

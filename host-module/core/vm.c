@@ -34,7 +34,7 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 	atomic64_set(&vm->faults, 0);
 
 	mutex_lock(&gpu->lock);
-	err = gpu->ops->as_create(gpu->backend, &vm->as);
+	err = gpu->ops->as_create(gpu->drv, &vm->as);
 	if (err) {
 		mutex_unlock(&gpu->lock);
 		pr_warn("vgmem: %s: creating an address space failed: %d\n",
@@ -132,7 +132,7 @@ void vg_vm_destroy(struct vg_vm *vm)
 	WARN_ON(!list_empty(&vm->marked));
 	list_for_each_entry_safe(bo, tbo, &vm->bos, node)
 		vg_bo_free_locked(bo);
-	gpu->ops->as_destroy(gpu->backend, vm->as);
+	gpu->ops->as_destroy(gpu->drv, vm->as);
 	list_del(&vm->node);
 	gpu->nr_vms--;
 	if (vm->entitlement)
@@ -228,7 +228,7 @@ void *vg_vm_priv(const struct vg_vm *vm)
 	return vm->platform.priv;
 }
 
-struct vg_as *vg_vm_backend_as(struct vg_vm *vm)
+struct vg_as *vg_vm_gpu_as(struct vg_vm *vm)
 {
 	return vm->as;
 }

@@ -191,7 +191,7 @@ void vgk_nl_events_stop(void)
 {
 	struct vgk_nl_fault *f, *tmp;
 
-	/* No GPU is left (backends pin this module): no new events come. */
+	/* No GPU is left (GPU drivers pin this module): no new events come. */
 	spin_lock_irq(&vgk_nl_faults_lock);
 	vgk_nl_live = false;
 	spin_unlock_irq(&vgk_nl_faults_lock);

@@ -353,7 +353,7 @@ int vgk_share_root_check(const char *path)
 
 /*
  * One cache for the whole host (core/lrc/lrc.h), over the store above:
- * every registered GPU whose backend can fault and protect is added to it,
+ * every registered GPU whose GPU driver can fault and protect is added to it,
  * every VM on such a GPU gets a context when its device opens, and the
  * context's shares follow the vGPU's table.
  */
@@ -505,7 +505,7 @@ void vgk_lrc_gpu_add(struct vgk_gpu *gpu)
 	if (mb == 0 || mb < -1)
 		return;
 	ret = vg_lrc_gpu_add(vgk_lrc, gpu->core, budget);
-	/* A backend without faults, or too little VRAM: BOs alone. */
+	/* A GPU driver without faults, or too little VRAM: BOs alone. */
 	gpu->lrc = !ret;
 	if (ret)
 		pr_info("vgmem%d: no file cache on this GPU (%d)\n", gpu->id,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The registry of physical GPUs. A backend registers a GPU; the GPU gets a
+ * The registry of physical GPUs. A GPU driver registers a GPU; the GPU gets a
  * core (struct vg_gpu), a class device vgmemN in class "vgmem" carrying
  * its attributes, and an mdev parent on that device whose types are VRAM
  * quotas. Admission keeps the sum of the quotas of a GPU's vGPUs within
@@ -96,7 +96,7 @@ int vgk_gpu_attach(struct vgk_gpu *gpu, struct vgk_vgpu *v)
 {
 	int ret = 0;
 
-	/* Module references first: a backend on its way out gets no vGPU. */
+	/* Module references first: a GPU driver on its way out gets no vGPU. */
 	if (!try_module_get(gpu->owner))
 		return -ENODEV;
 	mutex_lock(&gpu->lock);
@@ -278,7 +278,7 @@ static void vgk_gpu_init_types(struct vgk_gpu *gpu)
 	}
 }
 
-int vgk_register_gpu(const struct vg_backend_ops *ops, void *backend,
+int vgk_register_gpu(const struct vg_gpu_ops *ops, void *drv,
 		     const char *name, struct module *owner,
 		     struct vgk_gpu **out)
 {
@@ -306,7 +306,7 @@ int vgk_register_gpu(const struct vg_backend_ops *ops, void *backend,
 	gpu->id = ret;
 
 	cfg.events_priv = gpu;
-	ret = vg_gpu_create(&cfg, ops, backend, &gpu->core);
+	ret = vg_gpu_create(&cfg, ops, drv, &gpu->core);
 	if (ret)
 		goto err_free_id;
 	vg_gpu_get_stats(gpu->core, &st);
@@ -379,7 +379,7 @@ int vgk_registry_init(void)
 
 void vgk_registry_exit(void)
 {
-	/* Backends hold references on vgmem.ko: no GPU is left here. */
+	/* GPU drivers hold references on vgmem.ko: no GPU is left here. */
 	WARN_ON(!list_empty(&vgk_gpus));
 	class_destroy(vgk_class);
 	ida_destroy(&vgk_gpu_ida);

@@ -51,7 +51,7 @@ static int vgk_sim_add(unsigned int i)
 	if (ret)
 		return ret;
 	snprintf(name, sizeof(name), "sim%u", i);
-	ret = vgk_register_gpu(vg_sim_backend_ops(), g->sim, name, THIS_MODULE,
+	ret = vgk_register_gpu(vg_sim_gpu_ops(), g->sim, name, THIS_MODULE,
 			       &g->gpu);
 	if (ret)
 		goto err_destroy_sim;

@@ -70,7 +70,7 @@ struct vgk_gpu {
 	struct vgk_type types[VGK_NR_TYPES];
 	struct mdev_type *type_ptrs[VGK_NR_TYPES];
 	struct vg_gpu *core;
-	struct module *owner;		/* the backend's: one reference per vGPU */
+	struct module *owner;		/* the GPU driver's: one reference per vGPU */
 	u64 vram_size;
 
 	struct mutex lock;
@@ -322,7 +322,7 @@ int vgk_nl_put_shares(struct sk_buff *skb, struct vgk_vgpu *v);
 /*
  * The host's file cache: created at module init, GPUs added as they
  * register with a budget of lrc_budget_mb MiB of VRAM for replicas
- * (module parameter; 0, the default, or a backend that cannot fault: no
+ * (module parameter; 0, the default, or a GPU driver that cannot fault: no
  * file cache), a context per
  * VM when its device opens (vgk_lrc_vm_open, v->lock held, after the VM
  * exists), which the VM's destruction tears down with write-back.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * The software GPU: a backend (struct vg_backend_ops) faithful enough that a
- * hardware backend could replace it op for op. Portable: builds in the
+ * The software GPU: a GPU driver (struct vg_gpu_ops) faithful enough that a
+ * hardware GPU driver could replace it op for op. Portable: builds in the
  * kernel (vgmem_sim.ko) and in userspace (the userspace host).
  *
  *  - VRAM: an arena of vram_size bytes handed out in 4 KiB frames; host
@@ -23,7 +23,7 @@
 #ifndef VGMEM_SIM_H
 #define VGMEM_SIM_H
 
-#include "core/vg_backend.h"
+#include "core/vg_gpu_ops.h"
 #include "core/vg_rand.h"
 #include <uapi/vgmem.h>
 
@@ -43,7 +43,7 @@ struct vg_sim;
 
 int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out);
 void vg_sim_destroy(struct vg_sim *sim);	/* all channels/AS/mem freed first */
-const struct vg_backend_ops *vg_sim_backend_ops(void);	/* backend pointer: the vg_sim */
+const struct vg_gpu_ops *vg_sim_gpu_ops(void);	/* GPU driver pointer: the vg_sim */
 
 /*
  * Semantics the ops table leaves open, as the sim implements them:

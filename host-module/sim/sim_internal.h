@@ -525,7 +525,7 @@ int sim_copy_submit(struct vg_sim *sim, const struct vg_copy *copies,
 		    unsigned int n, u64 *fence);
 int sim_copy_wait(struct vg_sim *sim, u64 fence, u64 *device_ns);
 
-/* ---- the GPU (backend.c) ---------------------------------------------------- */
+/* ---- the GPU (GPU driver.c) ---------------------------------------------------- */
 
 struct vg_sim {
 	u64 vram_size;

@@ -63,7 +63,7 @@ int vg_host_create(const struct vg_host_config *cfg, struct vg_host **out)
 	ret = vg_sim_create(&cfg->sim, &h->sim);
 	if (ret)
 		goto err_free_host;
-	ret = vg_gpu_create(&gcfg, vg_sim_backend_ops(), h->sim, &h->gpu);
+	ret = vg_gpu_create(&gcfg, vg_sim_gpu_ops(), h->sim, &h->gpu);
 	if (ret)
 		goto err_destroy_sim;
 	ret = vg_model_create(h, h->gpu, h->sim, &mp, &h->model);
@@ -286,7 +286,7 @@ void vg_host_guest_cost(struct vg_host_guest *g, struct vg_sim_cost *out)
 {
 	struct vg_model_vm_stats st;
 
-	vg_sim_as_cost(g->host->sim, vg_vm_backend_as(g->vm), out);
+	vg_sim_as_cost(g->host->sim, vg_vm_gpu_as(g->vm), out);
 	/* What the memory manager made this VM wait for (models.h). */
 	vg_model_vm_stats(g->mvm, &st);
 	out->device_ns += st.model_ns;

@@ -4,7 +4,7 @@
  * chunk they choose, from 1K to 1M chunks and 2 to 1000 VMs. Goal: at most
  * 1 us per chunk chosen at 1M chunks.
  *
- * The core runs on the null backend (no bytes: copies and maps are free),
+ * The core runs on the null GPU driver (no bytes: copies and maps are free),
  * so what is measured is the core alone. Per configuration, in one process:
  *   pressured: VRAM of N chunks, filled by V-1 VMs; then a late VM
  *              allocates M chunks in BOs of up to 16 chunks, and every chunk
@@ -31,7 +31,7 @@
 
 #include "host-module/core/vg_internal.h"
 #include "benchlib.h"
-#include "null_backend.h"
+#include "null_gpu.h"
 
 #define CHUNK		(64ull << 10)	/* VG_CHUNK_MIN: 1M chunks = 64 GiB nominal */
 #define FILL_BO_MAX	1024		/* chunks per BO while filling */
@@ -122,7 +122,7 @@ static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
 	struct vg_vm **vms;
 	struct vg_gpu_stats s0, s1;
 	struct vgmem_vm_stats late;
-	struct null_backend *nb;
+	struct null_gpu *nb;
 	struct vg_gpu *gpu;
 	u64 per_vm, left, va, t0, t1;
 	u32 i;
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("bench_reducer: core on the null backend, chunk %llu KiB, random policy\n",
+	printf("bench_reducer: core on the null GPU driver, chunk %llu KiB, random policy\n",
 	       (unsigned long long)(CHUNK >> 10));
 	printf("%8s %5s %7s %8s %12s %12s %14s %13s %7s\n", "chunks", "VMs",
 	       "alloc", "chosen", "press ns/ch", "free ns/ch", "reducer ns/ch",

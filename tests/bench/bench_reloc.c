@@ -19,7 +19,7 @@
 #define NR_PIECES	64
 #define REPS		9
 
-static double run_sim(void *b, const struct vg_backend_ops *ops,
+static double run_sim(void *b, const struct vg_gpu_ops *ops,
 		      struct vg_copy *out, struct vg_copy *in)
 {
 	u64 fence, dev_ns, t0;
@@ -57,7 +57,7 @@ static double run_memcpy(u8 **a, u8 **h)
 int main(void)
 {
 	struct vg_sim_config cfg = { .vram_size = NR_PIECES * PIECE + (16ull << 20) };
-	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	const struct vg_gpu_ops *ops = vg_sim_gpu_ops();
 	struct vg_mem *vram[NR_PIECES], *host[NR_PIECES];
 	struct vg_copy out[NR_PIECES], in[NR_PIECES];
 	u8 *a[NR_PIECES], *h[NR_PIECES];

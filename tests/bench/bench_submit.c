@@ -7,7 +7,7 @@
  *   A (vgmem):  a guest of the userspace host submits through libvgmem
  *               (pushbuffer ring, GPFIFO, GP_PUT through the transport and
  *               the core's USERD logic) and waits on GP_GET the same way.
- *   B (bare):   the same sim, no core: a channel made with the backend ops,
+ *   B (bare):   the same sim, no core: a channel made with the GPU ops,
  *               the GPFIFO and pushbuffers written straight into guest
  *               memory, GP_PUT written straight into the real USERD page.
  *
@@ -131,7 +131,7 @@ static void a_teardown(struct side_a *a)
 
 struct side_b {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct vg_as *as;
 	struct vg_mem *buf;
 	struct vg_bchan *bch;
@@ -206,7 +206,7 @@ static int b_setup(struct side_b *b)
 	err = vg_sim_create(&cfg, &b->sim);
 	if (err)
 		return err;
-	b->ops = vg_sim_backend_ops();
+	b->ops = vg_sim_gpu_ops();
 	err = b->ops->as_create(b->sim, &b->as);
 	if (!err)
 		err = b->ops->mem_alloc(b->sim, VG_LOC_VRAM, BUF_SIZE, &b->buf);
@@ -295,7 +295,7 @@ int main(void)
 	       PER_RUN, FILL_BYTES >> 10, REPS);
 	printf("  vgmem (libvgmem + host + core): %8.3f ms  %6.2f us/entry\n",
 	       ma / 1e6, ma / 1e3 / PER_RUN);
-	printf("  bare engine (backend ops):      %8.3f ms  %6.2f us/entry\n",
+	printf("  bare engine (GPU ops):      %8.3f ms  %6.2f us/entry\n",
 	       mb / 1e6, mb / 1e3 / PER_RUN);
 	bench_ratio("bench_submit: vgmem / bare time", ma / mb, 1.01, 1);
 	a_teardown(&a);

@@ -137,7 +137,7 @@ static void check_good(void)
  * Give evil's channel up to EVIL_WAIT_NS to run what it was given. Waiting
  * through libvgmem (vgmem_wait) would also wait out a channel parked on an
  * acquire that nothing will ever release, and 3% of the inputs doing that
- * took well over half of the run's time; the backend's channel_idle_wait
+ * took well over half of the run's time; the GPU driver's channel_idle_wait
  * returns as soon as the ring is drained, the channel parks on an acquire
  * or it errors. Either way the channel is destroyed next, in whatever state.
  */
@@ -149,7 +149,7 @@ static void evil_settle(struct vgmem_chan *ch)
 	c = vg_chan_lookup(vg_host_guest_vm(w.evil), vgmem_chan_id(ch));
 	if (!c)
 		fuzz_die("evil's channel %u is not in its VM", vgmem_chan_id(ch));
-	(void)gpu->ops->channel_idle_wait(gpu->backend, c->bchan, EVIL_WAIT_NS);
+	(void)gpu->ops->channel_idle_wait(gpu->drv, c->bchan, EVIL_WAIT_NS);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -303,7 +303,7 @@ static void test_starved_engine(void **state)
 	uint64_t t0, cva2;
 
 	start_attack(w);
-	vg_sim_engine_hold(sim, vg_vm_backend_as(evm));
+	vg_sim_engine_hold(sim, vg_vm_gpu_as(evm));
 	t0 = now_ns();
 	while (!vg_sim_engine_held(sim)) {
 		assert_true(now_ns() - t0 < WAIT_NS);

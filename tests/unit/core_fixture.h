@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * A GPU on the fake backend with a few VMs, for the core's unit tests
+ * A GPU on the fake GPU with a few VMs, for the core's unit tests
  * (accounting, reducer, BOs, control, channels, relocation, return), and
  * a guest's memory for the VMs whose channels read rings from it. Include
- * after <cmocka.h>. Teardown asserts no backend object leaked, no backend
+ * after <cmocka.h>. Teardown asserts no GPU driver object leaked, no GPU driver
  * contract was violated and no WARN fired.
  */
 #ifndef VGMEM_TESTS_CORE_FIXTURE_H
 #define VGMEM_TESTS_CORE_FIXTURE_H
 
 #include "host-module/core/vg_internal.h"
-#include "fake_backend.h"
+#include "fake_gpu.h"
 
 #define CFX_MAX_VMS	8
 #define KiB		1024ull
 #define MiB		(1024ull * KiB)
 
 struct cfx {
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	struct vg_gpu *gpu;
 	struct vg_vm *vm[CFX_MAX_VMS];
 	u32 nvm;
@@ -30,7 +30,7 @@ struct cfx_opts {
 	enum vg_chunk_policy policy;
 	u64 seed;
 	u64 host_budget;
-	const struct vg_backend_ops *ops;	/* NULL: fake_ops */
+	const struct vg_gpu_ops *ops;	/* NULL: fake_ops */
 	const char *name;			/* NULL: "test" */
 	bool return_worker;			/* else tests call vg_gpu_return_once() */
 	u32 return_interval_ms;			/* of the worker; 0: the default */

@@ -264,7 +264,7 @@ static inline void lfx_init(struct lfx *x, u32 ngpu, u64 vram, u64 budget)
 					    .seed = 1 };
 
 		x->gpu[i].sim = t_sim(vram, 0);
-		assert_int_equal(vg_gpu_create(&gc, vg_sim_backend_ops(),
+		assert_int_equal(vg_gpu_create(&gc, vg_sim_gpu_ops(),
 					       x->gpu[i].sim, &x->gpu[i].gpu),
 				 0);
 		assert_int_equal(vg_lrc_gpu_add(x->lrc, x->gpu[i].gpu, 0), 0);
@@ -283,7 +283,7 @@ static inline struct lfx_vm *lfx_vm(struct lfx *x, u32 gi)
 	assert_int_equal(vg_lrc_ctx_create(x->lrc, v->vm, &v->ctx), 0);
 	assert_int_equal(vg_lrc_share_set(v->ctx, 1, "/srv/share0", false), 0);
 	assert_int_equal(vg_lrc_share_set(v->ctx, 2, "/srv/share1", true), 0);
-	v->t = t_chan(x->gpu[gi].sim, vg_vm_backend_as(v->vm), x->gpu[gi].g,
+	v->t = t_chan(x->gpu[gi].sim, vg_vm_gpu_as(v->vm), x->gpu[gi].g,
 		      64);
 	t_bind(v->t);
 	t_run(v->t);

@@ -49,7 +49,7 @@ struct th {
 
 struct fx {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct tg *g;
 	struct vg_as *as[2];
 	struct vg_mem *back[2];
@@ -116,7 +116,7 @@ static inline int fx_setup(void **state)
 
 	assert_non_null(f);
 	f->sim = t_sim(32ull << 20, 0);
-	f->ops = vg_sim_backend_ops();
+	f->ops = vg_sim_gpu_ops();
 	f->g = tg_new();
 	t_new_ases(f->sim, f->as, f->back, 2, MSZ);
 	f->h.f = f;

@@ -20,8 +20,8 @@
 static void test_gpu_create_validation(void **state)
 {
 	struct vg_gpu_config cfg = { .name = "t", .no_return_worker = true };
-	struct vg_backend_ops ops = fake_ops;
-	struct fake_backend *fb = fake_create(4 * MiB), *fb0 = fake_create(0);
+	struct vg_gpu_ops ops = fake_ops;
+	struct fake_gpu *fb = fake_create(4 * MiB), *fb0 = fake_create(0);
 	struct vg_gpu *gpu = NULL;
 	static const u64 bad_chunks[] = {
 		VG_CHUNK_MIN / 2, VG_CHUNK_MAX * 2, VG_CHUNK_MIN + 4096,
@@ -47,7 +47,7 @@ static void test_gpu_create_validation(void **state)
 	cfg.return_interval_ms = 10001;
 	assert_int_equal(vg_gpu_create(&cfg, &fake_ops, fb, &gpu), -EINVAL);
 	cfg.return_interval_ms = 0;
-	/* A backend without VRAM is no GPU. */
+	/* A GPU driver without VRAM is no GPU. */
 	assert_int_equal(vg_gpu_create(&cfg, &fake_ops, fb0, &gpu), -EINVAL);
 	/* Every op but sample_access is required. */
 	ops.map = NULL;
@@ -84,7 +84,7 @@ static void test_gpu_create_validation(void **state)
 static void test_gpu_with_worker(void **state)
 {
 	struct vg_gpu_config cfg = { .name = "w", .chunk_size = CH };
-	struct fake_backend *fb = fake_create(MiB);
+	struct fake_gpu *fb = fake_create(MiB);
 	struct vg_gpu *gpu;
 
 	(void)state;
@@ -318,7 +318,7 @@ static void test_vm_create_destroy(void **state)
 	cfg.gmem.read = (void *)1;
 	assert_int_equal(vg_vm_create(f.gpu, &cfg, &bad), -EINVAL);
 	cfg.gmem.read = NULL;
-	/* The backend failing to make an address space fails the create. */
+	/* The GPU driver failing to make an address space fails the create. */
 	fake_fail(f.fb, FAKE_OP_AS_CREATE, 1);
 	assert_int_equal(vg_vm_create(f.gpu, &cfg, &bad), -ENOMEM);
 	assert_null(bad);
@@ -328,7 +328,7 @@ static void test_vm_create_destroy(void **state)
 	/* An unnamed VM gets one. */
 	assert_int_equal(vg_vm_create(f.gpu, &cfg, &vm), 0);
 	assert_true(strlen(vg_vm_name(vm)) > 0);
-	assert_ptr_equal(vg_vm_backend_as(vm), vm->as);
+	assert_ptr_equal(vg_vm_gpu_as(vm), vm->as);
 	/* Destroy frees its BOs, whatever their location. */
 	cfx_alloc(vm, 5 * CH);
 	cfx_alloc(vm, 4096);

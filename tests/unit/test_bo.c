@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Buffer objects: hostile arguments rejected with nothing changed, the VA
- * allocator, queries, the host budget, backend failures at every step of
+ * allocator, queries, the host budget, GPU driver failures at every step of
  * an allocation undone completely, and data surviving relocation.
  */
 #include <stdarg.h>
@@ -46,7 +46,7 @@ static void take(struct cfx *f, struct snap *s)
 }
 
 /* Nothing but failed calls happened between a and b. */
-static void same(const struct snap *a, const struct snap *b, bool backend)
+static void same(const struct snap *a, const struct snap *b, bool ops)
 {
 	assert_memory_equal(a->vm, b->vm, sizeof(a->vm));
 	assert_memory_equal(&a->gpu, &b->gpu, sizeof(a->gpu));
@@ -54,7 +54,7 @@ static void same(const struct snap *a, const struct snap *b, bool backend)
 	assert_int_equal(a->fake_vram, b->fake_vram);
 	assert_int_equal(a->fake_host, b->fake_host);
 	assert_int_equal(a->leaks, b->leaks);
-	if (backend)
+	if (ops)
 		assert_memory_equal(a->ops, b->ops, sizeof(a->ops));
 }
 
@@ -300,7 +300,7 @@ static void test_host_budget(void **state)
 	cfx_fini(&f);
 }
 
-/* A backend failure at the k-th call of op during an allocation. */
+/* A GPU driver failure at the k-th call of op during an allocation. */
 static void fail_case(enum fake_op op, u32 nth, bool pressure)
 {
 	struct snap before, after;
@@ -341,7 +341,7 @@ static void fail_case(enum fake_op op, u32 nth, bool pressure)
 	cfx_fini(&f);
 }
 
-static void test_backend_failures(void **state)
+static void test_gpu_failures(void **state)
 {
 	u32 k;
 
@@ -387,7 +387,7 @@ static void test_host_alloc_of_new_chunks_fails(void **state)
 	assert_int_equal(vg_bo_alloc(a, 4 * CH, 0, &vb), -ENOMEM);
 	take(&f, &after);
 	assert_int_equal(fake_count(f.fb, FAKE_OP_COPY_SUBMIT), 0);
-	/* Only the sampling and the failed placement touched the backend. */
+	/* Only the sampling and the failed placement touched the GPU driver. */
 	after.ops[FAKE_OP_SAMPLE_ACCESS] = before.ops[FAKE_OP_SAMPLE_ACCESS];
 	after.ops[FAKE_OP_MEM_ALLOC_HOST] = before.ops[FAKE_OP_MEM_ALLOC_HOST];
 	after.ops[FAKE_OP_MEM_FREE] = before.ops[FAKE_OP_MEM_FREE];
@@ -577,10 +577,10 @@ static void test_failure_keeps_res_vec(void **state)
 }
 
 /*
- * A backend whose map is not all or nothing: the failing call maps the
+ * A GPU driver whose map is not all or nothing: the failing call maps the
  * first page of its range, then fails.
  */
-static struct vg_backend_ops partial_ops;
+static struct vg_gpu_ops partial_ops;
 static u32 partial_calls, partial_fail_at;
 
 static int partial_map(void *b, struct vg_as *as, u64 va, u64 size,
@@ -636,7 +636,7 @@ int main(void)
 		cmocka_unit_test(test_query),
 		cmocka_unit_test(test_pressure_keeps_data),
 		cmocka_unit_test(test_host_budget),
-		cmocka_unit_test(test_backend_failures),
+		cmocka_unit_test(test_gpu_failures),
 		cmocka_unit_test(test_host_alloc_of_new_chunks_fails),
 		cmocka_unit_test(test_core_alloc_failure),
 		cmocka_unit_test(test_free_wakes_and_unmaps),

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The GPU as the file cache uses it (core/cachemem.c), on the fake
- * backend: the VRAM the cache takes is free VRAM only and counted to the
+ * GPU driver: the VRAM the cache takes is free VRAM only and counted to the
  * GPU and the writing VM, given back to whoever still exists, and a file
  * map's VA shares the VM's index with its BOs. (The page-table calls need
- * a backend with protect and fault ranges: the LRC tests run them on the
+ * a GPU driver with protect and fault ranges: the LRC tests run them on the
  * software GPU.)
  */
 #include <stdarg.h>
@@ -75,7 +75,7 @@ static void test_vram_only_what_is_free(void **state)
 	assert_int_equal(vg_vm_cache_private(vm), 0);
 	assert_int_equal(fake_vram_used(f.fb), 8 * MiB);
 
-	/* Free by the count but not in the backend: an error, not "full". */
+	/* Free by the count but not in the GPU driver: an error, not "full". */
 	assert_int_equal(vg_bo_free(vm, va), 0);
 	fake_fail_errno(f.fb, FAKE_OP_MEM_ALLOC_VRAM, 1, -ENOSPC);
 	assert_int_equal(vg_gpu_cache_vram_get(f.gpu, vm, GP, &m, &c),
@@ -171,7 +171,7 @@ static void test_file_va_and_ptes(void **state)
 
 	(void)state;
 	assert_int_equal(vg_sim_create(&scfg, &sim), 0);
-	assert_int_equal(vg_gpu_create(&cfg, vg_sim_backend_ops(), sim, &gpu),
+	assert_int_equal(vg_gpu_create(&cfg, vg_sim_gpu_ops(), sim, &gpu),
 			 0);
 	assert_true(vg_gpu_can_map_files(gpu));
 	assert_int_equal(vg_vm_create(gpu, &vcfg, &vm), 0);
@@ -199,10 +199,10 @@ static void test_file_va_and_ptes(void **state)
 	assert_int_equal(vg_gpu_cache_vram_get(gpu, vm, GP, &m, &c), 0);
 	assert_int_equal(vg_vm_file_map(vm, node.start, GP, m, 1), 0);
 	assert_int_equal(vg_vm_file_protect(vm, node.start, GP, 0), 0);
-	assert_int_equal(vg_sim_read_va(sim, vg_vm_backend_as(vm), node.start,
+	assert_int_equal(vg_sim_read_va(sim, vg_vm_gpu_as(vm), node.start,
 					buf, sizeof(buf)), 0);
 	vg_vm_file_unmap(vm, node.start, GP);
-	assert_int_not_equal(vg_sim_read_va(sim, vg_vm_backend_as(vm),
+	assert_int_not_equal(vg_sim_read_va(sim, vg_vm_gpu_as(vm),
 					    node.start, buf, sizeof(buf)), 0);
 	vg_gpu_cache_vram_put(gpu, m, GP, &c);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Channels and GPUswap's shadow USERD pages (core/chan.c) against the fake
- * backend: ring validation, the per-VM channel limit, guest USERD access
+ * GPU driver: ring validation, the per-VM channel limit, guest USERD access
  * rules, suspend/drain/resume semantics, the zap fixup of the kernel path
  * and a guest hammering GP_PUT while its VM is swapped in and out.
  */
@@ -57,7 +57,7 @@ static void zap_cb(void *priv, struct vg_chan *ch)
 }
 
 static int fx_setup_common(void **state, bool with_zap,
-			   const struct vg_backend_ops *ops)
+			   const struct vg_gpu_ops *ops)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct cfx_opts o = {
@@ -255,7 +255,7 @@ static void test_create_failures_leave_nothing(void **state)
 	vg_chan_destroy(ch);
 }
 
-/* The backend got the ring and our guest memory. */
+/* The GPU driver got the ring and our guest memory. */
 static void test_create_desc(void **state)
 {
 	struct fx *f = *state;
@@ -266,7 +266,7 @@ static void test_create_desc(void **state)
 	assert_int_equal(d->gpfifo_entries, RING_ENTRIES);
 	assert_non_null(d->gmem);
 	assert_ptr_equal(d->gmem->priv, &f->gm);
-	assert_ptr_equal(fake_bchan_as(ch->bchan), vg_vm_backend_as(f->vm));
+	assert_ptr_equal(fake_bchan_as(ch->bchan), vg_vm_gpu_as(f->vm));
 	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
 	vg_chan_destroy(ch);
 }
@@ -505,7 +505,7 @@ static void test_drain_timeout(void **state)
 }
 
 /* The guest writes from inside the drain: the hook plays the guest. */
-static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
+static void guest_submits(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct vg_chan *ch = priv;
 
@@ -779,7 +779,7 @@ static void test_stop_failure_rolls_back(void **state)
  * semaphore. A must not run before the resume (the copy would miss what
  * it writes).
  */
-static void unpark_a(void *priv, struct fake_backend *fb, void *arg)
+static void unpark_a(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct vg_chan **chs = priv;
 
@@ -788,7 +788,7 @@ static void unpark_a(void *priv, struct fake_backend *fb, void *arg)
 		fake_bchan_unpark(chs[0]->bchan);
 }
 
-static void a_work(void *priv, struct fake_backend *fb, struct vg_bchan *ch)
+static void a_work(void *priv, struct fake_gpu *fb, struct vg_bchan *ch)
 {
 	(void)fb;
 	(void)ch;
@@ -828,8 +828,8 @@ static void test_parked_channel_stays_parked(void **state)
 static void test_gpu_requires_stop_ops(void **state)
 {
 	struct vg_gpu_config gc = { .name = "t", .no_return_worker = true };
-	struct fake_backend *fb = fake_create(16 * VG_CHUNK_MIN);
-	struct vg_backend_ops ops = fake_ops;
+	struct fake_gpu *fb = fake_create(16 * VG_CHUNK_MIN);
+	struct vg_gpu_ops ops = fake_ops;
 	struct vg_gpu *gpu = NULL;
 
 	(void)state;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The core's replayable-fault dispatch (core/fault.c): the GPU's one
- * backend fault handler belongs to the core, and each fault goes to the
+ * GPU driver fault handler belongs to the core, and each fault goes to the
  * registrant of its (address space, address) range. On the software GPU
  * with real kernels that fault: registrants on two ASes and on disjoint
  * ranges of one AS each get only their faults; an overlap is refused and
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "test_sim_util.h"
-#include "fake_backend.h"
+#include "fake_gpu.h"
 #include "model_fixture.h"
 #include "host-module/core/vg.h"
 /* lrc->lock: the test holds it to line up a fault call and an unmap. */
@@ -43,7 +43,7 @@ struct rg {
 
 struct fx {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct vg_gpu *gpu;
 	struct tg *g;
 	struct vg_as *as[2];
@@ -114,7 +114,7 @@ static int fx_setup(void **state)
 
 	assert_non_null(f);
 	f->sim = t_sim(64ull << 20, 0);
-	f->ops = vg_sim_backend_ops();
+	f->ops = vg_sim_gpu_ops();
 	assert_int_equal(vg_gpu_create(&cfg, f->ops, f->sim, &f->gpu), 0);
 	f->g = tg_new();
 	t_new_ases(f->sim, f->as, f->back, 2, MSZ);
@@ -282,7 +282,7 @@ static void test_overlap_refused_changes_nothing(void **state)
 	check_pattern(f, 0, VA0 + 0x10000, 0x20000, 3);
 
 	/*
-	 * The refused ranges never reached the backend: with l gone, an
+	 * The refused ranges never reached the GPU driver: with l gone, an
 	 * access at VA0 is outside every fault range, a plain VA error that
 	 * reaches no handler (not even the dispatcher).
 	 */
@@ -304,10 +304,10 @@ static void test_overlap_refused_changes_nothing(void **state)
 }
 
 /* A GPU without replayable faults: nothing to register with. */
-static void test_no_fault_backend(void **state)
+static void test_no_fault_gpu(void **state)
 {
 	struct vg_gpu_config cfg = { .name = "nf", .no_return_worker = true };
-	struct fake_backend *fb = fake_create(64ull << 20);
+	struct fake_gpu *fb = fake_create(64ull << 20);
 	struct vg_fault_reg *h = NULL;
 	struct vg_gpu *gpu;
 	struct vg_as *as;
@@ -441,7 +441,7 @@ static void test_unclaimed_fault_errors_only_its_channel(void **state)
 	rg_init(f, &a, 0, VA0, 1 << 20);
 	assert_int_equal(rg_reg(f, &a), 0);
 	/*
-	 * Fault ranges on in the backend that nobody registered with the
+	 * Fault ranges on in the GPU driver that nobody registered with the
 	 * core (as a range torn down while its fault was queued looks): one
 	 * in an AS the dispatch does not know, one past a's range.
 	 */
@@ -724,7 +724,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_two_ases_and_disjoint_ranges),
 		T(test_overlap_refused_changes_nothing),
-		cmocka_unit_test(test_no_fault_backend),
+		cmocka_unit_test(test_no_fault_gpu),
 		T(test_unregister_waits_for_running_call),
 		T(test_unregister_async_releases_after_call),
 		T(test_unclaimed_fault_errors_only_its_channel),

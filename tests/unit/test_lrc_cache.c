@@ -697,7 +697,7 @@ static void test_vram_shared_with_bos(void **state)
 	lfx_fini(&x);
 }
 
-/* Backend failures inside a fault: the channel errors, the cache stays whole. */
+/* GPU driver failures inside a fault: the channel errors, the cache stays whole. */
 static void test_injected_failures(void **state)
 {
 	struct lfx x;

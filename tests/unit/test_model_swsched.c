@@ -40,7 +40,7 @@ static void test_swsched_mediation_per_submission(void **state)
 	{
 		struct vg_sim_cost raw;
 
-		vg_sim_as_cost(vg_host_sim(h), vg_vm_backend_as(vg_host_guest_vm(a)),
+		vg_sim_as_cost(vg_host_sim(h), vg_vm_gpu_as(vg_host_guest_vm(a)),
 			       &raw);
 		assert_int_equal(c.device_ns, raw.device_ns + st.model_ns);
 	}
@@ -169,7 +169,7 @@ static void test_quiesce_holds_submissions(void **state)
 	assert_int_equal(vg_vm_quiesce(vm), 0);
 	assert_int_equal(pthread_create(&t, NULL, qguest_main, &g), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_backend_as(vm),
+	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_gpu_as(vm),
 					va, buf, sizeof(buf)), 0);
 	vg_vm_unquiesce(vm);
 	assert_int_equal(g.submit_err, 0);
@@ -178,7 +178,7 @@ static void test_quiesce_holds_submissions(void **state)
 	assert_int_equal(buf[sizeof(buf) - 1], 0x11);
 	assert_int_equal(vgmem_wait(ch, g.seq, 0), 0);
 	assert_int_equal(vgmem_chan_error(ch, NULL), 0);
-	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_backend_as(vm),
+	assert_int_equal(vg_sim_read_va(vg_host_sim(h), vg_vm_gpu_as(vm),
 					va + 64 * KiB - sizeof(buf), buf,
 					sizeof(buf)), 0);
 	assert_int_equal(buf[0], 0x22);

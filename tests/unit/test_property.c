@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Property test of the core on the fake backend: long random sequences of
+ * Property test of the core on the fake GPU: long random sequences of
  * allocations (good and hostile), frees, returns, entitlement, quota and
- * policy changes and injected backend failures over several VMs, checked
+ * policy changes and injected GPU driver failures over several VMs, checked
  * after every operation against a model: vg_gpu_check() passes, every
- * VM's allocation equals the model's, the backend's memory equals the
+ * VM's allocation equals the model's, the GPU driver's memory equals the
  * core's totals, and every BO still holds the bytes written into it.
  *
  * The seed is printed; VGMEM_TEST_SEED=<n> reruns one sequence.

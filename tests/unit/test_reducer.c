@@ -294,7 +294,7 @@ static void test_cold_global(void **state)
 /* Heat 0 everywhere (no sampling): COLD is LRA with new-BO chunks last. */
 static void test_cold_without_sampling(void **state)
 {
-	struct vg_backend_ops ops = fake_ops_without_sampling();
+	struct vg_gpu_ops ops = fake_ops_without_sampling();
 	struct cfx_opts o = { .vram = VRAM, .chunk = CH,
 			      .policy = VG_POLICY_COLD, .seed = 1,
 			      .ops = &ops };
@@ -578,7 +578,7 @@ static void test_heap_many_vms(void **state)
 	struct vg_gpu_config gcfg = { .name = "many", .chunk_size = CH,
 				      .seed = 5, .no_return_worker = true };
 	struct vg_plan plan;
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	struct vg_gpu *gpu;
 	struct vg_vm **vms;
 	struct vg_rand r;

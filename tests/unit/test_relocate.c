@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The relocation mechanism (core/relocate.c) against the fake backend:
+ * The relocation mechanism (core/relocate.c) against the fake GPU:
  * bytes survive a move in both directions, PTEs follow, one copy batch and
  * one suspension per VM, guest submissions during the suspension are
  * replayed, and every injected failure leaves every chunk, mapping, total
@@ -262,7 +262,7 @@ static void test_move_out_and_back(void **state)
 	assert_int_equal(vm->relocated, 3 * CHUNK);
 	assert_int_equal(fake_vram_used(f->c.fb), 7 * CHUNK);
 	assert_int_equal(fake_host_used(f->c.fb), 3 * CHUNK);
-	/* The old VRAM went back to the backend: same number of objects. */
+	/* The old VRAM went back to the GPU driver: same number of objects. */
 	assert_int_equal(fake_leaks(f->c.fb), leaks);
 	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 
@@ -333,7 +333,7 @@ static void test_tail_chunk(void **state)
 	check(f, vm, bo->va, bo->size, 5);
 }
 
-static void count_suspended(void *priv, struct fake_backend *fb, void *arg)
+static void count_suspended(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct fx *f = priv;
 	int i, n = 0;
@@ -423,7 +423,7 @@ static void test_suspension_stats(void **state)
 }
 
 /* The guest submits while its VM is suspended (from inside the stop). */
-static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
+static void guest_submits(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct vg_chan *ch = priv;
 
@@ -433,7 +433,7 @@ static void guest_submits(void *priv, struct fake_backend *fb, void *arg)
 			    vg_chan_userd_read(ch, VGMEM_USERD_GP_PUT) + 2);
 }
 
-static void real_put_unchanged(void *priv, struct fake_backend *fb, void *arg)
+static void real_put_unchanged(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct vg_chan *ch = priv;
 
@@ -643,11 +643,11 @@ static void test_fail_host_budget(void **state)
  * was; both are whole and the books agree.
  */
 struct map_plan {
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	u32 calls;
 };
 
-static void map_plan_hook(void *priv, struct fake_backend *fb, void *arg)
+static void map_plan_hook(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct map_plan *p = priv;
 
@@ -758,7 +758,7 @@ struct parked {
 	u64 va;
 };
 
-static void parked_write(void *priv, struct fake_backend *fb,
+static void parked_write(void *priv, struct fake_gpu *fb,
 			 struct vg_bchan *ch)
 {
 	struct parked *p = priv;
@@ -769,7 +769,7 @@ static void parked_write(void *priv, struct fake_backend *fb,
 				    (void *)marker, sizeof(marker), true), 0);
 }
 
-static void release_on_b(void *priv, struct fake_backend *fb, void *arg)
+static void release_on_b(void *priv, struct fake_gpu *fb, void *arg)
 {
 	struct parked *p = priv;
 
@@ -778,7 +778,7 @@ static void release_on_b(void *priv, struct fake_backend *fb, void *arg)
 		fake_bchan_unpark(p->a->bchan);
 }
 
-static void gpu_progresses(void *priv, struct fake_backend *fb, void *arg)
+static void gpu_progresses(void *priv, struct fake_gpu *fb, void *arg)
 {
 	(void)priv;
 	(void)arg;

@@ -109,7 +109,7 @@ static void test_reduce_matches_reference(void **state)
 		u32 nvm = 20 + vg_rand_below(&rnd, 100), i, j, np;
 		u64 vram = 0, need, total = 0;
 		struct vg_chunk **picks;
-		struct fake_backend *fb;
+		struct fake_gpu *fb;
 		struct ref_vm *ref;
 		struct vg_gpu *gpu;
 		u64 *sizes;

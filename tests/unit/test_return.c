@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Returning relocated chunks to VRAM (core/return.c) against the fake
- * backend: who gets free VRAM first, which chunk each policy brings back,
+ * GPU driver: who gets free VRAM first, which chunk each policy brings back,
  * failures that change nothing, and the worker thread itself.
  */
 #include <stdarg.h>

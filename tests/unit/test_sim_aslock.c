@@ -23,7 +23,7 @@
 
 struct fx {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct tg *g;
 	struct vg_as *as;
 	struct tchan *t;
@@ -49,7 +49,7 @@ static int fx_setup(void **state)
 
 	assert_non_null(f);
 	f->sim = t_sim(64ull << 20, 0);
-	f->ops = vg_sim_backend_ops();
+	f->ops = vg_sim_gpu_ops();
 	f->g = tg_new();
 	assert_int_equal(f->ops->as_create(f->sim, &f->as), 0);
 	f->t = t_chan(f->sim, f->as, f->g, 16);

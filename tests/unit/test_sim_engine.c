@@ -11,7 +11,7 @@
 
 struct fx {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct tg *g;
 	struct vg_as *as;
 	struct vg_mem *mem;
@@ -23,7 +23,7 @@ static int fx_setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	f->sim = t_sim(64ull << 20, 0);
-	f->ops = vg_sim_backend_ops();
+	f->ops = vg_sim_gpu_ops();
 	f->g = tg_new();
 	assert_int_equal(f->ops->as_create(f->sim, &f->as), 0);
 	f->mem = t_map_new(f->sim, f->as, VA0, MSZ, VG_LOC_VRAM);

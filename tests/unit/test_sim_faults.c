@@ -11,7 +11,7 @@
 
 struct fx {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct tg *g;
 	struct vg_as *as[2];
 	struct vg_mem *mem[2];
@@ -24,7 +24,7 @@ static int fx_setup(void **state)
 	int i;
 
 	f->sim = t_sim(16ull << 20, 0);
-	f->ops = vg_sim_backend_ops();
+	f->ops = vg_sim_gpu_ops();
 	f->g = tg_new();
 	for (i = 0; i < 2; i++) {
 		assert_int_equal(f->ops->as_create(f->sim, &f->as[i]), 0);
@@ -256,7 +256,7 @@ static void test_fault_vecadd_past_40_bits(void **state)
 static void test_chan_create_hostile(void **state)
 {
 	struct fx *f = *state;
-	const struct vg_backend_ops *ops = f->ops;
+	const struct vg_gpu_ops *ops = f->ops;
 	struct vg_guest_mem gm = { tg_read, tg_write, f->g };
 	struct vg_channel_desc d = { .gpfifo_gpa = TG_BASE, .gpfifo_entries = 8,
 				     .gmem = &gm };

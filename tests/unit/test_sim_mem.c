@@ -9,7 +9,7 @@
 #define VA0	0x100000000ull
 #define VRAM	(4ull << 20)
 
-static const struct vg_backend_ops *ops;
+static const struct vg_gpu_ops *ops;
 
 static void fill_va(struct vg_sim *sim, struct vg_as *as, struct tg *g,
 		    u64 va, u64 bytes, u32 value)
@@ -816,6 +816,6 @@ int main(void)
 		cmocka_unit_test(test_create_hostile),
 	};
 
-	ops = vg_sim_backend_ops();
+	ops = vg_sim_gpu_ops();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,7 @@
 #define PG	4096ull
 #define VRAM	(32ull << 20)
 
-static const struct vg_backend_ops *ops;
+static const struct vg_gpu_ops *ops;
 
 static int refs(struct vg_mem *m)
 {
@@ -541,6 +541,6 @@ int main(void)
 		cmocka_unit_test(test_big_as_destroy),
 	};
 
-	ops = vg_sim_backend_ops();
+	ops = vg_sim_gpu_ops();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,7 @@ static void test_hostile_args(void **state)
 {
 	struct fx *f = *state;
 	struct vg_as *as = f->as[0];
-	const struct vg_backend_ops *o = f->ops;
+	const struct vg_gpu_ops *o = f->ops;
 
 	assert_int_equal(o->protect(f->sim, NULL, VA0, 4096, VG_PROT_RO), -EINVAL);
 	assert_int_equal(o->protect(f->sim, as, VA0 + 1, 4096, VG_PROT_RO), -EINVAL);

@@ -11,7 +11,7 @@
 #define VA0	0x100000000ull
 #define MiB	(1ull << 20)
 
-static const struct vg_backend_ops *ops;
+static const struct vg_gpu_ops *ops;
 
 static u32 rd32(struct vg_sim *sim, struct vg_as *as, u64 va)
 {
@@ -543,6 +543,6 @@ int main(void)
 		cmocka_unit_test(test_long_pushbuffer_is_split),
 	};
 
-	ops = vg_sim_backend_ops();
+	ops = vg_sim_gpu_ops();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

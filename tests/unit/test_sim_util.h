@@ -133,7 +133,7 @@ static inline void *tg_ptr(struct tg *g, u64 gpa)
 /* A channel and its guest-side state. */
 struct tchan {
 	struct vg_sim *sim;
-	const struct vg_backend_ops *ops;
+	const struct vg_gpu_ops *ops;
 	struct vg_as *as;
 	struct vg_bchan *ch;
 	u8 *userd;
@@ -168,7 +168,7 @@ static inline struct tchan *t_chan(struct vg_sim *sim, struct vg_as *as,
 
 	assert_non_null(t);
 	t->sim = sim;
-	t->ops = vg_sim_backend_ops();
+	t->ops = vg_sim_gpu_ops();
 	t->as = as;
 	t->g = g;
 	t->entries = entries;
@@ -296,7 +296,7 @@ static inline void t_kernel(struct tchan *t, u32 k, const u32 args[VGMEM_CP_NARG
 static inline void t_new_ases(struct vg_sim *sim, struct vg_as **as,
 			      struct vg_mem **back, int n, u64 size)
 {
-	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	const struct vg_gpu_ops *ops = vg_sim_gpu_ops();
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -313,7 +313,7 @@ static inline void t_new_ases(struct vg_sim *sim, struct vg_as **as,
 static inline void t_free_ases(struct vg_sim *sim, struct vg_as **as,
 			       struct vg_mem **back, int n)
 {
-	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	const struct vg_gpu_ops *ops = vg_sim_gpu_ops();
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -395,7 +395,7 @@ static inline struct vg_sim *t_sim(u64 vram, u64 host_limit)
 static inline struct vg_mem *t_map_new(struct vg_sim *sim, struct vg_as *as, u64 va,
 				u64 size, enum vg_loc loc)
 {
-	const struct vg_backend_ops *ops = vg_sim_backend_ops();
+	const struct vg_gpu_ops *ops = vg_sim_gpu_ops();
 	struct vg_mem *m;
 
 	assert_int_equal(ops->mem_alloc(sim, loc, size, &m), 0);

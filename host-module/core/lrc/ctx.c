@@ -123,7 +123,7 @@ int vg_lrc_ctx_create(struct vg_lrc *lrc, struct vg_vm *vm,
 	ctx->lrc = lrc;
 	ctx->lg = lg;
 	ctx->vm = vm;
-	ctx->as = vg_vm_backend_as(vm);
+	ctx->as = vg_vm_gpu_as(vm);
 	ctx->owner = id;
 	INIT_LIST_HEAD(&ctx->maps);
 	list_add_tail(&ctx->node, &lg->ctxs);

@@ -348,14 +348,14 @@ static int vg_lrc_vram_take(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,
  * allocated replicas beyond it). When BOs hold all other VRAM, the cache
  * recycles its own VRAM pages. Only when that cannot give a page either
  * (the cache holds no VRAM, or only pinned replicas) and host_ok, the
- * replica goes to host RAM (a backend VG_LOC_HOST mem), which the GPU
+ * replica goes to host RAM (a GPU driver VG_LOC_HOST mem), which the GPU
  * maps like VRAM and reaches over PCIe: GPUswap's answer for memory that
  * cannot be in VRAM, so a file map keeps working, slower, on a GPU whose
  * VRAM the BOs fill. Host replicas are not VRAM: they count in
  * lg->host_used, bounded by the same per-GPU budget on their own (least
  * recently allocated host replicas are evicted beyond it).
  *
- * A backend VRAM allocation that fails while the core counts free VRAM is
+ * A GPU driver VRAM allocation that fails while the core counts free VRAM is
  * an error (-ENOMEM), not a reason to use host RAM.
  */
 static int vg_lrc_mem_get(struct vg_lrc_gpu *lg, struct vg_lrc_rep *r,

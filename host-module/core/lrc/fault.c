@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * GPU page faults on file maps (GAIA 4.1.1), serviced on the backend's
+ * GPU page faults on file maps (GAIA 4.1.1), serviced on the GPU driver's
  * fault thread:
  *  - minor: the context's own replica is there (a private one, or a
  *    newest shared one of its GPU): map it, or for a write to a page of
@@ -24,7 +24,7 @@
 
 /*
  * The handler the core's fault dispatch calls for a fault in a map's
- * range (core/fault.c): the backend's fault thread, no backend or core
+ * range (core/fault.c): the GPU driver's fault thread, no GPU driver or core
  * lock held. priv is the map itself, so no search over the GPU's contexts
  * or the context's maps is needed. The map is not freed before this call
  * returns (vg_fault_unregister waits), but it may have been unmapped while

@@ -131,7 +131,7 @@ int vg_lrc_set_host_budget(struct vg_lrc *lrc, u64 bytes);
 void vg_lrc_destroy(struct vg_lrc *lrc);
 
 /*
- * Register a GPU with the cache: its backend must have map_prot, protect,
+ * Register a GPU with the cache: its GPU driver must have map_prot, protect,
  * fault_range, set_fault_handler and mem_host_addr (-ENODEV otherwise).
  * The cache installs no fault handler: the core owns the GPU's, and each
  * file map registers its range with it (vg_fault_register, core/vg.h).

@@ -19,8 +19,8 @@
  *    lock), so the order never inverts.
  *  - GPU faults: each map registers its range with the core's fault
  *    dispatch (vg_fault_register, core/fault.c), which calls
- *    vg_lrc_fault_handler(map, f) on the backend's fault thread with no
- *    backend or core lock held; it takes lrc->lock and services the fault
+ *    vg_lrc_fault_handler(map, f) on the GPU driver's fault thread with no
+ *    GPU driver or core lock held; it takes lrc->lock and services the fault
  *    on that map. An unmap marks the map dead under lrc->lock and
  *    unregisters it after dropping lrc->lock (vg_fault_unregister waits
  *    for a call under way, which may be waiting for lrc->lock), and frees
@@ -156,7 +156,7 @@ struct vg_lrc_rep {
 	bool pinned;			/* in use by the running operation: not evictable */
 	/*
 	 * The replica's memory, mapped to the GPU: VRAM, or with in_host a
-	 * backend host mem (VG_LOC_HOST) the GPU reaches over PCIe, used
+	 * GPU driver host mem (VG_LOC_HOST) the GPU reaches over PCIe, used
 	 * when no VRAM can be had (evict.c). NULL: evicted private replica,
 	 * see saved.
 	 */
@@ -229,7 +229,7 @@ struct vg_lrc_gpu {
 	struct list_head hlra;		/* host replicas, oldest first */
 	struct list_head ctxs;		/* struct vg_lrc_ctx.node */
 	/*
-	 * Host staging (backend host mems, CPU-addressable): stage for
+	 * Host staging (GPU driver host mems, CPU-addressable): stage for
 	 * readahead windows (readahead_max bytes), mstage for one GPU page
 	 * read back by a merge, an eviction or a write-back. NULL until the
 	 * GPU's first context (vg_lrc_gpu_stage), then kept until removal.

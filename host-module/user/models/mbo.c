@@ -152,7 +152,7 @@ void vg_mbo_free_all(struct vg_model_vm *v)
 
 /*
  * The whole BO in VRAM, mapped: static's and admission's placement. A full
- * VRAM (the backend's -ENOSPC) is the guest's out-of-memory, -ENOMEM.
+ * VRAM (the GPU driver's -ENOSPC) is the guest's out-of-memory, -ENOMEM.
  */
 int vg_mbo_place_vram(struct vg_model_vm *v, struct vg_mbo *bo)
 {

@@ -224,7 +224,7 @@ int vg_model_create(struct vg_host *h, struct vg_gpu *gpu, struct vg_sim *sim,
 	m->host = h;
 	m->gpu = gpu;
 	m->sim = sim;
-	m->bops = vg_sim_backend_ops();
+	m->bops = vg_sim_gpu_ops();
 	m->b = sim;
 	m->vram_size = m->bops->vram_size(sim);
 	pthread_mutex_init(&m->lock, NULL);
@@ -312,7 +312,7 @@ int vg_model_attach(struct vg_model *m, struct vg_host_guest *g,
 	v->m = m;
 	v->g = g;
 	v->vm = vm;
-	v->as = vg_vm_backend_as(vm);
+	v->as = vg_vm_gpu_as(vm);
 	v->quota = quota;
 	v->entitlement = entitlement;
 	v->st.quota = quota;

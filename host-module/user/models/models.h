@@ -21,7 +21,7 @@
  * A model is chosen per host by a spec string "name[:key=value[,key=value]]",
  * e.g. "vgmem:policy=cold", "paging:gran=64k", "swsched:mediation_ns=8000",
  * "admission:oversub=200". Channels stay the core's in every model; the
- * models other than vgmem manage BO memory themselves through the backend
+ * models other than vgmem manage BO memory themselves through the GPU driver
  * ops (the core then holds no BOs of those VMs) in their own VA range
  * [VG_MODEL_VA_START, VGMEM_VA_END), apart from the core's allocations.
  *

@@ -8,8 +8,8 @@
  * trapped submission and each fault service, so a model never races with
  * itself.
  * Order: the transport's chan_lock, then m->lock, then the core's
- * gpu->lock. The backend's ops lock for themselves (the fault handler may
- * call them with no core lock held; vg_backend.h).
+ * gpu->lock. The GPU driver's ops lock for themselves (the fault handler may
+ * call them with no core lock held; vg_gpu_ops.h).
  */
 #ifndef VGMEM_USER_MODELS_PRIV_H
 #define VGMEM_USER_MODELS_PRIV_H
@@ -24,8 +24,8 @@ struct vg_model {
 	struct vg_host *host;
 	struct vg_gpu *gpu;
 	struct vg_sim *sim;
-	const struct vg_backend_ops *bops;
-	void *b;			/* the backend (the vg_sim) */
+	const struct vg_gpu_ops *bops;
+	void *b;			/* the GPU driver (the vg_sim) */
 	u64 vram_size;
 
 	pthread_mutex_t lock;
@@ -73,7 +73,7 @@ int vg_model_create(struct vg_host *h, struct vg_gpu *gpu, struct vg_sim *sim,
 		    const struct vg_model_params *p, struct vg_model **out);
 /*
  * Every VM detached and the GPU and sim destroyed first (no fault handler
- * call can be under way); so fini must not call the backend.
+ * call can be under way); so fini must not call the GPU driver.
  */
 void vg_model_destroy(struct vg_model *m);
 /* Admission: reserve the VM's place (0 or -ENOSPC, counted), or give it back. */

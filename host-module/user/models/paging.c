@@ -11,7 +11,7 @@
  *    crosses its 2 MiB chunk of the BO), into VRAM: copied from host RAM if
  *    the block had been evicted, left as fresh zeroed VRAM on first touch;
  *    then maps it, flushes the TLB, and the access is replayed.
- *  - VRAM is taken from the backend in 2 MiB root chunks, each split into
+ *  - VRAM is taken from the GPU driver in 2 MiB root chunks, each split into
  *    slots of gran bytes, and a block goes into any free slot of any root
  *    chunk, whoever owns the other slots: UVM's PMM splits its root chunks
  *    into 64 KiB chunks for whichever VA block asks, so a tenant touching
@@ -340,7 +340,7 @@ out:
 }
 
 /*
- * The core's fault dispatch, on the backend's fault thread (no backend or
+ * The core's fault dispatch, on the GPU driver's fault thread (no GPU driver or
  * core lock held), for a fault in a BO's range: priv is the BO's state.
  */
 static int vg_pg_handler(void *priv, const struct vg_gpu_fault *f)

@@ -35,7 +35,7 @@
 /*
  * Move bo to loc: new memory, copy, remap, flush, free the old. The owner
  * must be quiesced (vg_vm_quiesce: nothing of it in flight or starting;
- * gpu->lock is held, so only backend ops here). Adds the copy's device
+ * gpu->lock is held, so only GPU ops here). Adds the copy's device
  * time to *ns.
  */
 static int vg_swsched_move(struct vg_mbo *bo, enum vg_loc loc, u64 *ns)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The software GPU as a backend: its lifetime, the vg_backend_ops table and
+ * The software GPU as a GPU driver: its lifetime, the vg_gpu_ops table and
  * fault injection.
  */
 #include "sim_internal.h"
@@ -282,7 +282,7 @@ static void sim_op_set_fault_handler(void *b,
 	sim_fault_set_handler(b, handler, priv);
 }
 
-static const struct vg_backend_ops sim_ops = {
+static const struct vg_gpu_ops sim_ops = {
 	.name = "sim",
 	.vram_size = sim_op_vram_size,
 	.mem_alloc = sim_op_mem_alloc,
@@ -307,7 +307,7 @@ static const struct vg_backend_ops sim_ops = {
 	.set_fault_handler = sim_op_set_fault_handler,
 };
 
-const struct vg_backend_ops *vg_sim_backend_ops(void)
+const struct vg_gpu_ops *vg_sim_gpu_ops(void)
 {
 	return &sim_ops;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * A backend with no bytes behind its memory: for measuring the core's own
+ * A GPU driver with no bytes behind its memory: for measuring the core's own
  * bookkeeping (reducer, relocation, accounting) at sizes no real memory
  * could hold. mem objects are small handles with a location and a size;
  * VRAM is a counter against a nominal size (which may be terabytes);
@@ -10,14 +10,14 @@
 #ifndef VGMEM_BENCH_NULL_BACKEND_H
 #define VGMEM_BENCH_NULL_BACKEND_H
 
-#include "host-module/core/vg_backend.h"
+#include "host-module/core/vg_gpu_ops.h"
 
-struct null_backend;
+struct null_gpu;
 
-extern const struct vg_backend_ops null_ops;
+extern const struct vg_gpu_ops null_ops;
 
-struct null_backend *null_create(u64 vram_size);
-void null_destroy(struct null_backend *nb);
+struct null_gpu *null_create(u64 vram_size);
+void null_destroy(struct null_gpu *nb);
 
 struct null_counts {
 	u64 vram_used, host_used;
@@ -25,6 +25,6 @@ struct null_counts {
 	u64 copies;		/* copies submitted in all */
 	u64 maps, unmaps, flushes;
 };
-void null_get_counts(struct null_backend *nb, struct null_counts *out);
+void null_get_counts(struct null_gpu *nb, struct null_counts *out);
 
 #endif /* VGMEM_BENCH_NULL_BACKEND_H */

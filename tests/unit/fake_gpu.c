@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Recording fake backend for the core's unit tests; see fake_backend.h.
+ * Recording fake GPU for the core's unit tests; see fake_gpu.h.
  * Userspace only: plain libc allocation, so os_fail_alloc_after() aimed at
  * the core never hits the fake.
  */
@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_backend.h"
+#include "fake_gpu.h"
 #include <uapi/vgmem.h>
 
 #define FAKE_LOG_SIZE	1024u
 #define FAKE_PAGE	4096ull
 
 struct fake_mem {
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	enum vg_loc loc;
 	u64 size;
 	u8 *data;
@@ -34,7 +34,7 @@ struct fake_range {
 };
 
 struct fake_as {
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	struct fake_range *r;	/* sorted by va, disjoint */
 	u32 nr, cap;
 	bool tlb_dirty;
@@ -43,11 +43,11 @@ struct fake_as {
 };
 
 struct fake_chan {
-	struct fake_backend *fb;
+	struct fake_gpu *fb;
 	struct fake_as *as;
 	struct vg_channel_desc desc;
 	u32 *userd;
-	/* The tiny engine (fake_backend.h). */
+	/* The tiny engine (fake_gpu.h). */
 	fake_work_fn work;
 	void *work_priv;
 	bool parked;
@@ -68,7 +68,7 @@ struct fake_hook {
 	void *priv;
 };
 
-struct fake_backend {
+struct fake_gpu {
 	pthread_mutex_t lock;
 	u64 vram_size;
 	u64 vram_used;
@@ -136,10 +136,10 @@ const char *fake_op_name(enum fake_op op)
 	return fake_op_names[op];
 }
 
-static void fake_error(struct fake_backend *fb, const char *what)
+static void fake_error(struct fake_gpu *fb, const char *what)
 {
 	fb->errors++;
-	fprintf(stderr, "fake_backend: contract violation: %s\n", what);
+	fprintf(stderr, "fake_gpu: contract violation: %s\n", what);
 }
 
 /*
@@ -147,7 +147,7 @@ static void fake_error(struct fake_backend *fb, const char *what)
  * the injected errno. The hook runs without fb->lock so it may use the
  * query functions.
  */
-static int fake_enter(struct fake_backend *fb, enum fake_op op, void *arg)
+static int fake_enter(struct fake_gpu *fb, enum fake_op op, void *arg)
 {
 	struct fake_hook h = fb->hook[op];
 	int err = 0;
@@ -166,9 +166,9 @@ static int fake_enter(struct fake_backend *fb, enum fake_op op, void *arg)
 
 /* ---- lifetime and queries ------------------------------------------------ */
 
-struct fake_backend *fake_create(u64 vram_size)
+struct fake_gpu *fake_create(u64 vram_size)
 {
-	struct fake_backend *fb = calloc(1, sizeof(*fb));
+	struct fake_gpu *fb = calloc(1, sizeof(*fb));
 
 	if (!fb)
 		return NULL;
@@ -180,7 +180,7 @@ struct fake_backend *fake_create(u64 vram_size)
 
 static void fake_mem_release(struct fake_mem *m)
 {
-	struct fake_backend *fb = m->fb;
+	struct fake_gpu *fb = m->fb;
 
 	if (m->prev)
 		m->prev->next = m->next;
@@ -203,7 +203,7 @@ static void fake_batch_free(struct fake_batch *b)
 	free(b);
 }
 
-void fake_destroy(struct fake_backend *fb)
+void fake_destroy(struct fake_gpu *fb)
 {
 	if (!fb)
 		return;
@@ -233,17 +233,17 @@ void fake_destroy(struct fake_backend *fb)
 	free(fb);
 }
 
-u64 fake_leaks(struct fake_backend *fb)
+u64 fake_leaks(struct fake_gpu *fb)
 {
 	return fb->nr_mems + fb->nr_ases + fb->nr_chans;
 }
 
-u64 fake_errors(struct fake_backend *fb)
+u64 fake_errors(struct fake_gpu *fb)
 {
 	return fb->errors;
 }
 
-u64 fake_count(struct fake_backend *fb, enum fake_op op)
+u64 fake_count(struct fake_gpu *fb, enum fake_op op)
 {
 	u64 n;
 
@@ -253,26 +253,26 @@ u64 fake_count(struct fake_backend *fb, enum fake_op op)
 	return n;
 }
 
-void fake_reset_counts(struct fake_backend *fb)
+void fake_reset_counts(struct fake_gpu *fb)
 {
 	pthread_mutex_lock(&fb->lock);
 	memset(fb->count, 0, sizeof(fb->count));
 	pthread_mutex_unlock(&fb->lock);
 }
 
-u64 fake_last_seq(struct fake_backend *fb, enum fake_op op)
+u64 fake_last_seq(struct fake_gpu *fb, enum fake_op op)
 {
 	return fb->last_seq[op];
 }
 
-enum fake_op fake_log_at(struct fake_backend *fb, u32 i)
+enum fake_op fake_log_at(struct fake_gpu *fb, u32 i)
 {
 	if (i >= FAKE_LOG_SIZE || i >= fb->seq)
 		return FAKE_OP_NR;
 	return (enum fake_op)fb->log[(fb->seq - i) % FAKE_LOG_SIZE];
 }
 
-void fake_fail_errno(struct fake_backend *fb, enum fake_op op, u32 nth,
+void fake_fail_errno(struct fake_gpu *fb, enum fake_op op, u32 nth,
 		     int err)
 {
 	pthread_mutex_lock(&fb->lock);
@@ -281,36 +281,36 @@ void fake_fail_errno(struct fake_backend *fb, enum fake_op op, u32 nth,
 	pthread_mutex_unlock(&fb->lock);
 }
 
-void fake_fail(struct fake_backend *fb, enum fake_op op, u32 nth)
+void fake_fail(struct fake_gpu *fb, enum fake_op op, u32 nth)
 {
 	fake_fail_errno(fb, op, nth, fake_default_err[op]);
 }
 
-void fake_fail_clear(struct fake_backend *fb)
+void fake_fail_clear(struct fake_gpu *fb)
 {
 	pthread_mutex_lock(&fb->lock);
 	memset(fb->fail_nth, 0, sizeof(fb->fail_nth));
 	pthread_mutex_unlock(&fb->lock);
 }
 
-void fake_set_hook(struct fake_backend *fb, enum fake_op op, fake_hook_fn fn,
+void fake_set_hook(struct fake_gpu *fb, enum fake_op op, fake_hook_fn fn,
 		   void *priv)
 {
 	fb->hook[op].fn = fn;
 	fb->hook[op].priv = priv;
 }
 
-void fake_set_host_limit(struct fake_backend *fb, u64 bytes)
+void fake_set_host_limit(struct fake_gpu *fb, u64 bytes)
 {
 	fb->host_limit = bytes;
 }
 
-u64 fake_vram_used(struct fake_backend *fb)
+u64 fake_vram_used(struct fake_gpu *fb)
 {
 	return fb->vram_used;
 }
 
-u64 fake_host_used(struct fake_backend *fb)
+u64 fake_host_used(struct fake_gpu *fb)
 {
 	return fb->host_used;
 }
@@ -335,17 +335,17 @@ u8 *fake_mem_data(struct vg_mem *mem)
 	return ((struct fake_mem *)mem)->data;
 }
 
-u64 fake_bytes_copied(struct fake_backend *fb)
+u64 fake_bytes_copied(struct fake_gpu *fb)
 {
 	return fb->bytes_copied;
 }
 
-u64 fake_copies(struct fake_backend *fb)
+u64 fake_copies(struct fake_gpu *fb)
 {
 	return fb->copies;
 }
 
-u32 fake_copies_pending(struct fake_backend *fb)
+u32 fake_copies_pending(struct fake_gpu *fb)
 {
 	struct fake_batch *b;
 	u32 n = 0;
@@ -359,7 +359,7 @@ u32 fake_copies_pending(struct fake_backend *fb)
 
 static u64 fake_op_vram_size(void *b)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 
 	fake_enter(fb, FAKE_OP_VRAM_SIZE, NULL);
 	return fb->vram_size;
@@ -368,7 +368,7 @@ static u64 fake_op_vram_size(void *b)
 static int fake_op_mem_alloc(void *b, enum vg_loc loc, u64 size,
 			     struct vg_mem **out)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_mem *m;
 	int err;
 
@@ -411,7 +411,7 @@ static int fake_op_mem_alloc(void *b, enum vg_loc loc, u64 size,
 
 static void fake_op_mem_free(void *b, struct vg_mem *mem)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_mem *m = (struct fake_mem *)mem;
 	struct fake_batch *bt;
 	unsigned int i;
@@ -448,7 +448,7 @@ static void fake_op_mem_free(void *b, struct vg_mem *mem)
 
 /* ---- copies ------------------------------------------------------------- */
 
-static bool fake_copy_ok(struct fake_backend *fb, const struct vg_copy *c)
+static bool fake_copy_ok(struct fake_gpu *fb, const struct vg_copy *c)
 {
 	const struct fake_mem *s = (const struct fake_mem *)c->src;
 	const struct fake_mem *d = (const struct fake_mem *)c->dst;
@@ -465,7 +465,7 @@ static bool fake_copy_ok(struct fake_backend *fb, const struct vg_copy *c)
 static int fake_op_copy_submit(void *b, const struct vg_copy *copies,
 			       unsigned int n, u64 *fence)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_batch *bt, **tail;
 	unsigned int i;
 	int err;
@@ -500,7 +500,7 @@ static int fake_op_copy_submit(void *b, const struct vg_copy *copies,
 
 static int fake_op_copy_wait(void *b, u64 fence, u64 *device_ns)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	u64 bytes = 0;
 	int err;
 
@@ -536,7 +536,7 @@ static int fake_op_copy_wait(void *b, u64 fence, u64 *device_ns)
 
 static int fake_op_as_create(void *b, struct vg_as **out)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_as *a;
 	int err;
 
@@ -558,7 +558,7 @@ static int fake_op_as_create(void *b, struct vg_as **out)
 
 static void fake_op_as_destroy(void *b, struct vg_as *as)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_as *a = (struct fake_as *)as;
 	u32 i;
 
@@ -660,7 +660,7 @@ static int fake_as_clear(struct fake_as *a, u64 va, u64 size)
 static int fake_op_map(void *b, struct vg_as *as, u64 va, u64 size,
 		       struct vg_mem *mem, u64 mem_off)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_as *a = (struct fake_as *)as;
 	struct fake_mem *m = (struct fake_mem *)mem;
 	u32 i;
@@ -696,7 +696,7 @@ static int fake_op_map(void *b, struct vg_as *as, u64 va, u64 size,
 
 static void fake_op_unmap(void *b, struct vg_as *as, u64 va, u64 size)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_as *a = (struct fake_as *)as;
 
 	fake_enter(fb, FAKE_OP_UNMAP, as);
@@ -711,7 +711,7 @@ static void fake_op_unmap(void *b, struct vg_as *as, u64 va, u64 size)
 
 static void fake_op_tlb_flush(void *b, struct vg_as *as)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 
 	fake_enter(fb, FAKE_OP_TLB_FLUSH, as);
 	((struct fake_as *)as)->tlb_dirty = false;
@@ -729,7 +729,7 @@ struct vg_mem *fake_va_mem(struct vg_as *as, u64 va, u64 *off)
 	return (struct vg_mem *)a->r[i].mem;
 }
 
-int fake_va_rw(struct fake_backend *fb, struct vg_as *as, u64 va, void *buf,
+int fake_va_rw(struct fake_gpu *fb, struct vg_as *as, u64 va, void *buf,
 	       u64 len, bool write)
 {
 	u64 done = 0, off;
@@ -781,7 +781,7 @@ static int fake_op_channel_create(void *b, struct vg_as *as,
 				  const struct vg_channel_desc *desc,
 				  struct vg_bchan **out, void **userd)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_chan *c;
 	int err;
 
@@ -812,7 +812,7 @@ static int fake_op_channel_create(void *b, struct vg_as *as,
 
 static void fake_op_channel_destroy(void *b, struct vg_bchan *ch)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_chan *c = (struct fake_chan *)ch;
 
 	fake_enter(fb, FAKE_OP_CHAN_DESTROY, ch);
@@ -833,7 +833,7 @@ static bool fake_chan_runnable(const struct fake_chan *c)
 	return c->work && !c->parked && !c->stopped;
 }
 
-static void fake_chan_run(struct fake_backend *fb, struct fake_chan *c)
+static void fake_chan_run(struct fake_gpu *fb, struct fake_chan *c)
 {
 	fake_work_fn fn = c->work;
 
@@ -856,7 +856,7 @@ static void fake_chan_run(struct fake_backend *fb, struct fake_chan *c)
 static int fake_op_channel_idle_wait(void *b, struct vg_bchan *ch,
 				     u64 timeout_ns)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_chan *c = (struct fake_chan *)ch;
 	int err;
 
@@ -874,7 +874,7 @@ static int fake_op_channel_idle_wait(void *b, struct vg_bchan *ch,
 
 static int fake_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_chan *c = (struct fake_chan *)ch;
 	int err;
 
@@ -899,7 +899,7 @@ static int fake_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
 
 static void fake_op_channel_start(void *b, struct vg_bchan *ch)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_chan *c = (struct fake_chan *)ch;
 
 	fake_enter(fb, FAKE_OP_CHAN_START, ch);
@@ -936,7 +936,7 @@ u64 fake_bchan_runs(struct vg_bchan *ch)
 	return ((struct fake_chan *)ch)->runs;
 }
 
-u32 fake_engine_run(struct fake_backend *fb)
+u32 fake_engine_run(struct fake_gpu *fb)
 {
 	struct fake_chan *c;
 	u32 n = 0;
@@ -960,12 +960,12 @@ struct vg_as *fake_bchan_as(struct vg_bchan *ch)
 	return (struct vg_as *)((struct fake_chan *)ch)->as;
 }
 
-u32 fake_nr_chans(struct fake_backend *fb)
+u32 fake_nr_chans(struct fake_gpu *fb)
 {
 	return (u32)fb->nr_chans;
 }
 
-struct vg_bchan *fake_last_chan(struct fake_backend *fb)
+struct vg_bchan *fake_last_chan(struct fake_gpu *fb)
 {
 	return (struct vg_bchan *)fb->chans;
 }
@@ -974,7 +974,7 @@ struct vg_bchan *fake_last_chan(struct fake_backend *fb)
 
 static u64 fake_op_sample_access(void *b, struct vg_mem *mem)
 {
-	struct fake_backend *fb = b;
+	struct fake_gpu *fb = b;
 	struct fake_mem *m = (struct fake_mem *)mem;
 	u64 n;
 
@@ -985,7 +985,7 @@ static u64 fake_op_sample_access(void *b, struct vg_mem *mem)
 }
 
 /* The only table: tests that need an op missing or replaced copy it. */
-const struct vg_backend_ops fake_ops = {
+const struct vg_gpu_ops fake_ops = {
 	.name = "fake",
 	.vram_size = fake_op_vram_size,
 	.mem_alloc = fake_op_mem_alloc,

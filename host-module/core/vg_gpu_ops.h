@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * A GPU, as the core sees it: a table of backend operations. The software
- * GPU (sim/) implements every one; a hardware backend has to implement the
+ * A GPU, as the core sees it: a table of GPU operations. The software
+ * GPU (sim/) implements every one; a hardware GPU driver has to implement the
  * same table (docs/architecture.md says which nouveau/nvkm calls would back
  * each). All handles are opaque to the core.
  *
  * Context: every op may sleep, and is called with gpu->lock held unless it
  * says otherwise. No op may call back into the core.
  */
-#ifndef VGMEM_CORE_BACKEND_H
-#define VGMEM_CORE_BACKEND_H
+#ifndef VGMEM_CORE_GPU_OPS_H
+#define VGMEM_CORE_GPU_OPS_H
 
 #include "os/os.h"
 
@@ -18,9 +18,9 @@ enum vg_loc {
 	VG_LOC_HOST = 1,	/* pinned, DMA-reachable host RAM */
 };
 
-struct vg_mem;		/* backend memory: VRAM or host pages */
-struct vg_as;		/* backend GPU address space (page table) */
-struct vg_bchan;	/* backend channel */
+struct vg_mem;		/* the GPU driver's memory: VRAM or host pages */
+struct vg_as;		/* its GPU address space (page table) */
+struct vg_bchan;	/* its channel */
 
 /*
  * Guest memory accessor of one VM: guest-physical reads and writes, bounds
@@ -63,7 +63,7 @@ struct vg_channel_desc {
 	void *fault_priv;
 };
 
-struct vg_backend_ops {
+struct vg_gpu_ops {
 	const char *name;
 	u64 (*vram_size)(void *b);
 
@@ -127,7 +127,7 @@ struct vg_backend_ops {
 	 * -ETIMEDOUT if it still is after timeout_ns (the sim: one engine
 	 * turn that lasts longer, a starved or blocked engine; hardware that
 	 * cannot preempt mid-kernel); on error ch is left running as before
-	 * (the backend undoes its stop). The core stops a channel only while
+	 * (the GPU driver undoes its stop). The core stops a channel only while
 	 * it is running and starts it only while it is stopped.
 	 *
 	 * channel_start: the channel may run again from where it stopped
@@ -145,7 +145,7 @@ struct vg_backend_ops {
 
 	/*
 	 * Optional: CPU address of a VG_LOC_HOST mem's bytes (the whole mem,
-	 * contiguous), NULL for VRAM or if the backend cannot. The LRC cache
+	 * contiguous), NULL for VRAM or if the GPU driver cannot. The LRC cache
 	 * reads and merges its host replicas through it.
 	 */
 	void *(*mem_host_addr)(void *b, struct vg_mem *mem);
@@ -173,7 +173,7 @@ struct vg_backend_ops {
 	 * PTE, or writes a VG_PROT_RO page, does not put the channel in an
 	 * error state: the channel parks on the fault (no method of it is in
 	 * flight, so channel_idle_wait and channel_stop treat it as idle and
-	 * stopped), the backend queues a struct vg_gpu_fault and calls the
+	 * stopped), the GPU driver queues a struct vg_gpu_fault and calls the
 	 * handler from its own fault thread. Ranges of one AS never overlap;
 	 * off takes exactly a range that was put on. as_destroy drops them.
 	 * A fault whose range is off by the time of its handler call, and
@@ -181,12 +181,12 @@ struct vg_backend_ops {
 	 * as_destroy also drops the AS's queued faults; a call already under
 	 * way completes (f->as stays valid until the handler returns).
 	 *
-	 * set_fault_handler: one handler per backend (GPU). The core installs
+	 * set_fault_handler: one handler per GPU. The core installs
 	 * it when the GPU is created and dispatches each fault to the
 	 * registrant of its range (core/fault.c, vg_fault_register in vg.h),
 	 * which also calls fault_range: nothing else calls these two on a
 	 * GPU the core runs. It is called with
-	 * no backend lock held, may sleep and may call every op of this table
+	 * no GPU driver lock held, may sleep and may call every op of this table
 	 * (map, unmap, protect, tlb_flush, copies, mem_alloc), so it must not
 	 * be called, and is not, from a thread the core waits for under
 	 * gpu->lock. It returns 0 after fixing the mapping: the access is
@@ -196,7 +196,7 @@ struct vg_backend_ops {
 	 * channel that was stopped meanwhile stays stopped until
 	 * channel_start (and one whose fault failed enters the error only
 	 * then: a stopped channel's USERD does not change). Faults of one channel are serviced in order; the
-	 * backend may coalesce faults of several channels of one AS to one
+	 * GPU driver may coalesce faults of several channels of one AS to one
 	 * page into one call.
 	 * set_fault_handler (also with NULL) waits, like free_irq, until no
 	 * call of the handler it replaces is under way: then the old priv may
@@ -214,4 +214,4 @@ struct vg_backend_ops {
 				  void *priv);
 };
 
-#endif /* VGMEM_CORE_BACKEND_H */
+#endif /* VGMEM_CORE_GPU_OPS_H */

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The null backend (see null_backend.h). Ops are called under the core's
+ * The null GPU driver (see null_gpu.h). Ops are called under the core's
  * gpu->lock, except that channel USERD pages are read by the core on its
  * own; a mutex keeps the counters right regardless.
  */
-#include "null_backend.h"
+#include "null_gpu.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 #include <uapi/vgmem.h>
 
-struct null_backend {
+struct null_gpu {
 	pthread_mutex_t lock;
 	u64 vram_size;
 	struct null_counts c;
@@ -31,9 +31,9 @@ struct vg_bchan {
 	void *userd;
 };
 
-struct null_backend *null_create(u64 vram_size)
+struct null_gpu *null_create(u64 vram_size)
 {
-	struct null_backend *nb = calloc(1, sizeof(*nb));
+	struct null_gpu *nb = calloc(1, sizeof(*nb));
 
 	if (!nb)
 		return NULL;
@@ -42,7 +42,7 @@ struct null_backend *null_create(u64 vram_size)
 	return nb;
 }
 
-void null_destroy(struct null_backend *nb)
+void null_destroy(struct null_gpu *nb)
 {
 	if (!nb)
 		return;
@@ -50,7 +50,7 @@ void null_destroy(struct null_backend *nb)
 	free(nb);
 }
 
-void null_get_counts(struct null_backend *nb, struct null_counts *out)
+void null_get_counts(struct null_gpu *nb, struct null_counts *out)
 {
 	pthread_mutex_lock(&nb->lock);
 	*out = nb->c;
@@ -59,12 +59,12 @@ void null_get_counts(struct null_backend *nb, struct null_counts *out)
 
 static u64 n_vram_size(void *b)
 {
-	return ((struct null_backend *)b)->vram_size;
+	return ((struct null_gpu *)b)->vram_size;
 }
 
 static int n_mem_alloc(void *b, enum vg_loc loc, u64 size, struct vg_mem **out)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 	struct vg_mem *m;
 
 	if (!size || (loc != VG_LOC_VRAM && loc != VG_LOC_HOST))
@@ -93,7 +93,7 @@ static int n_mem_alloc(void *b, enum vg_loc loc, u64 size, struct vg_mem **out)
 
 static void n_mem_free(void *b, struct vg_mem *m)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 
 	if (!m)
 		return;
@@ -110,7 +110,7 @@ static void n_mem_free(void *b, struct vg_mem *m)
 static int n_copy_submit(void *b, const struct vg_copy *copies, unsigned int n,
 			 u64 *fence)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
@@ -154,7 +154,7 @@ static void n_as_destroy(void *b, struct vg_as *as)
 static int n_map(void *b, struct vg_as *as, u64 va, u64 size,
 		 struct vg_mem *mem, u64 mem_off)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 
 	if ((va | size | mem_off) & 4095 || !size || mem_off + size > mem->size)
 		return -EINVAL;
@@ -167,7 +167,7 @@ static int n_map(void *b, struct vg_as *as, u64 va, u64 size,
 
 static void n_unmap(void *b, struct vg_as *as, u64 va, u64 size)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 
 	(void)va;
 	as->mapped -= size <= as->mapped ? size : as->mapped;
@@ -178,7 +178,7 @@ static void n_unmap(void *b, struct vg_as *as, u64 va, u64 size)
 
 static void n_tlb_flush(void *b, struct vg_as *as)
 {
-	struct null_backend *nb = b;
+	struct null_gpu *nb = b;
 
 	(void)as;
 	pthread_mutex_lock(&nb->lock);
@@ -238,7 +238,7 @@ static void n_channel_start(void *b, struct vg_bchan *ch)
 	(void)ch;
 }
 
-const struct vg_backend_ops null_ops = {
+const struct vg_gpu_ops null_ops = {
 	.name = "null",
 	.vram_size = n_vram_size,
 	.mem_alloc = n_mem_alloc,
