@@ -131,8 +131,10 @@ void vg_gpu_cache_vram_put(struct vg_gpu *gpu, struct vg_mem *mem, u64 size,
 	vg_gpu_cache_sub(gpu, vg_cache_charged_vm(gpu, charge), size);
 	charge->vm = false;
 	mutex_unlock(&gpu->lock);
-	/* VRAM for the GPUswap core again: relocated chunks may return. */
-	wake_up(&gpu->return_wq);
+	/*
+	 * Relocated chunks may come back into it at the return worker's
+	 * next periodic pass; nothing kicks a pass early (return.c).
+	 */
 }
 
 int vg_gpu_copy(struct vg_gpu *gpu, const struct vg_copy *c, u32 n)

@@ -276,8 +276,8 @@ void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
  * whom to uncharge. -ENOSPC when the core counts less free VRAM than size
  * (reclaim or recycle, then retry), -ENOMEM when the GPU driver had none
  * although the count said there was. vg_gpu_cache_vram_put frees it and
- * uncharges the VM if it still exists, and wakes the return worker (the
- * VRAM may take relocated chunks back).
+ * uncharges the VM if it still exists (the return worker's next pass
+ * may bring relocated chunks back into it).
  * vg_gpu_copy: one batch on the copy engine, waited for.
  * vg_vm_file_va_get: length bytes of the VM's GPU VA (first fit among its
  * BOs and maps, node inserted with node->file set) whose faults go to

@@ -97,7 +97,6 @@ static void vg_lrc_rep_free_vram(struct vg_lrc_rep *r)
 		lg->lrc->stats.replicas_host--;
 		return;
 	}
-	/* The core wakes its return worker: relocated chunks may return. */
 	vg_lrc_mem_put(r, r->vram, false);
 	r->vram = NULL;
 	list_del(&r->lra);
