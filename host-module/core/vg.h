@@ -318,6 +318,35 @@ int vg_vm_file_map(struct vg_vm *vm, u64 va, u64 size, struct vg_mem *mem,
 int vg_vm_file_protect(struct vg_vm *vm, u64 va, u64 size, u64 rw_pages);
 void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
 
+/*
+ * Migration of a VM's GPU memory (migrate.c, docs/migration.md): its BOs
+ * and their bytes as a versioned stream, produced and consumed in pieces
+ * of any size (as VFIO's migration data fd moves them). Calls take
+ * gpu->lock for themselves; call with no core lock held.
+ *
+ * vg_mig_save_begin/read/end: the caller keeps the VM's channels stopped
+ * and its BOs unchanged meanwhile (vg_vm_quiesce, no control commands);
+ * read returns the bytes it put in buf (less than len only at the end, 0
+ * after it) or a negative errno (-ESTALE: the BOs changed).
+ * vg_mig_load_begin: into a VM with no BOs (-EBUSY otherwise).
+ * vg_mig_load_write consumes all of buf or returns a negative errno; an
+ * error is final (-EBADMSG: a malformed or inconsistent stream,
+ * -EPROTONOSUPPORT: another version, -EFBIG: more than the VM's quota,
+ * or what restoring a BO met, e.g. -ENOMEM), and
+ * vg_mig_load_error() says why in a sentence. vg_mig_load_finish ends it
+ * either way: 0 if the whole stream came and was good, else a negative
+ * errno with every BO it made freed again (the VM is as it was).
+ */
+struct vg_mig_save;
+struct vg_mig_load;
+int vg_mig_save_begin(struct vg_vm *vm, struct vg_mig_save **out);
+ssize_t vg_mig_save_read(struct vg_mig_save *s, void *buf, size_t len);
+void vg_mig_save_end(struct vg_mig_save *s);
+int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out);
+ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len);
+const char *vg_mig_load_error(const struct vg_mig_load *l);
+int vg_mig_load_finish(struct vg_mig_load *l);
+
 /* The platform.priv the VM was created with (event hooks find theirs). */
 void *vg_vm_priv(const struct vg_vm *vm);
 /* The VM's GPU driver address space, for GPU driver-specific readouts (cost model). */

@@ -67,7 +67,11 @@ struct vg_gpu_ops {
 	const char *name;
 	u64 (*vram_size)(void *b);
 
-	/* Memory. mem_alloc returns -ENOMEM/-ENOSPC when the location is full. */
+	/*
+	 * Memory. mem_alloc returns -ENOMEM/-ENOSPC when the location is
+	 * full. New memory reads as zeroes: no VM ever sees bytes another
+	 * left (and a migration leaves chunks of zeroes out of its stream).
+	 */
 	int (*mem_alloc)(void *b, enum vg_loc loc, u64 size, struct vg_mem **out);
 	void (*mem_free)(void *b, struct vg_mem *mem);
 

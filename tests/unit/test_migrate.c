@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * A VM's GPU memory migrated between two userspace hosts (core/migrate.c):
+ * the source with chunks in VRAM and in host RAM, the destination with
+ * less VRAM, so that restored chunks land in host RAM. Every byte is read
+ * back through a channel on the destination. Then the stream is attacked:
+ * cut short anywhere, fields broken one by one, bytes flipped at random;
+ * each is refused with nothing left behind, or (a flipped data byte) taken
+ * with the accounting whole.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "host-module/user/host.h"
+#include "host-module/core/vg.h"
+
+#define MiB		(1ull << 20)
+#define CHUNK		(256ull << 10)
+#define SEED_A		0x5eed0001u
+#define SEED_B		0x5eed0002u
+#define BO_A		(3 * MiB)	/* written, some of it relocated */
+#define BO_B		(2 * MiB)	/* written */
+#define BO_Z		(1 * MiB)	/* never written: no data in the stream */
+
+struct side {
+	struct vg_host *h;
+	struct vg_host_guest *g, *hog;
+};
+
+struct world {
+	struct side src, dst;
+	uint64_t va_a, va_b, va_z;
+	u8 *stream;
+	size_t len;
+};
+
+static void side_init(struct side *s, u64 vram, u64 quota)
+{
+	struct vg_host_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.sim.vram_size = vram;
+	cfg.gpu.name = "mig";
+	cfg.gpu.chunk_size = CHUNK;
+	cfg.gpu.seed = 1;
+	cfg.gpu.no_return_worker = true;
+	assert_int_equal(vg_host_create(&cfg, &s->h), 0);
+	assert_int_equal(vg_host_guest_create(s->h, "tenant", quota, 4 * MiB,
+					      &s->g), 0);
+}
+
+static u64 vm_stat(struct vg_host_guest *g, int which)
+{
+	struct vgmem_vm_stats st;
+
+	vg_vm_get_stats(vg_host_guest_vm(g), &st);
+	return which == 0 ? st.allocated : which == 1 ? st.relocated :
+	       st.resident;
+}
+
+/* The whole stream of src's VM, read in pieces of odd sizes. */
+static void save_all(struct world *w)
+{
+	struct vg_mig_save *s;
+	size_t cap = 16 * MiB, piece = 1;
+	ssize_t n;
+
+	w->stream = malloc(cap);
+	assert_non_null(w->stream);
+	w->len = 0;
+	assert_int_equal(vg_mig_save_begin(vg_host_guest_vm(w->src.g), &s), 0);
+	for (;;) {
+		piece = piece * 7 % 70001 + 1;
+		if (piece > cap - w->len)
+			piece = cap - w->len;
+		n = vg_mig_save_read(s, w->stream + w->len, piece);
+		assert_true(n >= 0);
+		w->len += (size_t)n;
+		if ((size_t)n < piece)
+			break;
+	}
+	assert_int_equal(vg_mig_save_read(s, w->stream, 16), 0);
+	vg_mig_save_end(s);
+}
+
+static int world_setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct vgmem_dev *dev;
+	struct vgmem_chan *ch;
+
+	assert_non_null(w);
+	/* The source: 4 MiB of VRAM, a hog holding 2 of it. */
+	side_init(&w->src, 4 * MiB, 0);
+	assert_int_equal(vg_host_guest_create(w->src.h, "hog", 0, 1 * MiB,
+					      &w->src.hog), 0);
+	dev = vg_host_guest_dev(w->src.g);
+	assert_int_equal(vgmem_chan_create(dev, 16, 4096, 1 * MiB, &ch), 0);
+	assert_int_equal(vgmem_bo_alloc(dev, BO_A, &w->va_a), 0);
+	assert_int_equal(vgmem_bo_alloc(dev, BO_B, &w->va_b), 0);
+	assert_int_equal(vgmem_bo_alloc(dev, BO_Z, &w->va_z), 0);
+	assert_int_equal(vgmem_fill_pattern(ch, w->va_a, BO_A, SEED_A), 0);
+	assert_int_equal(vgmem_fill_pattern(ch, w->va_b, BO_B, SEED_B), 0);
+	vgmem_chan_destroy(ch);
+	/* Part of the tenant is in host RAM: the stream must carry it too. */
+	assert_true(vm_stat(w->src.g, 1) > 0);
+	save_all(w);
+	/* The source is unchanged by being read. */
+	assert_int_equal(vg_gpu_check(vg_host_gpu(w->src.h)), 0);
+	*state = w;
+	return 0;
+}
+
+static int world_teardown(void **state)
+{
+	struct world *w = *state;
+
+	vg_host_destroy(w->src.h);
+	free(w->stream);
+	free(w);
+	return 0;
+}
+
+/* Load buf into dst's (empty) VM: finish's result. */
+static int load(struct side *d, const u8 *buf, size_t len, size_t piece,
+		char *why, size_t whylen)
+{
+	struct vg_mig_load *l;
+	size_t off = 0, n;
+	ssize_t r;
+	int err;
+
+	err = vg_mig_load_begin(vg_host_guest_vm(d->g), &l);
+	if (err)
+		return err;
+	while (off < len) {
+		n = piece < len - off ? piece : len - off;
+		r = vg_mig_load_write(l, buf + off, n);
+		if (r < 0)
+			break;
+		assert_int_equal(r, n);
+		off += n;
+	}
+	if (why)
+		snprintf(why, whylen, "%s", vg_mig_load_error(l));
+	return vg_mig_load_finish(l);
+}
+
+static void check_pattern(struct vgmem_chan *ch, u64 va, u64 bytes, u32 seed)
+{
+	u8 *buf = malloc(bytes);
+	u64 i;
+
+	assert_non_null(buf);
+	assert_int_equal(vgmem_read(ch, va, buf, bytes), 0);
+	for (i = 0; i < bytes / 4; i++) {
+		u32 v;
+
+		memcpy(&v, buf + 4 * i, 4);
+		if (v != vgmem_pattern_word(seed, (u32)i))
+			fail_msg("word %llu of the BO at %#llx: %#x, not %#x",
+				 (unsigned long long)i, (unsigned long long)va,
+				 v, vgmem_pattern_word(seed, (u32)i));
+	}
+	free(buf);
+}
+
+/* Nothing of a refused stream stays on the destination. */
+static void assert_empty(struct side *d)
+{
+	assert_int_equal(vm_stat(d->g, 0), 0);
+	assert_int_equal(vg_gpu_check(vg_host_gpu(d->h)), 0);
+}
+
+static void test_round_trip(void **state)
+{
+	struct world *w = *state;
+	struct side *d = &w->dst;
+	struct vgmem_chan *ch;
+	u8 zero[4096], buf[4096];
+	char why[128];
+
+	/* Only 2 MiB of VRAM, half of it someone else's. */
+	side_init(d, 2 * MiB, 0);
+	assert_int_equal(vg_host_guest_create(d->h, "hog", 0, 1 * MiB,
+					      &d->hog), 0);
+	{
+		uint64_t va;
+
+		assert_int_equal(vgmem_bo_alloc(vg_host_guest_dev(d->hog),
+						1 * MiB, &va), 0);
+	}
+	assert_int_equal(load(d, w->stream, w->len, 4093, why, sizeof(why)), 0);
+	/* The source's BOs, the channel's staging one included. */
+	assert_int_equal(vm_stat(d->g, 0), vm_stat(w->src.g, 0));
+	assert_true(vm_stat(d->g, 1) > 0);	/* VRAM was short: host RAM */
+	assert_int_equal(vg_gpu_check(vg_host_gpu(d->h)), 0);
+
+	assert_int_equal(vgmem_chan_create(vg_host_guest_dev(d->g), 16, 4096,
+					   1 * MiB, &ch), 0);
+	check_pattern(ch, w->va_a, BO_A, SEED_A);
+	check_pattern(ch, w->va_b, BO_B, SEED_B);
+	memset(zero, 0, sizeof(zero));
+	assert_int_equal(vgmem_read(ch, w->va_z + BO_Z - 4096, buf, 4096), 0);
+	assert_memory_equal(buf, zero, 4096);
+	vgmem_chan_destroy(ch);
+	vg_host_destroy(d->h);
+}
+
+/* Chunks of zeroes are left out: the stream is smaller than the BOs. */
+static void test_zero_chunks_left_out(void **state)
+{
+	struct world *w = *state;
+
+	assert_true(w->len < vm_stat(w->src.g, 0) - BO_Z + 4096);
+}
+
+/* Cut short anywhere: refused, and the destination is empty again. */
+static void test_truncated(void **state)
+{
+	struct world *w = *state;
+	struct side *d = &w->dst;
+	size_t cut;
+	int n = 0;
+
+	side_init(d, 8 * MiB, 0);
+	for (cut = 0; cut < w->len; cut += cut < 256 ? 1 : w->len / 97 + 1) {
+		assert_int_equal(load(d, w->stream, cut, 1000, NULL, 0),
+				 -EBADMSG);
+		assert_empty(d);
+		n++;
+	}
+	assert_true(n > 300);
+	vg_host_destroy(d->h);
+}
+
+static u8 *copy_of(struct world *w)
+{
+	u8 *b = malloc(w->len + 64);
+
+	assert_non_null(b);
+	memcpy(b, w->stream, w->len);
+	return b;
+}
+
+static void put64(u8 *p, u64 v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (u8)(v >> (8 * i));
+}
+
+static u64 get64(const u8 *p)
+{
+	u64 v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Offset of the k-th record of type t (0-based), from the header on. */
+static size_t rec_at(const u8 *b, size_t len, u32 t, int k)
+{
+	size_t off = 32;
+
+	while (off + 16 <= len) {
+		u32 type = (u32)(get64(b + off) & 0xffffffffu);
+		u64 plen = get64(b + off + 8);
+
+		if (type == t && !k--)
+			return off;
+		off += 16 + plen;
+	}
+	fail_msg("no record %u number %d", t, k);
+	return 0;
+}
+
+static void expect_refused(struct world *w, const u8 *b, size_t len, int err,
+			   const char *says)
+{
+	char why[128];
+
+	assert_int_equal(load(&w->dst, b, len, 777, why, sizeof(why)), err);
+	if (!strstr(why, says))
+		fail_msg("refusal says '%s', not '%s'", why, says);
+	assert_empty(&w->dst);
+}
+
+/* Each field broken on its own: a clear refusal, nothing changed. */
+static void test_hostile_fields(void **state)
+{
+	struct world *w = *state;
+	size_t vm, bo, data, end, len = w->len;
+	u8 *b;
+
+	side_init(&w->dst, 8 * MiB, 0);
+	b = copy_of(w);
+	vm = rec_at(b, len, 1, 0);
+	bo = rec_at(b, len, 2, 1);
+	data = rec_at(b, len, 3, 0);
+	end = rec_at(b, len, 0xffff, 0);
+
+	b[0] ^= 1;
+	expect_refused(w, b, len, -EBADMSG, "not a vgmem migration stream");
+	memcpy(b, w->stream, len);
+	b[8] = 2;
+	expect_refused(w, b, len, -EPROTONOSUPPORT, "stream version 2");
+	memcpy(b, w->stream, len);
+	b[vm] = 9;		/* an unknown record the reader must not skip */
+	expect_refused(w, b, len, -EBADMSG, "unknown type 9");
+	memcpy(b, w->stream, len);
+	put64(b + bo + 16, get64(b + rec_at(b, len, 2, 0) + 16));
+	expect_refused(w, b, len, -EBADMSG, "not after the one before");
+	memcpy(b, w->stream, len);
+	put64(b + bo + 16, 1ull << 62);		/* outside the VA space */
+	expect_refused(w, b, len, -EINVAL, "BO of");
+	memcpy(b, w->stream, len);
+	put64(b + data + 24, get64(b + data + 24) + 64 * MiB);
+	expect_refused(w, b, len, -EBADMSG, "is not inside its BO");
+	memcpy(b, w->stream, len);
+	put64(b + data + 16, 0x1234000);
+	expect_refused(w, b, len, -EBADMSG, "names no BO");
+	memcpy(b, w->stream, len);
+	put64(b + data + 8, 1ull << 50);	/* a data record of a petabyte */
+	expect_refused(w, b, len, -EBADMSG, "data of");
+	memcpy(b, w->stream, len);
+	put64(b + end + 16, 3);
+	expect_refused(w, b, len, -EBADMSG, "END after");
+	memcpy(b, w->stream, len);
+	put64(b + vm + 16 + 16, get64(b + vm + 16 + 16) + 1);	/* one BO more */
+	expect_refused(w, b, len, -EBADMSG, "END with");
+	memcpy(b, w->stream, len);
+	b[len] = 0;
+	expect_refused(w, b, len + 1, -EBADMSG, "after END");
+	free(b);
+	vg_host_destroy(w->dst.h);
+}
+
+/* A quota smaller than the VM's memory: refused before any BO is made. */
+static void test_quota(void **state)
+{
+	struct world *w = *state;
+
+	side_init(&w->dst, 8 * MiB, 2 * MiB);
+	expect_refused(w, w->stream, w->len, -EFBIG, "quota is");
+	vg_host_destroy(w->dst.h);
+}
+
+/* A VM that has memory already is no destination. */
+static void test_busy_destination(void **state)
+{
+	struct world *w = *state;
+	struct vg_mig_load *l;
+	uint64_t va;
+
+	side_init(&w->dst, 8 * MiB, 0);
+	assert_int_equal(vgmem_bo_alloc(vg_host_guest_dev(w->dst.g), MiB, &va),
+			 0);
+	assert_int_equal(vg_mig_load_begin(vg_host_guest_vm(w->dst.g), &l),
+			 -EBUSY);
+	vg_host_destroy(w->dst.h);
+}
+
+/*
+ * An optional record the reader does not know is skipped: a newer source
+ * may add what an older destination can ignore.
+ */
+static void test_optional_record_skipped(void **state)
+{
+	struct world *w = *state;
+	size_t end = rec_at(w->stream, w->len, 0xffff, 0), len = w->len + 24;
+	u8 *b = malloc(len);
+
+	assert_non_null(b);
+	memcpy(b, w->stream, end);
+	put64(b + end, 77 | (1ull << 32));	/* type 77, flags OPTIONAL */
+	put64(b + end + 8, 8);
+	put64(b + end + 16, 0xdeadbeef);
+	memcpy(b + end + 24, w->stream + end, w->len - end);
+	/* END counts it among the records before END. */
+	put64(b + end + 24 + 16, get64(b + end + 24 + 16) + 1);
+	side_init(&w->dst, 8 * MiB, 0);
+	assert_int_equal(load(&w->dst, b, len, 4096, NULL, 0), 0);
+	assert_int_equal(vm_stat(w->dst.g, 0), vm_stat(w->src.g, 0));
+	free(b);
+	vg_host_destroy(w->dst.h);
+}
+
+/* Random flips: refused and empty, or taken with the books whole. */
+static void test_random_flips(void **state)
+{
+	struct world *w = *state;
+	u8 *b = copy_of(w);
+	u32 rnd = 12345;
+	int i, taken = 0, refused = 0, err;
+	size_t at;
+
+	side_init(&w->dst, 8 * MiB, 0);
+	for (i = 0; i < 200; i++) {
+		rnd = rnd * 1103515245u + 12345u;
+		/* Mostly the headers: the data bytes are many but simple. */
+		at = i % 2 ? (rnd >> 8) % 200 : (rnd >> 8) % w->len;
+		memcpy(b, w->stream, w->len);
+		b[at] ^= (u8)(1u << (rnd % 8));
+		err = load(&w->dst, b, w->len, 65536, NULL, 0);
+		if (err) {
+			refused++;
+			assert_empty(&w->dst);
+			continue;
+		}
+		taken++;
+		assert_int_equal(vg_gpu_check(vg_host_gpu(w->dst.h)), 0);
+		/* Leave it empty for the next round: the host frees it. */
+		vg_host_guest_destroy(w->dst.g);
+		assert_int_equal(vg_host_guest_create(w->dst.h, "tenant", 0,
+						      4 * MiB, &w->dst.g), 0);
+	}
+	assert_true(refused > 50);
+	assert_true(taken > 0);
+	free(b);
+	vg_host_destroy(w->dst.h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_zero_chunks_left_out),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_hostile_fields),
+		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_busy_destination),
+		cmocka_unit_test(test_optional_record_skipped),
+		cmocka_unit_test(test_random_flips),
+	};
+
+	return cmocka_run_group_tests(tests, world_setup, world_teardown);
+}
