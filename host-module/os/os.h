@@ -24,6 +24,13 @@
  *           __GFP_NOWARN (flags are accepted and ignored in
  *           userspace; os_fail_alloc_after(n) makes the n-th later
  *           allocation fail, for tests; -1 disables)
+ *           os_vmem_alloc(len), os_vmem_free(p, len), os_vmem_zero(p, len):
+ *           a large arena that costs RAM only as it is touched where the
+ *           OS can: userspace maps it anonymously (it reads as zeroes, and
+ *           os_vmem_zero gives the pages back, after which they read as
+ *           zeroes again); the kernel uses kvmalloc (contents undefined)
+ *           and os_vmem_zero is memset. OS_VMEM_ZEROED is 1 where a fresh
+ *           arena reads as zeroes. p and len page aligned for zero.
  * lists     struct list_head, LIST_HEAD, INIT_LIST_HEAD, list_add,
  *           list_add_tail, list_del, list_del_init, list_move,
  *           list_move_tail, list_empty, list_first_entry,

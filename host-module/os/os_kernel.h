@@ -98,4 +98,26 @@ static inline void os_simd_end(void)
 #endif
 }
 
+/*
+ * os.h "memory": arenas. The kernel commits what it allocates, so these
+ * are kvmalloc (not zeroed: the software GPU zeroes its frames in the
+ * background) and memset.
+ */
+#define OS_VMEM_ZEROED	0
+
+static inline void *os_vmem_alloc(size_t len)
+{
+	return kvmalloc(len, GFP_KERNEL);
+}
+
+static inline void os_vmem_free(void *p, size_t len)
+{
+	kvfree(p);
+}
+
+static inline void os_vmem_zero(void *p, size_t len)
+{
+	memset(p, 0, len);
+}
+
 #endif /* VGMEM_OS_KERNEL_H */

@@ -7,6 +7,7 @@
 #include "os.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -264,6 +265,39 @@ void *kmalloc(size_t size, gfp_t flags)
 		return calloc(1, size ? size : 1);
 	/* The kernel's kmalloc(0) returns a unique non-NULL pointer too. */
 	return malloc(size ? size : 1);
+}
+
+/*
+ * An arena that costs RAM only as it is touched: a private anonymous
+ * mapping (zero pages until written, not counted against overcommit), so
+ * a large simulated VRAM costs what its guests use, not its size.
+ */
+void *os_vmem_alloc(size_t len)
+{
+	void *p;
+
+	if (!os_alloc_begin(GFP_KERNEL))
+		return NULL;
+	p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void os_vmem_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len ? len : 1);
+}
+
+/*
+ * The pages go back to the kernel and read as zeroes when next touched.
+ * Should the kernel refuse (it does not for a private anonymous mapping),
+ * zero them by hand: the contract is the zeroes.
+ */
+void os_vmem_zero(void *p, size_t len)
+{
+	if (madvise(p, len, MADV_DONTNEED))
+		memset(p, 0, len);
 }
 
 void *kzalloc(size_t size, gfp_t flags)

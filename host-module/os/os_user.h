@@ -481,6 +481,12 @@ char *kstrdup(const char *s, gfp_t flags) __attribute__((malloc));
 void kfree(const void *p);
 
 #define kvmalloc(size, flags)		kmalloc(size, flags)
+
+/* Lazily committed arenas (os.h): anonymous mappings. */
+#define OS_VMEM_ZEROED	1
+void *os_vmem_alloc(size_t len);
+void os_vmem_free(void *p, size_t len);
+void os_vmem_zero(void *p, size_t len);
 #define kvzalloc(size, flags)		kzalloc(size, flags)
 #define kvmalloc_array(n, size, flags)	kmalloc_array(n, size, flags)
 #define kvcalloc(n, size, flags)	kcalloc(n, size, flags)

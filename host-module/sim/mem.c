@@ -15,28 +15,38 @@
  */
 #include "sim_internal.h"
 
-#define SIM_ZERO_BATCH		16	/* frames the zeroer takes at once */
+#define SIM_ZERO_BATCH		64	/* frames the zeroer takes at once */
 #define SIM_ZERO_POLL_MS	10
 
 static int sim_zero_main(void *data);
+
+static u64 sim_seg_len(struct vg_sim *sim, u32 i)
+{
+	u64 at = (u64)i * SIM_SEG_FRAMES << SIM_PAGE_SHIFT;
+
+	return min_t(u64, sim->vram_size - at,
+		     (u64)SIM_SEG_FRAMES << SIM_PAGE_SHIFT);
+}
 
 static void sim_vram_free_segs(struct vg_sim *sim)
 {
 	u32 i;
 
 	for (i = 0; i < sim->nr_segs; i++)
-		kvfree(sim->vram_seg[i]);
+		os_vmem_free(sim->vram_seg[i], sim_seg_len(sim, i));
 	kvfree(sim->vram_seg);
 	sim->vram_seg = NULL;
 }
 
 /*
  * The arena in segments: one multi-GiB allocation is not possible in the
- * kernel (kvmalloc refuses more than INT_MAX bytes).
+ * kernel (kvmalloc refuses more than INT_MAX bytes). Where the OS commits
+ * an arena only as it is touched (userspace, OS_VMEM_ZEROED), VRAM costs
+ * host RAM only for the frames in use: the arena starts clean, and the
+ * zeroer gives freed frames back instead of writing zeroes into them.
  */
 int sim_mem_init(struct vg_sim *sim)
 {
-	u64 left;
 	u32 i;
 
 	sim->nr_frames = (u32)(sim->vram_size >> SIM_PAGE_SHIFT);
@@ -45,24 +55,24 @@ int sim_mem_init(struct vg_sim *sim)
 				 GFP_KERNEL);
 	if (!sim->vram_seg)
 		return -ENOMEM;
-	left = sim->vram_size;
 	for (i = 0; i < sim->nr_segs; i++) {
-		u64 len = min_t(u64, left, (u64)SIM_SEG_FRAMES << SIM_PAGE_SHIFT);
-
-		sim->vram_seg[i] = kvmalloc(len, GFP_KERNEL);
+		sim->vram_seg[i] = os_vmem_alloc(sim_seg_len(sim, i));
 		if (!sim->vram_seg[i])
 			goto err_free_segs;
-		left -= len;
 	}
 	sim->clean = kvcalloc(sim->nr_frames, sizeof(u32), GFP_KERNEL);
 	sim->dirty = kvcalloc(sim->nr_frames, sizeof(u32), GFP_KERNEL);
 	if (!sim->clean || !sim->dirty)
 		goto err_free_stacks;
-	/* The arena is not zeroed: every frame starts dirty, frame 0 on top. */
-	for (i = 0; i < sim->nr_frames; i++)
-		sim->dirty[i] = sim->nr_frames - 1 - i;
-	sim->nr_dirty = sim->nr_frames;
-	sim->nr_clean = 0;
+	/* Frame 0 on top; dirty unless the arena came zeroed. */
+	for (i = 0; i < sim->nr_frames; i++) {
+		if (OS_VMEM_ZEROED)
+			sim->clean[i] = sim->nr_frames - 1 - i;
+		else
+			sim->dirty[i] = sim->nr_frames - 1 - i;
+	}
+	sim->nr_dirty = OS_VMEM_ZEROED ? 0 : sim->nr_frames;
+	sim->nr_clean = OS_VMEM_ZEROED ? sim->nr_frames : 0;
 	sim->nr_zeroing = 0;
 	mutex_init(&sim->mem_lock);
 	init_waitqueue_head(&sim->dirty_wq);
@@ -100,6 +110,32 @@ static u8 *sim_frame(struct vg_sim *sim, u32 f)
 	       ((u64)(f & (SIM_SEG_FRAMES - 1)) << SIM_PAGE_SHIFT);
 }
 
+static int sim_frame_cmp(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Zero a batch of frames, each run of neighbours in one segment at once:
+ * in userspace each call gives pages back to the kernel (a system call),
+ * and a freed chunk's frames are mostly neighbours.
+ */
+static void sim_zero_frames(struct vg_sim *sim, u32 *f, u32 n)
+{
+	u32 i, run;
+
+	sort(f, n, sizeof(*f), sim_frame_cmp, NULL);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && f[i + run] == f[i] + run &&
+		     (f[i + run] >> SIM_SEG_SHIFT) == (f[i] >> SIM_SEG_SHIFT);
+		     run++)
+			;
+		os_vmem_zero(sim_frame(sim, f[i]), (size_t)run << SIM_PAGE_SHIFT);
+	}
+}
+
 /* The background zeroer: dirty frames to clean ones, a batch at a time. */
 static int sim_zero_main(void *data)
 {
@@ -127,8 +163,7 @@ static int sim_zero_main(void *data)
 					   msecs_to_jiffies(SIM_ZERO_POLL_MS));
 			continue;
 		}
-		for (i = 0; i < n; i++)
-			memset(sim_frame(sim, batch[i]), 0, SIM_PAGE_SIZE);
+		sim_zero_frames(sim, batch, n);
 		mutex_lock(&sim->mem_lock);
 		for (i = 0; i < n; i++)
 			sim->clean[sim->nr_clean++] = batch[i];

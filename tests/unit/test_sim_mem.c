@@ -171,6 +171,66 @@ static void test_background_zeroing(void **state)
 	free(buf);
 }
 
+/* Resident memory of this process, from /proc/self/statm. */
+static u64 rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
+	fclose(f);
+	return (u64)resident * (u64)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * In userspace VRAM costs host RAM only for the frames in use: a large
+ * GPU is cheap to create, what a VM writes becomes resident, and what it
+ * frees goes back once the zeroer has been over it.
+ */
+static void test_lazy_vram(void **state)
+{
+	const u64 vram = 512ull << 20, used = 64ull << 20;
+	struct vg_sim *sim;
+	struct tg *g = tg_new();
+	struct vg_as *as;
+	struct vg_mem *m;
+	u64 before, made, filled, freed;
+	u8 *buf = malloc(1 << 20);
+
+	(void)state;
+	assert_non_null(buf);
+	before = rss_bytes();
+	sim = t_sim(vram, 0);
+	made = rss_bytes();
+	/* The frame stacks (8 bytes a frame), not the 512 MiB. */
+	assert_true(made < before + (16ull << 20));
+	assert_int_equal(vg_sim_vram_clean(sim), vram);
+
+	assert_int_equal(ops->as_create(sim, &as), 0);
+	m = t_map_new(sim, as, VA0, used, VG_LOC_VRAM);
+	fill_va(sim, as, g, VA0, used, 0x01020304);
+	filled = rss_bytes();
+	assert_true(filled > made + used * 3 / 4);
+	ops->unmap(sim, as, VA0, used);
+	ops->mem_free(sim, m);
+	T_WAIT(vg_sim_vram_clean(sim) == vram);
+	freed = rss_bytes();
+	assert_true(freed < made + (16ull << 20));
+
+	/* What came back reads as zeroes when it is handed out again. */
+	m = t_map_new(sim, as, VA0, used, VG_LOC_VRAM);
+	assert_int_equal(vg_sim_read_va(sim, as, VA0 + used - (1 << 20), buf,
+					1 << 20), 0);
+	assert_true(all_zero(buf, 1 << 20));
+	ops->unmap(sim, as, VA0, used);
+	ops->mem_free(sim, m);
+	ops->as_destroy(sim, as);
+	vg_sim_destroy(sim);
+	tg_free(g);
+	free(buf);
+}
+
 static void test_host_limit(void **state)
 {
 	struct vg_sim *sim = t_sim(VRAM, 1ull << 20);
@@ -799,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_fragmented_vram_is_usable),
 		cmocka_unit_test(test_zero_on_alloc),
 		cmocka_unit_test(test_background_zeroing),
+		cmocka_unit_test(test_lazy_vram),
 		cmocka_unit_test(test_host_limit),
 		cmocka_unit_test(test_map_hostile),
 		cmocka_unit_test(test_remap_and_tlb),
