@@ -515,6 +515,10 @@ int vg_vm_quiesce(struct vg_vm *vm)
 	int err;
 
 	mutex_lock(&gpu->lock);
+	if (vm->frozen) {
+		mutex_unlock(&gpu->lock);
+		return -EBUSY;
+	}
 	vg_vm_suspend(vm);
 	err = vg_vm_drain(vm);
 	if (err) {
@@ -529,4 +533,43 @@ void vg_vm_unquiesce(struct vg_vm *vm)
 	lockdep_assert_held(&vm->gpu->lock);
 	vg_vm_resume(vm);
 	mutex_unlock(&vm->gpu->lock);
+}
+
+/*
+ * vg.h: the same suspension for a migration, held with no lock between
+ * the calls. The guest keeps writing into the shadows; a relocation of
+ * the VM meanwhile copies and remaps without suspending it again
+ * (relocate.c), so nothing of it runs until the thaw replays the shadows.
+ */
+int vg_vm_freeze(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	int err;
+
+	mutex_lock(&gpu->lock);
+	if (vm->frozen) {
+		err = -EALREADY;
+		goto out_unlock;
+	}
+	vg_vm_suspend(vm);
+	err = vg_vm_drain(vm);
+	if (err)
+		vg_vm_resume(vm);
+	else
+		vm->frozen = true;
+out_unlock:
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+void vg_vm_thaw(struct vg_vm *vm)
+{
+	struct vg_gpu *gpu = vm->gpu;
+
+	mutex_lock(&gpu->lock);
+	if (vm->frozen) {
+		vm->frozen = false;
+		vg_vm_resume(vm);
+	}
+	mutex_unlock(&gpu->lock);
 }

@@ -345,11 +345,16 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 		i++;
 	}
 
-	/* 2. Stop the VM's GPU work; it keeps submitting into the shadows. */
+	/*
+	 * 2. Stop the VM's GPU work; it keeps submitting into the shadows.
+	 * A frozen VM's is stopped already, and stays so.
+	 */
 	t0 = ktime_get_ns();
-	vg_vm_suspend(vm);
-	err = vg_vm_drain(vm);
-	if (err) {
+	if (!vm->frozen) {
+		vg_vm_suspend(vm);
+		err = vg_vm_drain(vm);
+	}
+	if (!vm->frozen && err) {
 		/*
 		 * Not out of memory: this VM cannot be moved just now. It is
 		 * deferred (vg_vm_drain_deferred()) and the caller chooses
@@ -387,7 +392,8 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	ops->tlb_flush(b, vm->as);
 
 	/* 5. Nothing can fail from here on: replay what the guest submitted. */
-	vg_vm_resume(vm);
+	if (!vm->frozen)
+		vg_vm_resume(vm);
 	suspend_ns = ktime_get_ns() - t0;
 
 	/* 6. Commit, outside the suspension. */
@@ -415,7 +421,8 @@ err_restore_maps:
 	}
 	ops->tlb_flush(b, vm->as);
 err_resume:
-	vg_vm_resume(vm);
+	if (!vm->frozen)
+		vg_vm_resume(vm);
 	vg_record_suspend(vm, ktime_get_ns() - t0);
 err_free_mems:
 	vg_free_new_mems(vm);

@@ -371,6 +371,18 @@ struct vg_as *vg_vm_gpu_as(struct vg_vm *vm);
  */
 int vg_vm_quiesce(struct vg_vm *vm);
 void vg_vm_unquiesce(struct vg_vm *vm);
+/*
+ * Freeze a VM for a migration's stop-and-copy: the suspension above (its
+ * channels stopped, its guest writing into the shadows), held with no lock
+ * until vg_vm_thaw() replays what the guest wrote and starts it. Meanwhile
+ * every call may be made, vg_mig_save_* in particular; the VM may still
+ * be relocated (its channels stay stopped), channels created while frozen
+ * wait for the thaw like the others, and vg_vm_quiesce() is -EBUSY.
+ * -EALREADY if frozen, -ETIMEDOUT as vg_vm_quiesce(). vg_vm_destroy()
+ * takes a frozen VM as it is.
+ */
+int vg_vm_freeze(struct vg_vm *vm);
+void vg_vm_thaw(struct vg_vm *vm);
 
 /*
  * Buffer objects: size a multiple of VGMEM_PAGE_SIZE; va chosen by the core

@@ -108,6 +108,13 @@ struct vg_vm {
 
 	bool suspended;			/* its channels point at their shadows */
 	/*
+	 * Frozen for a migration (vg_vm_freeze, gpu->lock): suspended and
+	 * drained with no lock held until vg_vm_thaw. A relocation of a
+	 * frozen VM copies and remaps without its own suspension, so the
+	 * channels stay stopped.
+	 */
+	bool frozen;
+	/*
 	 * A drain that failed (a channel did not stop in VG_STOP_TIMEOUT_NS)
 	 * keeps the VM out of the reducer's and the return worker's choices
 	 * until drain_retry_ns (ktime_get_ns()); drain_fails counts failures

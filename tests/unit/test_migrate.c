@@ -88,6 +88,8 @@ static void save_all(struct world *w)
 	vg_mig_save_end(s);
 }
 
+static void check_pattern(struct vgmem_chan *ch, u64 va, u64 bytes, u32 seed);
+
 static int world_setup(void **state)
 {
 	struct world *w = calloc(1, sizeof(*w));
@@ -106,12 +108,16 @@ static int world_setup(void **state)
 	assert_int_equal(vgmem_bo_alloc(dev, BO_Z, &w->va_z), 0);
 	assert_int_equal(vgmem_fill_pattern(ch, w->va_a, BO_A, SEED_A), 0);
 	assert_int_equal(vgmem_fill_pattern(ch, w->va_b, BO_B, SEED_B), 0);
-	vgmem_chan_destroy(ch);
 	/* Part of the tenant is in host RAM: the stream must carry it too. */
 	assert_true(vm_stat(w->src.g, 1) > 0);
+	/* Saved frozen, as a stop-and-copy does it, then running again. */
+	assert_int_equal(vg_vm_freeze(vg_host_guest_vm(w->src.g)), 0);
 	save_all(w);
-	/* The source is unchanged by being read. */
+	vg_vm_thaw(vg_host_guest_vm(w->src.g));
+	/* The source is unchanged by being read, and works on. */
 	assert_int_equal(vg_gpu_check(vg_host_gpu(w->src.h)), 0);
+	check_pattern(ch, w->va_b, BO_B, SEED_B);
+	vgmem_chan_destroy(ch);
 	*state = w;
 	return 0;
 }

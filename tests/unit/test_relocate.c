@@ -464,6 +464,51 @@ static void test_submissions_replayed(void **state)
 	check(f, vm, bo->va, bo->size, 4);
 }
 
+/*
+ * A frozen VM (a migration's stop-and-copy) stays stopped with no lock
+ * held: relocating it copies and remaps without starting its channels,
+ * what its guest submits waits in the shadow, a second freeze and a
+ * quiesce are refused, and the thaw replays the submissions and starts it.
+ */
+static void test_frozen_vm_stays_stopped(void **state)
+{
+	struct fx *f = *state;
+	struct vg_vm *vm = f->c.vm[0];
+	struct vg_chan *ch = f->ch[0];
+	struct vg_bo *bo = mkbo(f, vm, 2, 0, 9);
+	u32 starts;
+
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 1);
+	assert_int_equal(vg_vm_freeze(vm), 0);
+	assert_true(fake_bchan_stopped(ch->bchan));
+	assert_int_equal(vg_vm_freeze(vm), -EALREADY);
+	assert_int_equal(vg_vm_quiesce(vm), -EBUSY);
+	/* The guest goes on submitting: into the shadow. */
+	vg_chan_userd_write(ch, VGMEM_USERD_GP_PUT, 4);
+	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 1);
+
+	fake_reset_counts(f->c.fb);
+	mark(f, bo, 0x3);
+	assert_int_equal(relocate(f, vm, VG_LOC_HOST), 0);
+	assert_chunk_at(f, &bo->chunks[0], VG_LOC_HOST);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_STOP), 0);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), 0);
+	assert_true(fake_bchan_stopped(ch->bchan));
+	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 1);
+	check(f, vm, bo->va, bo->size, 9);
+
+	starts = (u32)fake_count(f->c.fb, FAKE_OP_CHAN_START);
+	vg_vm_thaw(vm);
+	assert_false(fake_bchan_stopped(ch->bchan));
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), starts + 1);
+	assert_int_equal(fake_bchan_userd(ch->bchan)[VGMEM_USERD_GP_PUT / 4], 4);
+	assert_ptr_equal(vg_chan_userd_page(ch), ch->real);
+	/* A thaw of a VM that is not frozen does nothing. */
+	vg_vm_thaw(vm);
+	assert_int_equal(fake_count(f->c.fb, FAKE_OP_CHAN_START), starts + 1);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
+}
+
 /* ---- failures ----------------------------------------------------------- */
 
 struct failcase {
@@ -944,6 +989,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tail_chunk, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_one_batch_one_suspension_per_vm, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_suspension_stats, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_frozen_vm_stays_stopped,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_submissions_replayed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_host_alloc_first, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fail_host_alloc_last, fx_setup, fx_teardown),
