@@ -63,6 +63,9 @@ struct vg_channel_desc {
 	void *fault_priv;
 };
 
+/* The most bytes a channel_save writes. */
+#define VG_CHAN_STATE_MAX	4096u
+
 struct vg_gpu_ops {
 	const char *name;
 	u64 (*vram_size)(void *b);
@@ -139,6 +142,23 @@ struct vg_gpu_ops {
 	 */
 	int (*channel_stop)(void *b, struct vg_bchan *ch, u64 timeout_ns);
 	void (*channel_start)(void *b, struct vg_bchan *ch);
+
+	/*
+	 * Optional, for migration: a stopped channel's execution state as at
+	 * most VG_CHAN_STATE_MAX bytes in a format of the GPU driver's own
+	 * (versioned: another host's driver of the same kind reads it), and
+	 * back. Not in it: the ring and pushbuffers (guest memory), the
+	 * USERD page (the core carries it). channel_save returns the bytes
+	 * written, -ENOSPC if len is too small, -EBUSY if ch is not stopped.
+	 * channel_load takes such bytes into a stopped channel created with
+	 * the same ring; the bytes come from another host, so anything this
+	 * driver would not have written (another format or version, a
+	 * length, a value no channel of it can have) is -EINVAL with ch
+	 * unchanged. Then channel_start goes on from the loaded state.
+	 */
+	int (*channel_save)(void *b, struct vg_bchan *ch, void *buf, u32 len);
+	int (*channel_load)(void *b, struct vg_bchan *ch, const void *buf,
+			    u32 len);
 
 	/*
 	 * Optional: accesses to mem since the last call (then reset). NULL if

@@ -226,6 +226,22 @@ static int sim_op_channel_stop(void *b, struct vg_bchan *ch, u64 timeout_ns)
 	return sim_chan_stop(b, ch, timeout_ns);
 }
 
+static int sim_op_channel_save(void *b, struct vg_bchan *ch, void *buf,
+			       u32 len)
+{
+	if (!ch || !buf)
+		return -EINVAL;
+	return sim_chan_save(b, ch, buf, len);
+}
+
+static int sim_op_channel_load(void *b, struct vg_bchan *ch, const void *buf,
+			       u32 len)
+{
+	if (!ch || !buf)
+		return -EINVAL;
+	return sim_chan_load(b, ch, buf, len);
+}
+
 static void sim_op_channel_start(void *b, struct vg_bchan *ch)
 {
 	if (ch)
@@ -299,6 +315,8 @@ static const struct vg_gpu_ops sim_ops = {
 	.channel_idle_wait = sim_op_channel_idle_wait,
 	.channel_stop = sim_op_channel_stop,
 	.channel_start = sim_op_channel_start,
+	.channel_save = sim_op_channel_save,
+	.channel_load = sim_op_channel_load,
 	.sample_access = sim_op_sample_access,
 	.mem_host_addr = sim_op_mem_host_addr,
 	.map_prot = sim_op_map_prot,

@@ -456,6 +456,10 @@ int sim_chan_idle_wait(struct vg_sim *sim, struct vg_bchan *ch,
 		       u64 timeout_ns);
 int sim_chan_stop(struct vg_sim *sim, struct vg_bchan *ch, u64 timeout_ns);
 void sim_chan_start(struct vg_sim *sim, struct vg_bchan *ch);
+/* chanstate.c: a stopped channel's state for a migration (vg_gpu_ops.h). */
+int sim_chan_save(struct vg_sim *sim, struct vg_bchan *ch, void *buf, u32 len);
+int sim_chan_load(struct vg_sim *sim, struct vg_bchan *ch, const void *buf,
+		  u32 len);
 
 /* Engine turn of one channel; true if it made progress. */
 bool sim_chan_step(struct vg_bchan *ch);
