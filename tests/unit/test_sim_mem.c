@@ -171,6 +171,21 @@ static void test_background_zeroing(void **state)
 	free(buf);
 }
 
+/*
+ * Under ThreadSanitizer every byte the program touches has shadow memory
+ * that giving the pages back does not free: resident sizes say nothing.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define RSS_TELLS	0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RSS_TELLS	0
+#endif
+#endif
+#ifndef RSS_TELLS
+#define RSS_TELLS	1
+#endif
+
 /* Resident memory of this process, from /proc/self/statm. */
 static u64 rss_bytes(void)
 {
@@ -204,19 +219,27 @@ static void test_lazy_vram(void **state)
 	sim = t_sim(vram, 0);
 	made = rss_bytes();
 	/* The frame stacks (8 bytes a frame), not the 512 MiB. */
-	assert_true(made < before + (16ull << 20));
+	if (RSS_TELLS)
+		assert_true(made < before + (16ull << 20));
 	assert_int_equal(vg_sim_vram_clean(sim), vram);
 
 	assert_int_equal(ops->as_create(sim, &as), 0);
 	m = t_map_new(sim, as, VA0, used, VG_LOC_VRAM);
 	fill_va(sim, as, g, VA0, used, 0x01020304);
 	filled = rss_bytes();
-	assert_true(filled > made + used * 3 / 4);
+	if (RSS_TELLS)
+		assert_true(filled > made + used * 3 / 4);
 	ops->unmap(sim, as, VA0, used);
 	ops->mem_free(sim, m);
 	T_WAIT(vg_sim_vram_clean(sim) == vram);
 	freed = rss_bytes();
-	assert_true(freed < made + (16ull << 20));
+	if (RSS_TELLS)
+		assert_true(freed < made + (16ull << 20));
+	else
+		print_message("lazy VRAM: RSS unchecked under TSan (%llu -> %llu -> %llu MiB)\n",
+			      (unsigned long long)(made >> 20),
+			      (unsigned long long)(filled >> 20),
+			      (unsigned long long)(freed >> 20));
 
 	/* What came back reads as zeroes when it is handed out again. */
 	m = t_map_new(sim, as, VA0, used, VG_LOC_VRAM);
