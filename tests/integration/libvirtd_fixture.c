@@ -351,8 +351,23 @@ int lvd_start(struct lvd *d, const struct lvd_host *h, const char *dir,
 		if (ret)
 			return ret;
 	}
-	if (migration_host && *migration_host) {
-		ret = write_conf(d, "qemu.conf", "migration_host", migration_host);
+	/*
+	 * qemu writes its output to a file of its own, not through virtlogd:
+	 * a session daemon starts virtlogd on first use, and on a loaded
+	 * machine a guest started at once could find no socket there yet
+	 * (a migration failed so: "Failed to connect socket to
+	 * .../run/libvirt/virtlogd-sock").
+	 */
+	{
+		char text[384];
+
+		snprintf(path, sizeof(path), "%s/config/libvirt/qemu.conf",
+			 d->dir);
+		snprintf(text, sizeof(text), "stdio_handler = \"file\"\n");
+		if (migration_host && *migration_host)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				 "migration_host = \"%s\"\n", migration_host);
+		ret = fx_write_file(path, text, &h->user);
 		if (ret)
 			return ret;
 	}
