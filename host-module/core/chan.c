@@ -130,27 +130,33 @@ static int vg_chan_check_ring(struct vg_vm *vm, u64 gpa, u32 entries)
 	return 0;
 }
 
-int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
-		   struct vg_chan **out)
+/*
+ * A channel with the given id (VG_CHAN_ANY_ID: the lowest free one), with
+ * gpu->lock held. In a frozen VM it is born stopped, on its shadow, and
+ * runs from the thaw on like the VM's other channels.
+ */
+int vg_chan_create_locked(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
+			  u32 id, struct vg_chan **out)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_channel_desc desc;
 	struct vg_chan *ch;
 	int err;
 
-	mutex_lock(&gpu->lock);
+	lockdep_assert_held(&gpu->lock);
 	err = vg_chan_check_ring(vm, gpfifo_gpa, entries);
 	if (err)
-		goto err_unlock;
-	if (vm->nr_chans >= VG_VM_MAX_CHANS) {
-		err = -ENOSPC;
-		goto err_unlock;
-	}
+		return err;
+	if (vm->nr_chans >= VG_VM_MAX_CHANS)
+		return -ENOSPC;
+	if (id != VG_CHAN_ANY_ID &&
+	    (id >= VG_VM_MAX_CHANS || vg_chan_find(vm, id)))
+		return -EEXIST;
 
 	err = -ENOMEM;
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
 	if (!ch)
-		goto err_unlock;
+		return -ENOMEM;
 	/* A whole page: the kernel maps it into the guest while suspended. */
 	ch->shadow = kzalloc(VGMEM_USERD_SIZE, GFP_KERNEL);
 	if (!ch->shadow)
@@ -160,7 +166,9 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 	 * Before channel_create: from then on the GPU driver's threads may call
 	 * vg_chan_fault, which reads the id without a lock.
 	 */
-	ch->id = vg_chan_next_id(vm);
+	ch->id = id == VG_CHAN_ANY_ID ? vg_chan_next_id(vm) : id;
+	ch->gpfifo_gpa = gpfifo_gpa;
+	ch->entries = entries;
 	spin_lock_init(&ch->map_lock);
 	atomic_set(&ch->error, VGMEM_CHAN_OK);
 
@@ -174,6 +182,16 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 				       &ch->real);
 	if (err)
 		goto err_free_shadow;
+	if (vm->frozen) {
+		/* Idle and new: it stops at once (else it was never there). */
+		err = gpu->ops->channel_stop(gpu->drv, ch->bchan,
+					     VG_STOP_TIMEOUT_NS);
+		if (err) {
+			gpu->ops->channel_destroy(gpu->drv, ch->bchan);
+			goto err_free_shadow;
+		}
+		ch->stopped = true;
+	}
 
 	/*
 	 * A channel born while its VM is suspended starts on its shadow, so
@@ -191,7 +209,6 @@ int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
 
 	list_add_tail(&ch->node, &vm->chans);
 	vm->nr_chans++;
-	mutex_unlock(&gpu->lock);
 	*out = ch;
 	return 0;
 
@@ -199,8 +216,18 @@ err_free_shadow:
 	kfree(ch->shadow);
 err_free_chan:
 	kfree(ch);
-err_unlock:
-	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+int vg_chan_create(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
+		   struct vg_chan **out)
+{
+	int err;
+
+	mutex_lock(&vm->gpu->lock);
+	err = vg_chan_create_locked(vm, gpfifo_gpa, entries, VG_CHAN_ANY_ID,
+				    out);
+	mutex_unlock(&vm->gpu->lock);
 	return err;
 }
 

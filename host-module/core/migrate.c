@@ -21,6 +21,10 @@
  *     DATA  u64 va of a BO, u64 offset in it, then bytes up to the BO's
  *           end (one source chunk; chunks of zeroes are left out, as a new
  *           BO reads as zeroes);
+ *     CHAN  u32 id, u32 ring entries, u64 ring's guest-physical address,
+ *           char[16] the GPU driver's name, u32 state length, u32 0, the
+ *           USERD page the GPU writes, the shadow page the guest wrote
+ *           while frozen, and the driver's state (channel_save);
  *     END   u64 number of records before it.
  *   A record the reader does not know is refused unless its flags have
  *   VG_MIG_F_OPTIONAL (then skipped), so a newer writer can add records
@@ -44,12 +48,17 @@ enum vg_mig_rec {
 	VG_MIG_REC_VM = 1,
 	VG_MIG_REC_BO = 2,
 	VG_MIG_REC_DATA = 3,
+	VG_MIG_REC_CHAN = 4,
 	VG_MIG_REC_END = 0xffff,
 };
 
 #define VG_MIG_F_OPTIONAL	(1u << 0)
 /* Longest payload of a record the reader buffers whole (all but DATA). */
 #define VG_MIG_SMALL_MAX	64u
+/* A CHAN record's head: id, entries, ring, driver, state length, 0. */
+#define VG_MIG_CHAN_HEAD	40u
+#define VG_MIG_DRV_NAME		16u
+#define VG_MIG_CHAN_PAGES	(2u * VGMEM_USERD_SIZE)
 /* An optional record the reader skips may be longer, up to this. */
 #define VG_MIG_SKIP_MAX		(1ull << 30)
 
@@ -118,9 +127,11 @@ struct vg_mig_save {
 	u32 out_len, out_pos;
 	u64 data_len, data_pos;		/* stage_va bytes after out */
 	/* Where the walk is: the BO at or after va, its chunk index. */
-	enum { VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_END, VG_MIG_S_DONE } step;
+	enum { VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_CHANS, VG_MIG_S_END,
+	       VG_MIG_S_DONE } step;
 	u64 va;
 	u32 idx;
+	u32 next_chan;			/* the lowest channel id not yet sent */
 	u64 records;
 	int err;			/* sticky */
 };
@@ -147,11 +158,19 @@ int vg_mig_save_begin(struct vg_vm *vm, struct vg_mig_save **out)
 	u64 nr = 0;
 	int err;
 
+	/* Channels are saved stopped: a frozen VM's, or none. */
+	mutex_lock(&gpu->lock);
+	err = vm->nr_chans && !vm->frozen ? -EBUSY : 0;
+	mutex_unlock(&gpu->lock);
+	if (err)
+		return err;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
 	s->vm = vm;
-	s->chunk = gpu->chunk_size;
+	/* A staging chunk holds a channel's pages and state too. */
+	s->chunk = max_t(u64, gpu->chunk_size,
+			 VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
 	err = vg_gpu_host_mem_alloc(gpu, s->chunk, &s->stage,
 				    (void **)&s->stage_va);
 	if (err)
@@ -194,14 +213,69 @@ static struct vg_bo *vg_mig_bo_from(struct vg_vm *vm, u64 va)
 	return NULL;
 }
 
+/* Staging is page aligned and chunks are whole pages: a word at a time. */
 static bool vg_mig_all_zero(const u8 *p, u64 len)
 {
-	u64 i;
+	const u64 *w = (const u64 *)p;
+	u64 i, acc = 0;
 
-	for (i = 0; i < len; i++)
-		if (p[i])
+	for (i = 0; i < len / 8; i++) {
+		acc |= w[i];
+		/* Most chunks that are not zero say so in their first line. */
+		if ((i & 511) == 7 && acc)
 			return false;
-	return true;
+	}
+	for (i = len & ~7ull; i < len; i++)
+		acc |= p[i];
+	return !acc;
+}
+
+/*
+ * The next channel's record, the one with the lowest id not sent yet:
+ * -ENOENT when there is none left. Its head goes in s->out, its pages and
+ * the GPU driver's state in staging.
+ */
+static int vg_mig_save_chan(struct vg_mig_save *s)
+{
+	struct vg_gpu *gpu = s->vm->gpu;
+	struct vg_chan *ch, *c;
+	u8 head[VG_MIG_CHAN_HEAD];
+	int n;
+
+	if (!gpu->ops->channel_save)
+		return -EOPNOTSUPP;
+	mutex_lock(&gpu->lock);
+	ch = NULL;
+	list_for_each_entry(c, &s->vm->chans, node)
+		if (c->id >= s->next_chan && (!ch || c->id < ch->id))
+			ch = c;
+	if (!ch) {
+		mutex_unlock(&gpu->lock);
+		return -ENOENT;
+	}
+	if (!s->vm->frozen || !ch->stopped) {
+		mutex_unlock(&gpu->lock);
+		return -EBUSY;
+	}
+	memcpy(s->stage_va, ch->real, VGMEM_USERD_SIZE);
+	memcpy(s->stage_va + VGMEM_USERD_SIZE, ch->shadow, VGMEM_USERD_SIZE);
+	n = gpu->ops->channel_save(gpu->drv, ch->bchan,
+				   s->stage_va + VG_MIG_CHAN_PAGES,
+				   VG_CHAN_STATE_MAX);
+	memset(head, 0, sizeof(head));
+	vg_mig_put32(head, ch->id);
+	vg_mig_put32(head + 4, ch->entries);
+	vg_mig_put64(head + 8, ch->gpfifo_gpa);
+	strscpy((char *)head + 16, gpu->ops->name, VG_MIG_DRV_NAME);
+	vg_mig_put32(head + 32, n > 0 ? (u32)n : 0);
+	s->next_chan = ch->id + 1;
+	mutex_unlock(&gpu->lock);
+	if (n < 0)
+		return n;
+	vg_mig_emit(s, VG_MIG_REC_CHAN, 0, head, sizeof(head));
+	s->data_len = VG_MIG_CHAN_PAGES + (u32)n;
+	vg_mig_put64(s->out + 8, sizeof(head) + s->data_len);
+	return 0;
 }
 
 /* Make the next record (or run out of them): s->out is empty. */
@@ -243,7 +317,7 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 				s->idx = 0;
 			if (!bo) {
 				mutex_unlock(&gpu->lock);
-				s->step = VG_MIG_S_END;
+				s->step = VG_MIG_S_CHANS;
 				continue;
 			}
 			s->va = bo->va;
@@ -272,6 +346,13 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 			vg_mig_emit(s, VG_MIG_REC_DATA, 0, pl, 16);
 			vg_mig_put64(s->out + 8, 16 + s->data_len);
 			return 0;
+		case VG_MIG_S_CHANS:
+			err = vg_mig_save_chan(s);
+			if (err == -ENOENT) {
+				s->step = VG_MIG_S_END;
+				continue;
+			}
+			return err;
 		case VG_MIG_S_END:
 			vg_mig_put64(pl, s->records);
 			vg_mig_emit(s, VG_MIG_REC_END, 0, pl, 8);
@@ -335,6 +416,7 @@ struct vg_mig_load {
 	u8 rec[VG_MIG_REC_LEN + VG_MIG_SMALL_MAX];
 	u32 have;			/* bytes of hdr, or of rec, so far */
 	bool in_header, in_payload, done;
+	bool froze;			/* load_begin froze the VM */
 	u32 type, flags;
 	u64 len;			/* the record's payload length */
 	u64 got;			/* payload bytes consumed */
@@ -373,7 +455,7 @@ int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out)
 	int err;
 
 	mutex_lock(&gpu->lock);
-	empty = list_empty(&vm->bos);
+	empty = list_empty(&vm->bos) && !vm->nr_chans;
 	mutex_unlock(&gpu->lock);
 	if (!empty)
 		return -EBUSY;
@@ -382,9 +464,19 @@ int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out)
 		return -ENOMEM;
 	l->vm = vm;
 	l->chunk = gpu->chunk_size;
-	err = vg_gpu_host_mem_alloc(gpu, l->chunk, &l->stage,
-				    (void **)&l->stage_va);
+	/* A CHAN record's pages and state pass through staging too. */
+	err = vg_gpu_host_mem_alloc(gpu, max_t(u64, l->chunk,
+					       VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX),
+				    &l->stage, (void **)&l->stage_va);
 	if (err) {
+		kfree(l);
+		return err;
+	}
+	/* Restored channels wait, stopped, for the caller's thaw. */
+	err = vg_vm_freeze(vm);
+	l->froze = !err;
+	if (err && err != -EALREADY) {
+		vg_gpu_host_mem_free(gpu, l->stage);
 		kfree(l);
 		return err;
 	}
@@ -520,6 +612,68 @@ static int vg_mig_record(struct vg_mig_load *l)
 	return 0;
 }
 
+/*
+ * A whole CHAN record (head in l->rec, pages and state in staging): the
+ * channel at its id on its ring, stopped, with the USERD pages and the GPU
+ * driver's state as they were. Refused with nothing made unless all of it
+ * is good.
+ */
+static int vg_mig_chan(struct vg_mig_load *l)
+{
+	const u8 *p = l->rec + VG_MIG_REC_LEN;
+	struct vg_vm *vm = l->vm;
+	struct vg_gpu *gpu = vm->gpu;
+	char drv[VG_MIG_DRV_NAME + 1];
+	u32 id = vg_mig_get32(p), entries = vg_mig_get32(p + 4);
+	u64 gpa = vg_mig_get64(p + 8);
+	u32 slen = vg_mig_get32(p + 32);
+	struct vg_chan *ch;
+	int err;
+
+	memcpy(drv, p + 16, VG_MIG_DRV_NAME);
+	drv[VG_MIG_DRV_NAME] = 0;
+	if (slen != l->len - VG_MIG_CHAN_HEAD - VG_MIG_CHAN_PAGES ||
+	    vg_mig_get32(p + 36))
+		return vg_mig_fail(l, -EBADMSG, "channel %u: state of %u bytes in a record of %llu",
+				   id, slen, (unsigned long long)l->len);
+	if (strncmp(drv, gpu->ops->name, VG_MIG_DRV_NAME) ||
+	    !gpu->ops->channel_load)
+		return vg_mig_fail(l, -EPROTONOSUPPORT,
+				   "channel %u: state of GPU driver '%s', this GPU's is '%s'%s",
+				   id, drv, gpu->ops->name,
+				   gpu->ops->channel_load ? "" : " (it cannot load one)");
+	mutex_lock(&gpu->lock);
+	err = vg_chan_create_locked(vm, gpa, entries, id, &ch);
+	if (err) {
+		mutex_unlock(&gpu->lock);
+		return vg_mig_fail(l, -EBADMSG,
+				   "channel %u on a ring of %u entries at %#llx: %s (%d)",
+				   id, entries, (unsigned long long)gpa,
+				   err == -EEXIST ? "a channel id taken or out of range" :
+				   err == -ENOSPC ? "too many channels" :
+				   "not a ring in this VM's memory", err);
+	}
+	err = gpu->ops->channel_load(gpu->drv, ch->bchan,
+				     l->stage_va + VG_MIG_CHAN_PAGES, slen);
+	if (err) {
+		vg_chan_destroy_locked(ch);
+		mutex_unlock(&gpu->lock);
+		return vg_mig_fail(l, err == -EINVAL ? -EBADMSG : err,
+				   "channel %u: the GPU driver refused its state (%d)",
+				   id, err);
+	}
+	/* The pages as they were: stopped, nothing reads them meanwhile. */
+	memcpy(ch->real, l->stage_va, VGMEM_USERD_SIZE);
+	spin_lock(&ch->map_lock);
+	memcpy(ch->shadow, l->stage_va + VGMEM_USERD_SIZE, VGMEM_USERD_SIZE);
+	ch->swap_put = vg_mig_get32((u8 *)ch->real + VGMEM_USERD_GP_PUT);
+	spin_unlock(&ch->map_lock);
+	atomic_set(&ch->error,
+		   (int)vg_mig_get32((u8 *)ch->real + VGMEM_USERD_ERROR));
+	mutex_unlock(&gpu->lock);
+	return 0;
+}
+
 /* Bytes of DATA payload: into staging, flushed at each chunk's end. */
 static size_t vg_mig_data(struct vg_mig_load *l, const u8 *buf, size_t len)
 {
@@ -591,6 +745,15 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 							   (unsigned long long)l->records,
 							   l->type, (unsigned long long)l->len);
 				break;
+			case VG_MIG_REC_CHAN:
+				if (l->len < VG_MIG_CHAN_HEAD + VG_MIG_CHAN_PAGES ||
+				    l->len > VG_MIG_CHAN_HEAD + VG_MIG_CHAN_PAGES +
+					     VG_CHAN_STATE_MAX)
+					return vg_mig_fail(l, -EBADMSG,
+							   "record %llu: channel of %llu bytes",
+							   (unsigned long long)l->records,
+							   (unsigned long long)l->len);
+				break;
 			case VG_MIG_REC_DATA:
 				if (l->len <= 16 || l->len - 16 > VGMEM_BO_MAX_SIZE)
 					return vg_mig_fail(l, -EBADMSG,
@@ -619,9 +782,22 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 		if (l->type == VG_MIG_REC_DATA && l->have == 16) {
 			n = vg_mig_data(l, src + done, len - done);
 			done += n;
+		} else if (l->type == VG_MIG_REC_CHAN &&
+			   l->have == VG_MIG_CHAN_HEAD) {
+			/* Its pages and state, into staging. */
+			n = min_t(u64, len - done, l->len - l->got);
+			memcpy(l->stage_va + (l->got - VG_MIG_CHAN_HEAD),
+			       src + done, n);
+			l->got += n;
+			done += n;
+			if (l->got == l->len)
+				vg_mig_chan(l);
 		} else if (l->type == VG_MIG_REC_DATA || l->type == VG_MIG_REC_VM ||
-			   l->type == VG_MIG_REC_BO || l->type == VG_MIG_REC_END) {
-			want = l->type == VG_MIG_REC_DATA ? 16 : (u32)l->len;
+			   l->type == VG_MIG_REC_BO || l->type == VG_MIG_REC_END ||
+			   l->type == VG_MIG_REC_CHAN) {
+			want = l->type == VG_MIG_REC_DATA ? 16 :
+			       l->type == VG_MIG_REC_CHAN ? VG_MIG_CHAN_HEAD :
+			       (u32)l->len;
 			n = min_t(size_t, len - done, want - l->have);
 			memcpy(l->rec + VG_MIG_REC_LEN + l->have, src + done, n);
 			l->have += n;
@@ -645,13 +821,18 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 	return done;
 }
 
-/* Undo what a failed or abandoned stream allocated: the VM is empty again. */
+/* Undo what a failed or abandoned stream made: the VM is empty again. */
 static void vg_mig_unload(struct vg_mig_load *l)
 {
 	struct vg_gpu *gpu = l->vm->gpu;
+	struct vg_chan *ch, *tch;
 	struct vg_bo *bo;
 	u64 va;
 
+	mutex_lock(&gpu->lock);
+	list_for_each_entry_safe(ch, tch, &l->vm->chans, node)
+		vg_chan_destroy_locked(ch);
+	mutex_unlock(&gpu->lock);
 	for (;;) {
 		mutex_lock(&gpu->lock);
 		bo = list_first_entry_or_null(&l->vm->bos, struct vg_bo, node);
@@ -671,8 +852,11 @@ int vg_mig_load_finish(struct vg_mig_load *l)
 	if (!err && !l->done)
 		err = vg_mig_fail(l, -EBADMSG, "the stream ended after %llu records, before END",
 				  (unsigned long long)l->records);
-	if (err)
+	if (err) {
 		vg_mig_unload(l);
+		if (l->froze)
+			vg_vm_thaw(l->vm);
+	}
 	vg_gpu_host_mem_free(l->vm->gpu, l->stage);
 	kfree(l);
 	return err;

@@ -324,18 +324,23 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * of any size (as VFIO's migration data fd moves them). Calls take
  * gpu->lock for themselves; call with no core lock held.
  *
- * vg_mig_save_begin/read/end: the caller keeps the VM's channels stopped
- * and its BOs unchanged meanwhile (vg_vm_quiesce, no control commands);
- * read returns the bytes it put in buf (less than len only at the end, 0
- * after it) or a negative errno (-ESTALE: the BOs changed).
- * vg_mig_load_begin: into a VM with no BOs (-EBUSY otherwise).
+ * vg_mig_save_begin/read/end: a VM with channels must be frozen
+ * (vg_vm_freeze; -EBUSY otherwise) and its BOs left alone meanwhile (no
+ * control commands); its channels go with their USERD pages and the GPU
+ * driver's state (channel_save; -EOPNOTSUPP without it). read returns the
+ * bytes it put in buf (less than len only at the end, 0 after it) or a
+ * negative errno (-ESTALE: the BOs changed).
+ * vg_mig_load_begin: into a VM with no BOs and no channels (-EBUSY
+ * otherwise), which it freezes: restored channels keep their ids and
+ * stay stopped until the caller's vg_vm_thaw() after a good finish.
  * vg_mig_load_write consumes all of buf or returns a negative errno; an
  * error is final (-EBADMSG: a malformed or inconsistent stream,
  * -EPROTONOSUPPORT: another version, -EFBIG: more than the VM's quota,
  * or what restoring a BO met, e.g. -ENOMEM), and
  * vg_mig_load_error() says why in a sentence. vg_mig_load_finish ends it
- * either way: 0 if the whole stream came and was good, else a negative
- * errno with every BO it made freed again (the VM is as it was).
+ * either way: 0 if the whole stream came and was good (the VM frozen),
+ * else a negative errno with every BO and channel it made gone again and
+ * the VM thawed (as it was).
  */
 struct vg_mig_save;
 struct vg_mig_load;

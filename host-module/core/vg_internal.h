@@ -149,6 +149,8 @@ struct vg_chan {
 	u32 id;
 	struct list_head node;		/* vm->chans */
 	struct vg_bchan *bchan;
+	u64 gpfifo_gpa;			/* its ring in guest memory */
+	u32 entries;
 	void *real;			/* the GPU driver's USERD page, polled by the GPU */
 	void *shadow;			/* GPUswap's shadow copy, VGMEM_USERD_SIZE */
 	spinlock_t map_lock;
@@ -415,6 +417,10 @@ void vg_vm_resume(struct vg_vm *vm);	/* replay shadows, swap back, zap */
  * vg_vm_drain_deferred().
  */
 int vg_vm_drain(struct vg_vm *vm);
+/* chan.c: a channel at a given id (migration), or the lowest free one. */
+#define VG_CHAN_ANY_ID		U32_MAX
+int vg_chan_create_locked(struct vg_vm *vm, u64 gpfifo_gpa, u32 entries,
+			  u32 id, struct vg_chan **out);
 /*
  * Is vm still kept out of victim choice at time now after a failed drain?
  * gpu->lock held.

@@ -67,6 +67,13 @@ int vg_host_file_open(struct vg_host *h, const char *dir, const char *relpath,
 int vg_host_guest_create(struct vg_host *h, const char *name, u64 quota,
 			 u64 guest_ram, struct vg_host_guest **out);
 void vg_host_guest_destroy(struct vg_host_guest *g);
+/*
+ * After a migration stream restored channels into the guest's VM
+ * (vg_mig_load_*, core/vg.h), make them the guest's: its device reaches a
+ * channel only through the host's table of the ones it created. 0 or
+ * -ENOMEM.
+ */
+int vg_host_guest_adopt_chans(struct vg_host_guest *g);
 struct vgmem_dev *vg_host_guest_dev(struct vg_host_guest *g);
 struct vg_vm *vg_host_guest_vm(struct vg_host_guest *g);
 /*

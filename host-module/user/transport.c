@@ -96,6 +96,22 @@ static int tp_ctrl(void *t, struct vgmem_ctrl *cmd)
 	return 0;
 }
 
+int vg_host_guest_adopt_chans(struct vg_host_guest *g)
+{
+	struct vg_chan *ch;
+	int err = 0;
+	u32 id;
+
+	pthread_rwlock_wrlock(&g->chan_lock);
+	for (id = 0; id < VGMEM_MAX_CHANNELS && !err; id++) {
+		ch = vg_chan_lookup(g->vm, id);
+		if (ch && !ref_find(g, id))
+			err = ref_add(g, id, ch);
+	}
+	pthread_rwlock_unlock(&g->chan_lock);
+	return err;
+}
+
 /*
  * A destroyed or unknown channel reads as zeroes with a KILLED error, as
  * the kernel's mapping of a dead channel's page would, so a waiting guest

@@ -154,7 +154,11 @@ static int load(struct side *d, const u8 *buf, size_t len, size_t piece,
 	}
 	if (why)
 		snprintf(why, whylen, "%s", vg_mig_load_error(l));
-	return vg_mig_load_finish(l);
+	err = vg_mig_load_finish(l);
+	/* Loaded, the VM waits frozen for the go (its channels stopped). */
+	if (!err)
+		vg_vm_thaw(vg_host_guest_vm(d->g));
+	return err;
 }
 
 static void check_pattern(struct vgmem_chan *ch, u64 va, u64 bytes, u32 seed)
@@ -218,12 +222,17 @@ static void test_round_trip(void **state)
 	vg_host_destroy(d->h);
 }
 
-/* Chunks of zeroes are left out: the stream is smaller than the BOs. */
+/*
+ * Chunks of zeroes are left out: the stream is smaller than the BOs less
+ * the one never written, plus the channel's record (two USERD pages and
+ * the GPU driver's state) and the records' heads.
+ */
 static void test_zero_chunks_left_out(void **state)
 {
 	struct world *w = *state;
 
-	assert_true(w->len < vm_stat(w->src.g, 0) - BO_Z + 4096);
+	assert_true(w->len < vm_stat(w->src.g, 0) - BO_Z + 2 * 4096 +
+			     VG_CHAN_STATE_MAX + 4096);
 }
 
 /* Cut short anywhere: refused, and the destination is empty again. */
@@ -346,6 +355,25 @@ static void test_hostile_fields(void **state)
 	memcpy(b, w->stream, len);
 	b[len] = 0;
 	expect_refused(w, b, len + 1, -EBADMSG, "after END");
+	/* The channel's record: its id, its ring, its driver, its state. */
+	{
+		size_t ch = rec_at(b, len, 4, 0) + 16;
+
+		put64(b + ch, 9999 | (get64(b + ch) & ~0xffffffffull));
+		expect_refused(w, b, len, -EBADMSG, "a channel id taken or out of range");
+		memcpy(b, w->stream, len);
+		put64(b + ch + 8, 1ull << 40);
+		expect_refused(w, b, len, -EBADMSG, "not a ring in this VM's memory");
+		memcpy(b, w->stream, len);
+		memcpy(b + ch + 16, "nvkm", 5);
+		expect_refused(w, b, len, -EPROTONOSUPPORT, "state of GPU driver 'nvkm'");
+		memcpy(b, w->stream, len);
+		b[ch + 32] ^= 1;
+		expect_refused(w, b, len, -EBADMSG, "state of");
+		memcpy(b, w->stream, len);
+		b[ch + 40 + 2 * 4096] ^= 1;	/* the state's magic */
+		expect_refused(w, b, len, -EBADMSG, "refused its state");
+	}
 	free(b);
 	vg_host_destroy(w->dst.h);
 }
