@@ -17,8 +17,10 @@
  * pattern, and once the target is gone (a new, empty one takes its place)
  * the GPU holds only the peer's bytes again.
  *
- * LLVMFuzzerInitialize also saves a real stream of a small VM; with
- * VGFUZZ_WRITE_SEED=PATH it writes it there (how the seed corpus began).
+ * LLVMFuzzerInitialize can save real streams of a small VM, as seeds:
+ * VGFUZZ_WRITE_SEED=PATH without channels, VGFUZZ_WRITE_SEED_CHAN=PATH with
+ * the channel that wrote its memory (how the seed corpus began). Streams
+ * with channels are over 8 KiB: fuzz_migstream.options raises max_len.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -68,12 +70,13 @@ static uint64_t get64(const uint8_t *p)
 }
 
 /*
- * A small VM's stream, as a real source makes it (two BOs, one written),
- * with each DATA record cut to its first 256 bytes so that the seed fits
- * the fuzzer's input size (the reader takes partial data), after a first
- * byte that makes the reader take it in pieces of 38 bytes.
+ * A small VM's stream, as a real source makes it (two BOs, one written;
+ * with_chan: and the channel that wrote it, saved frozen), with each DATA
+ * record cut to its first 256 bytes so that the seed stays small (the
+ * reader takes partial data), after a first byte that makes the reader
+ * take it in pieces of 38 bytes.
  */
-static void write_seed(const char *path)
+static void write_seed(const char *path, bool with_chan)
 {
 	struct vg_host_guest *src;
 	struct vgmem_chan *ch;
@@ -92,7 +95,10 @@ static void write_seed(const char *path)
 	    vgmem_fill_pattern(ch, va, 8192, 7) ||
 	    vgmem_bo_alloc(vg_host_guest_dev(src), 64 << 10, &va))
 		fuzz_die("seed: the source VM");
-	vgmem_chan_destroy(ch);
+	if (!with_chan)
+		vgmem_chan_destroy(ch);
+	else if (vg_vm_freeze(vg_host_guest_vm(src)))
+		fuzz_die("seed: freeze");
 	if (vg_mig_save_begin(vg_host_guest_vm(src), &s))
 		fuzz_die("seed: save");
 	while ((n = vg_mig_save_read(s, buf + len, (1 << 20) - len)) > 0)
@@ -100,6 +106,10 @@ static void write_seed(const char *path)
 	if (n < 0)
 		fuzz_die("seed: read %zd", n);
 	vg_mig_save_end(s);
+	if (with_chan) {
+		vg_vm_thaw(vg_host_guest_vm(src));
+		vgmem_chan_destroy(ch);
+	}
 	vg_host_guest_destroy(src);
 
 	fwrite(&piece, 1, 1, f);
@@ -124,6 +134,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct vg_host_config cfg;
 	const char *seed = getenv("VGFUZZ_WRITE_SEED");
+	const char *seed_chan = getenv("VGFUZZ_WRITE_SEED_CHAN");
 	uint32_t i;
 
 	(void)argc;
@@ -143,7 +154,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	    vg_host_guest_create(w.h, "target", 0, 1 * MiB, &w.target))
 		fuzz_die("setup: host, peer and target");
 	if (seed)
-		write_seed(seed);
+		write_seed(seed, false);
+	if (seed_chan)
+		write_seed(seed_chan, true);
 	w.pattern = malloc(PEER_BO);
 	w.readback = malloc(PEER_BO);
 	if (!w.pattern || !w.readback)

@@ -47,25 +47,29 @@ stats() {	# $1 log: "execs N, X/s, cov E, ft F, corpus C"
 	echo "execs ${e:-?}, ${r:-?}/s, cov ${c:-?} edges, ft ${f:-?}, corpus ${n:-?}"
 }
 
+# A harness whose inputs are longer than 4 KiB says so in a file beside
+# it: tests/fuzz/NAME.options, libFuzzer flags that follow the defaults.
 for n in "${names[@]}"; do
 	bin=$B/bin/$n seeds=tests/fuzz/corpus/$n log=$B/logs/$n.log
+	own=()
+	[ -f "tests/fuzz/$n.options" ] && read -r -a own < "tests/fuzz/$n.options"
 	[ -x "$bin" ] || { echo "fuzz: $bin not built" >&2; exit 2; }
 	[ -d "$seeds" ] || { echo "fuzz: no seed corpus $seeds" >&2; exit 2; }
 	t0=$(date +%s)
 	if [ $check = 1 ]; then
 		# Every seed once: each must pass its invariants as it stands.
-		if ! "$bin" "${opts[@]}" -runs=0 "$seeds" > "$log" 2>&1; then
+		if ! "$bin" "${opts[@]}" "${own[@]}" -runs=0 "$seeds" > "$log" 2>&1; then
 			echo "fuzz: $n FAILED on its seed corpus (log: $log)"; tail -n 30 "$log"
 			failed=1; continue
 		fi
 		work=$(mktemp -d)
-		"$bin" "${opts[@]}" -max_total_time="$per" "$work" "$seeds" >> "$log" 2>&1
+		"$bin" "${opts[@]}" "${own[@]}" -max_total_time="$per" "$work" "$seeds" >> "$log" 2>&1
 		rc=$?
 		rm -rf "$work"
 	else
 		corpus=$B/corpus/$n
 		mkdir -p "$corpus"
-		"$bin" "${opts[@]}" -max_total_time="$per" "$corpus" "$seeds" > "$log" 2>&1
+		"$bin" "${opts[@]}" "${own[@]}" -max_total_time="$per" "$corpus" "$seeds" > "$log" 2>&1
 		rc=$?
 	fi
 	if [ $rc != 0 ]; then
