@@ -249,8 +249,12 @@ void vg_fault_unregister(struct vg_fault_reg *reg)
 	mutex_lock(&d->lock);
 	vg_fault_kill(reg);
 	mutex_unlock(&d->lock);
-	/* Dead: running only falls now; its last call wakes d->wq. */
-	wait_event(d->wq, !atomic_read(&reg->running));
+	/*
+	 * Dead: running only falls now; its last call wakes d->wq. Acquire:
+	 * a call's reads of reg come before its decrement, and must come
+	 * before the kfree below (a relaxed read seeing 0 orders nothing).
+	 */
+	wait_event(d->wq, !atomic_read_acquire(&reg->running));
 	/* The rule of struct vg_fault_reg: no call of fn(priv) is under way. */
 	WARN_ON(atomic_read(&reg->running) || !reg->dead);
 	kfree(reg);

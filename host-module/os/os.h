@@ -55,7 +55,7 @@
  *           rb_erase_augmented, RB_DECLARE_CALLBACKS,
  *           RB_DECLARE_CALLBACKS_MAX, rb_is_red, rb_is_black (checkers
  *           only). The caller searches and serialises, as in the kernel
- * atomics   atomic_t atomic64_t atomic_read atomic_set atomic_inc
+ * atomics   atomic_t atomic64_t atomic_read atomic_read_acquire atomic_set atomic_inc
  *           atomic_dec_and_test atomic_add_return atomic64_read atomic64_set
  *           atomic64_add atomic64_inc atomic64_add_return
  *           smp_mb smp_rmb smp_wmb smp_load_acquire smp_store_release

@@ -526,6 +526,12 @@ static inline int atomic_read(const atomic_t *v)
 	return __atomic_load_n(&v->counter, __OS_RLX);
 }
 
+/* Orders what follows after the load, as smp_load_acquire does. */
+static inline int atomic_read_acquire(const atomic_t *v)
+{
+	return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE);
+}
+
 static inline void atomic_set(atomic_t *v, int i)
 {
 	__atomic_store_n(&v->counter, i, __OS_RLX);
