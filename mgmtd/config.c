@@ -469,6 +469,12 @@ int mg_config_parse_args(struct mg_config *cfg, int argc, char **argv,
 		if (ret)
 			return ret;
 	}
+	/* Settings that make sense only together, whichever set them. */
+	if (cfg->listen_tcp && cfg->listen_tcp[0] &&
+	    !(cfg->token_file && cfg->token_file[0]))
+		return errf(err, errlen,
+			    "listen_tcp %s needs token_file: REST over TCP serves only clients with its bearer token",
+			    cfg->listen_tcp);
 	return 0;
 }
 

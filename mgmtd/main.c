@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	char err[512] = "", why[512] = "";
 	struct mg *mg = NULL;
 	sigset_t sigs;
-	int ret, sig;
+	int ret, sig, exit_code = 1;
 
 	if (mg_config_defaults(&cfg)) {
 		fprintf(stderr, "mgmtd: out of memory\n");
@@ -130,9 +130,13 @@ int main(int argc, char **argv)
 	if (ret) {
 		mg_err("cannot start the REST server: %s",
 		       why[0] ? why : strerror(-ret));
+		/* A setting that cannot work exits 2, as a bad option does. */
+		if (ret == -EINVAL)
+			exit_code = 2;
 		goto out_stop_libvirt;
 	}
-	mg_info("mgmtd %s ready", MG_VERSION);
+	mg_rest_where(rest, &cfg, why, sizeof(why));
+	mg_info("mgmtd %s ready, serving REST on %s", MG_VERSION, why);
 	sd_notify_msg("READY=1\nSTATUS=serving");
 
 	for (;;) {
@@ -153,5 +157,5 @@ out_stop_libvirt:
 	mg_destroy(mg);
 out_free_config:
 	mg_config_free(&cfg);
-	return ret ? 1 : 0;
+	return ret ? exit_code : 0;
 }

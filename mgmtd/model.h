@@ -267,5 +267,8 @@ struct mg_rest;
 int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
 		  struct mg_rest **out, char *why, size_t whylen);
 void mg_rest_stop(struct mg_rest *rest);
+/* Where rest serves, for the log: "unix socket PATH, TCP HOST:PORT". */
+void mg_rest_where(const struct mg_rest *rest, const struct mg_config *cfg,
+		   char *buf, size_t len);
 
 #endif /* VGMEM_MGMTD_MODEL_H */

@@ -658,11 +658,23 @@ int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
 	}
 	if (cfg->listen_tcp && cfg->listen_tcp[0]) {
 		ret = read_token(r, cfg->token_file);
-		if (ret)
+		if (ret == -EINVAL)
+			snprintf(why, whylen,
+				 "token_file %s: not a token (one line of 16 to %d characters)",
+				 cfg->token_file, REST_TOKEN_MAX);
+		else if (ret)
+			snprintf(why, whylen, "token_file %s: %s",
+				 cfg->token_file, strerror(-ret));
+		if (ret) {
+			ret = -EINVAL;	/* a setting that cannot work */
 			goto err_stop;
+		}
 		ret = make_tcp_socket(r, cfg->listen_tcp);
-		if (ret)
+		if (ret) {
+			snprintf(why, whylen, "listen_tcp %s: %s", cfg->listen_tcp,
+				 strerror(-ret));
 			goto err_stop;
+		}
 		r->tcp_l.tcp = true;
 		ret = start_daemon(r, &r->tcp_l);
 		if (ret)
@@ -682,6 +694,17 @@ err_free:
 	rest_cache_fini(&r->cache);
 	free(r);
 	return ret;
+}
+
+void mg_rest_where(const struct mg_rest *r, const struct mg_config *cfg,
+		   char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s",
+		 r->unix_l.daemon ? "unix socket " : "",
+		 r->unix_l.daemon ? r->unix_path : "",
+		 r->unix_l.daemon && r->tcp_l.daemon ? ", " : "",
+		 r->tcp_l.daemon ? "TCP " : "",
+		 r->tcp_l.daemon ? cfg->listen_tcp : "");
 }
 
 void mg_rest_stop(struct mg_rest *r)

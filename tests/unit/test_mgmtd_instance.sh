@@ -11,6 +11,9 @@
 #  3. A killed with SIGKILL leaves its socket file behind (stale) and its
 #     lock released: a new mgmtd on the same database and socket starts,
 #     replaces the stale socket and answers; SIGTERM removes its socket.
+#  4. the first one's log says where it serves REST; listen_tcp without
+#     token_file, and a token_file that cannot be read, each exit 2 naming
+#     the setting (issue 17 item 4).
 # mgmtd runs with the embedded backend and without libvirt: nothing outside
 # the temporary directory is touched.
 #
@@ -81,6 +84,31 @@ run_variant() {
 		return
 	fi
 	ok "$v: the first mgmtd answers"
+	if grep -q "ready, serving REST on unix socket $d/sock" "$d/a.log"; then
+		ok "$v: the log says where mgmtd serves"
+	else
+		not_ok "$v: the log says where mgmtd serves" "$(cat "$d/a.log")"
+	fi
+	# TCP without a token: a bad setting, named, exit 2 (as a bad option).
+	"$bin" --backend embedded --libvirt-uri none --state-db "$d/tcp.db" \
+		--listen-unix "" --listen-tcp 127.0.0.1:1 > "$d/tcp.log" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "listen_tcp 127.0.0.1:1 needs token_file" "$d/tcp.log"; then
+		ok "$v: listen_tcp without token_file exits 2 naming both"
+	else
+		not_ok "$v: listen_tcp without token_file exits 2 naming both" \
+			"exit status $rc" "$(cat "$d/tcp.log")"
+	fi
+	"$bin" --backend embedded --libvirt-uri none --state-db "$d/tcp.db" \
+		--listen-unix "" --listen-tcp 127.0.0.1:1 \
+		--token-file "$d/no-such-token" > "$d/tok.log" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "token_file $d/no-such-token: No such file" "$d/tok.log"; then
+		ok "$v: an unreadable token_file exits 2 naming it"
+	else
+		not_ok "$v: an unreadable token_file exits 2 naming it" \
+			"exit status $rc" "$(cat "$d/tok.log")"
+	fi
 
 	# 1. the same database and socket
 	start_mgmtd "$bin" "$d/state.db" "$d/sock" "$d/b.log"
