@@ -58,6 +58,18 @@ struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va)
 	return vg_bo_of(vg_va_lookup(&vm->va, va));
 }
 
+struct vg_bo *vg_bo_from(struct vg_vm *vm, u64 va)
+{
+	struct vg_va_node *n;
+
+	lockdep_assert_held(&vm->gpu->lock);
+	/* The first node ending after va; skip it if it began before. */
+	n = vg_va_end_after(&vm->va, va);
+	if (n && n->start < va)
+		n = vg_va_next(n);
+	return vg_bo_at_or_after(n);
+}
+
 /*
  * The BO before which [va, va + size) goes in the sorted list, or NULL for
  * the tail; *overlap tells whether it would overlap that BO. It is the

@@ -200,19 +200,6 @@ err_free:
 	return err;
 }
 
-/* The VM's first BO at or after va (gpu->lock held), or NULL. */
-static struct vg_bo *vg_mig_bo_from(struct vg_vm *vm, u64 va)
-{
-	struct vg_bo *bo;
-
-	lockdep_assert_held(&vm->gpu->lock);
-	/* vm->bos is sorted by VA (bo.c). */
-	list_for_each_entry(bo, &vm->bos, node)
-		if (bo->va >= va)
-			return bo;
-	return NULL;
-}
-
 /* Staging is page aligned and chunks are whole pages: a word at a time. */
 static bool vg_mig_all_zero(const u8 *p, u64 len)
 {
@@ -295,7 +282,7 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 		switch (s->step) {
 		case VG_MIG_S_BOS:
 			mutex_lock(&gpu->lock);
-			bo = vg_mig_bo_from(s->vm, s->va);
+			bo = vg_bo_from(s->vm, s->va);
 			if (bo) {
 				vg_mig_put64(pl, bo->va);
 				vg_mig_put64(pl + 8, bo->size);
@@ -312,7 +299,7 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 			continue;
 		case VG_MIG_S_DATA:
 			mutex_lock(&gpu->lock);
-			bo = vg_mig_bo_from(s->vm, s->va);
+			bo = vg_bo_from(s->vm, s->va);
 			if (bo && bo->va != s->va)
 				s->idx = 0;
 			if (!bo) {
@@ -524,7 +511,7 @@ static int vg_mig_record(struct vg_mig_load *l)
 {
 	const u8 *p = l->rec + VG_MIG_REC_LEN;
 	struct vg_vm *vm = l->vm;
-	u64 va, size, off, quota, bytes;
+	u64 va, size, off, bytes;
 	struct vg_bo *bo;
 	int err;
 
@@ -534,7 +521,7 @@ static int vg_mig_record(struct vg_mig_load *l)
 			return vg_mig_fail(l, -EBADMSG, "record %llu: VM record %s",
 					   (unsigned long long)l->records,
 					   l->vm_seen ? "again" : "of a wrong length");
-		quota = vg_mig_get64(p);
+		/* The source's quota (p) is information: this vGPU's applies. */
 		bytes = vg_mig_get64(p + 8);
 		l->nr_bos = vg_mig_get64(p + 16);
 		if (vm->quota && bytes > vm->quota)
@@ -542,7 +529,6 @@ static int vg_mig_record(struct vg_mig_load *l)
 					   "the VM holds %llu bytes, this vGPU's quota is %llu",
 					   (unsigned long long)bytes,
 					   (unsigned long long)vm->quota);
-		(void)quota;	/* the destination's own quota rules */
 		l->vm_bytes = bytes;
 		l->vm_seen = true;
 		return 0;

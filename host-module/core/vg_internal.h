@@ -341,6 +341,7 @@ u64 vg_gpu_cache_reclaim(struct vg_gpu *gpu, u64 bytes);
 
 /* bo.c */
 struct vg_bo *vg_bo_find(struct vg_vm *vm, u64 va);	/* BO starting at va */
+struct vg_bo *vg_bo_from(struct vg_vm *vm, u64 va);	/* first starting at or after va: O(log n) */
 void vg_bo_free_locked(struct vg_bo *bo);	/* unmap, flush, free, account */
 
 /*

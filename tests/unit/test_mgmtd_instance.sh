@@ -74,6 +74,21 @@ wait_exit() {
 	return 255
 }
 
+# exits_2_saying NAME LOG PATTERN BIN ARGS...: mgmtd without a unix socket,
+# run to its end, exits 2 and its output has PATTERN.
+exits_2_saying() {
+	local name=$1 log=$2 pat=$3 bin=$4 rc
+	shift 4
+	"$bin" --backend embedded --libvirt-uri none --state-db "${log%.log}.db" \
+		--listen-unix "" "$@" > "$log" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "$pat" "$log"; then
+		ok "$name"
+	else
+		not_ok "$name" "exit status $rc" "$(cat "$log")"
+	fi
+}
+
 run_variant() {
 	local v=$1 bin=$2 ctl=$3 d=$TMP/$1 a b rc
 	mkdir -p "$d"
@@ -89,26 +104,13 @@ run_variant() {
 	else
 		not_ok "$v: the log says where mgmtd serves" "$(cat "$d/a.log")"
 	fi
-	# TCP without a token: a bad setting, named, exit 2 (as a bad option).
-	"$bin" --backend embedded --libvirt-uri none --state-db "$d/tcp.db" \
-		--listen-unix "" --listen-tcp 127.0.0.1:1 > "$d/tcp.log" 2>&1
-	rc=$?
-	if [ "$rc" = 2 ] && grep -q "listen_tcp 127.0.0.1:1 needs token_file" "$d/tcp.log"; then
-		ok "$v: listen_tcp without token_file exits 2 naming both"
-	else
-		not_ok "$v: listen_tcp without token_file exits 2 naming both" \
-			"exit status $rc" "$(cat "$d/tcp.log")"
-	fi
-	"$bin" --backend embedded --libvirt-uri none --state-db "$d/tcp.db" \
-		--listen-unix "" --listen-tcp 127.0.0.1:1 \
-		--token-file "$d/no-such-token" > "$d/tok.log" 2>&1
-	rc=$?
-	if [ "$rc" = 2 ] && grep -q "token_file $d/no-such-token: No such file" "$d/tok.log"; then
-		ok "$v: an unreadable token_file exits 2 naming it"
-	else
-		not_ok "$v: an unreadable token_file exits 2 naming it" \
-			"exit status $rc" "$(cat "$d/tok.log")"
-	fi
+	# TCP without a usable token: a bad setting, named, exit 2 (as a bad option).
+	exits_2_saying "$v: listen_tcp without token_file exits 2 naming both" \
+		"$d/tcp.log" "listen_tcp 127.0.0.1:1 needs token_file" \
+		"$bin" --listen-tcp 127.0.0.1:1
+	exits_2_saying "$v: an unreadable token_file exits 2 naming it" \
+		"$d/tok.log" "token_file $d/no-such-token: No such file" \
+		"$bin" --listen-tcp 127.0.0.1:1 --token-file "$d/no-such-token"
 
 	# 1. the same database and socket
 	start_mgmtd "$bin" "$d/state.db" "$d/sock" "$d/b.log"
