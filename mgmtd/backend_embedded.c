@@ -75,7 +75,7 @@ static int emb_list_gpus(void *b, struct mg_gpu_info **out, size_t *n)
 			 vg_policy_name(st.policy));
 		g->return_interval_ms = e->return_ms[i];
 		g->nr_vms = st.nr_vms;
-#define EMB_GPU_COPY(f, attr, kind, help)			\
+#define EMB_GPU_COPY(f, attr, kind, ...)			\
 		memcpy(&g->f, &st.f, sizeof(g->f));
 		VGMEM_GPU_STATS(EMB_GPU_COPY)
 #undef EMB_GPU_COPY
@@ -308,7 +308,7 @@ static int emb_get_lrc(void *b, struct mg_lrc *out)
 			continue;
 		vg_lrc_get_stats(lrc, &st);
 		out->gpus++;
-#define EMB_LRC_ADD(f, attr, kind, help)	out->f += st.f;
+#define EMB_LRC_ADD(f, attr, kind, ...)	out->f += st.f;
 		VGMEM_LRC_STATS(EMB_LRC_ADD)
 #undef EMB_LRC_ADD
 		meta += st.bytes_per_page * st.pages;

@@ -75,7 +75,7 @@ static int nlb_list_gpus(void *b, struct mg_gpu_info **out, size_t *cnt)
 		v[i].return_interval_ms = g[i].return_ms;
 		v[i].oversub_pct = g[i].oversub_pct;
 		v[i].nr_vms = g[i].nr_vms;
-#define NLB_GPU_COPY(f, attr, kind, help)			\
+#define NLB_GPU_COPY(f, attr, kind, ...)			\
 		memcpy(&v[i].f, &g[i].f, sizeof(v[i].f));
 		VGMEM_GPU_STATS(NLB_GPU_COPY)
 #undef NLB_GPU_COPY
@@ -312,7 +312,7 @@ static int nlb_get_lrc(void *b, struct mg_lrc *out)
 		return ret;
 	}
 	out->gpus = l.nr_gpus;
-#define NLB_LRC_COPY(f, attr, kind, help)	out->f = l.f;
+#define NLB_LRC_COPY(f, attr, kind, ...)	out->f = l.f;
 	VGMEM_LRC_STATS(NLB_LRC_COPY)
 #undef NLB_LRC_COPY
 	return 0;

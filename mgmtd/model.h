@@ -87,7 +87,7 @@ struct mg_vm_info {
  * A member for a line of a <uapi/vgmem_stats.h> table: the GPU's and the
  * file cache's counters are defined there, with their help texts.
  */
-#define MG_STAT_MEMBER(field, attr, kind, help)			\
+#define MG_STAT_MEMBER(field, attr, kind, ...)			\
 	uint64_t field VGMEM_STAT_DIM_OF(kind);
 
 struct mg_gpu_info {

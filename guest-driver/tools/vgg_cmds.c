@@ -243,7 +243,7 @@ int vgg_cmd_info(struct vgg_ctx *c)
 	vgg_log(c, "va_end 0x%llx", (unsigned long long)q.va_end);
 	vgg_log(c, "entitlement %llu", (unsigned long long)st.entitlement);
 	/* allocated ... faults, in the order of <uapi/vgmem_stats.h> */
-#define INFO_STAT(f, attr, kind, help)				\
+#define INFO_STAT(f, attr, kind, ...)				\
 	info_stat(c, #f, kind, (const __u64 *)&st.f);
 	VGMEM_VM_STATS(INFO_STAT)
 #undef INFO_STAT

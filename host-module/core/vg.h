@@ -113,7 +113,7 @@ s64 vg_gpu_return_once(struct vg_gpu *gpu);
  * A stats struct member for a line of a <uapi/vgmem_stats.h> table, in the
  * core's types: the GPU's and the file cache's counters are defined there.
  */
-#define VG_STAT_MEMBER(field, attr, kind, help)			\
+#define VG_STAT_MEMBER(field, attr, kind, ...)			\
 	u64 field VGMEM_STAT_DIM_OF(kind);
 
 struct vg_gpu_stats {

@@ -208,21 +208,21 @@ struct vgk_nl_field {
 	size_t off;
 };
 
-#define GS(field, attr, kind, help)					\
+#define GS(field, attr, kind, ...)					\
 	{ VGMEM_GS_ ## attr, kind, offsetof(struct vg_gpu_stats, field) },
 static const struct vgk_nl_field vgk_nl_gpu_fields[] = {
 	VGMEM_GPU_STATS(GS)
 };
 #undef GS
 
-#define VS(field, attr, kind, help)					\
+#define VS(field, attr, kind, ...)					\
 	{ VGMEM_VS_ ## attr, kind, offsetof(struct vgmem_vm_stats, field) },
 static const struct vgk_nl_field vgk_nl_vm_fields[] = {
 	VGMEM_VM_STATS(VS)
 };
 #undef VS
 
-#define LS(field, attr, kind, help)					\
+#define LS(field, attr, kind, ...)					\
 	{ VGMEM_LS_ ## attr, kind, offsetof(struct vg_lrc_stats, field) },
 static const struct vgk_nl_field vgk_nl_lrc_fields[] = {
 	VGMEM_LRC_STATS(LS)

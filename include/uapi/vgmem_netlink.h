@@ -254,7 +254,7 @@ enum vgmem_share_attr {
  * lines of VGMEM_GPU_STATS (<uapi/vgmem_stats.h>) in order: VGMEM_GS_ and
  * the line's ATTR (VGMEM_GS_RELOC_OUT_CHUNKS = 2, ...).
  */
-#define VGMEM__GS_ATTR(field, attr, kind, help)	VGMEM_GS_ ## attr,
+#define VGMEM__GS_ATTR(field, attr, kind, ...)	VGMEM_GS_ ## attr,
 enum vgmem_gpu_stat_attr {
 	VGMEM_GS_UNSPEC,
 	VGMEM_GS_PAD,
@@ -271,7 +271,7 @@ enum vgmem_gpu_stat_attr {
  * then). The attributes are the lines of VGMEM_VM_STATS in order:
  * VGMEM_VS_ALLOCATED = 2, ...
  */
-#define VGMEM__VS_ATTR(field, attr, kind, help)	VGMEM_VS_ ## attr,
+#define VGMEM__VS_ATTR(field, attr, kind, ...)	VGMEM_VS_ ## attr,
 enum vgmem_vm_stat_attr {
 	VGMEM_VS_UNSPEC,
 	VGMEM_VS_PAD,
@@ -288,7 +288,7 @@ enum vgmem_vm_stat_attr {
  * 4 KiB unless it says GPU page. The attributes are the lines of
  * VGMEM_LRC_STATS in order: VGMEM_LS_FAULTS_MINOR = 2, ...
  */
-#define VGMEM__LS_ATTR(field, attr, kind, help)	VGMEM_LS_ ## attr,
+#define VGMEM__LS_ATTR(field, attr, kind, ...)	VGMEM_LS_ ## attr,
 enum vgmem_lrc_stat_attr {
 	VGMEM_LS_UNSPEC,
 	VGMEM_LS_PAD,

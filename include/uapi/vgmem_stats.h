@@ -11,7 +11,7 @@
  * file-cache metrics and REST members. A new counter is one line here plus
  * the code that counts it (and its tests).
  *
- * A line is X(field, ATTR, kind, help):
+ * A line of the file cache's table is X(field, ATTR, kind, help):
  *  field  the member's name in every struct, vgmem-nl's key;
  *  ATTR   the netlink attribute's name after its table's prefix
  *         (VGMEM_GS_, VGMEM_VS_, VGMEM_LS_);
@@ -21,6 +21,40 @@
  *         counts, bucket i [2^i, 2^(i+1)) us, sent as a nest of enum
  *         vgmem_hist_attr);
  *  help   one sentence: what it counts, with its unit.
+ * The file cache is shown after its field names alone (GET /v1/lrc's
+ * members; vgmem_lrc_FIELD, with _total for a counter, help as HELP).
+ *
+ * The GPU's and the VM's counters are shown in groups among the model's
+ * own facts (policy, entitlement, sizes), which cannot follow from a name,
+ * so their lines say where, in six more columns:
+ * X(field, ATTR, kind, help, unit, rest, show, prom, label, prom_help):
+ *  unit       VGMEM_UNIT_COUNT (events, chunks), VGMEM_UNIT_BYTES or
+ *             VGMEM_UNIT_NS (a time; a histogram's too): how vgmemctl
+ *             prints the value (a number, 1.5G, 2.1ms) and whether a
+ *             metric shows seconds;
+ *  rest       the REST member: "key" in the GPU or VM object, or
+ *             "group.key" in its object "group". A group sits where its
+ *             first line is, its histograms after the rest of it; a
+ *             histogram is only in the detail views (one GPU, one VM);
+ *  show       vgmemctl's words for it in `gpu N` and `vm ID`, "%s" where
+ *             the value goes ("suspended %s times"); a group is one line,
+ *             its words joined by commas. NULL: not shown (histograms);
+ *  prom       the Prometheus family, its full name (grep finds it). Lines
+ *             of one name are one family: a family of counters or gauges
+ *             has a series per line, told apart by label; a histogram
+ *             family is its VGMEM_STAT_HIST line and a counter of
+ *             nanoseconds, its _sum (suspend_total_ns is only that).
+ *             TYPE follows from kind. NULL: not exported (the GPU's
+ *             histograms: sum the VMs' by gpu);
+ *  label      the series' extra label, e.g. "direction=\"out\"", or NULL;
+ *  prom_help  the family's HELP on exactly one of its lines, NULL on the
+ *             others.
+ * tests/unit/test_stats_schema.c checks these rules (names end in _total
+ * for counters, _bytes and _seconds by unit, one HELP a family, ...).
+ *
+ * Code that needs only a line's field, ATTR and kind (the kernel, libvgnl,
+ * the backends) takes them as (field, attr, kind, ...), which fits every
+ * table and any presentation column added later.
  *
  * The order of a table is ABI: attribute numbers follow it (from 2, after
  * UNSPEC and PAD), and so does struct vgmem_vm_stats's layout. New lines go
@@ -35,6 +69,10 @@
 
 #define VGMEM_HIST_BUCKETS	24	/* bucket i: [2^i, 2^(i+1)) us; 0 also < 1 us */
 
+#define VGMEM_UNIT_COUNT	0	/* events, chunks, passes */
+#define VGMEM_UNIT_BYTES	1
+#define VGMEM_UNIT_NS		2	/* nanoseconds; metrics in seconds */
+
 /*
  * A GPU's relocation counters (VGMEM_A_GPU_STATS). The GPU's sizes and
  * settings (VRAM size and use, chunk size, policy, ...) are attributes of
@@ -42,61 +80,133 @@
  */
 #define VGMEM_GPU_STATS(X)						\
 	X(reloc_out_chunks, RELOC_OUT_CHUNKS, VGMEM_STAT_COUNTER,	\
-	  "Chunks moved from VRAM to host RAM.")			\
+	  "Chunks moved from VRAM to host RAM.", VGMEM_UNIT_COUNT,	\
+	  "relocations.out_chunks", "relocated out %s chunks",		\
+	  "vgmem_gpu_relocation_chunks_total", "direction=\"out\"",	\
+	  "Chunks moved between VRAM and host RAM.")			\
 	X(reloc_in_chunks, RELOC_IN_CHUNKS, VGMEM_STAT_COUNTER,		\
-	  "Chunks moved from host RAM to VRAM.")			\
+	  "Chunks moved from host RAM to VRAM.", VGMEM_UNIT_COUNT,	\
+	  "relocations.in_chunks", "back in %s chunks",			\
+	  "vgmem_gpu_relocation_chunks_total", "direction=\"in\"", NULL) \
 	X(bytes_out, BYTES_OUT, VGMEM_STAT_COUNTER,			\
-	  "Bytes moved from VRAM to host RAM.")				\
+	  "Bytes moved from VRAM to host RAM.", VGMEM_UNIT_BYTES,	\
+	  "relocations.bytes_out", "%s out",				\
+	  "vgmem_gpu_relocation_bytes_total", "direction=\"out\"",	\
+	  "Bytes moved between VRAM and host RAM.")			\
 	X(bytes_in, BYTES_IN, VGMEM_STAT_COUNTER,			\
-	  "Bytes moved from host RAM to VRAM.")				\
+	  "Bytes moved from host RAM to VRAM.", VGMEM_UNIT_BYTES,	\
+	  "relocations.bytes_in", "%s in",				\
+	  "vgmem_gpu_relocation_bytes_total", "direction=\"in\"", NULL)	\
 	X(relocations, RELOCATIONS, VGMEM_STAT_COUNTER,			\
-	  "Relocation passes (suspend, copy, resume).")			\
+	  "Relocation passes (suspend, copy, resume).", VGMEM_UNIT_COUNT, \
+	  "relocations.passes", "%s passes",				\
+	  "vgmem_gpu_relocations_total", NULL,				\
+	  "Relocation passes.")						\
 	X(reloc_failures, RELOC_FAILURES, VGMEM_STAT_COUNTER,		\
+	  "Relocation passes that failed.", VGMEM_UNIT_COUNT,		\
+	  "relocations.failures", "%s failed",				\
+	  "vgmem_gpu_relocation_failures_total", NULL,			\
 	  "Relocation passes that failed.")				\
 	X(copy_device_ns, COPY_DEVICE_NS, VGMEM_STAT_COUNTER,		\
-	  "Nanoseconds the copy engine spent relocating.")		\
+	  "Nanoseconds the copy engine spent relocating.", VGMEM_UNIT_NS, \
+	  "relocations.copy_ns", "copy engine busy %s",			\
+	  "vgmem_gpu_copy_seconds_total", NULL,				\
+	  "Time the copy engine spent relocating.")			\
 	X(faults, FAULTS, VGMEM_STAT_COUNTER,				\
+	  "Channel errors on the GPU.", VGMEM_UNIT_COUNT,		\
+	  "faults", "faults %s",					\
+	  "vgmem_gpu_faults_total", NULL,				\
 	  "Channel errors on the GPU.")					\
 	X(suspend_hist, SUSPEND_HIST, VGMEM_STAT_HIST,			\
-	  "Suspensions of a VM for relocation, by length.")		\
+	  "Suspensions of a VM for relocation, by length.", VGMEM_UNIT_NS, \
+	  "suspension_histogram_log2_us", NULL,				\
+	  NULL, NULL, NULL)						\
 	X(stall_hist, STALL_HIST, VGMEM_STAT_HIST,			\
-	  "Allocations that waited for relocation, by wait.")
+	  "Allocations that waited for relocation, by wait.", VGMEM_UNIT_NS, \
+	  "alloc_stall_histogram_log2_us", NULL,			\
+	  NULL, NULL, NULL)
 
 /*
  * A VM's statistics (VGMEM_A_VM_STATS, and struct vgmem_vm_stats after its
  * quota and entitlement, which are attributes of their own). Counters
- * restart when the vGPU is opened again.
+ * restart when the vGPU is opened again. struct vgmem_vm_stats is the
+ * guest's STATS command, and at 504 bytes it fills its 512-byte control
+ * slot (core/ctrl.c asserts it): a new line here needs that command to
+ * change first.
  */
 #define VGMEM_VM_STATS(X)						\
 	X(allocated, ALLOCATED, VGMEM_STAT_GAUGE,			\
+	  "Bytes in live buffer objects.", VGMEM_UNIT_BYTES,		\
+	  "usage.allocated", "allocated %s",				\
+	  "vgmem_vm_allocated_bytes", NULL,				\
 	  "Bytes in live buffer objects.")				\
 	X(resident, RESIDENT, VGMEM_STAT_GAUGE,				\
-	  "Bytes of buffer objects in VRAM.")				\
+	  "Bytes of buffer objects in VRAM.", VGMEM_UNIT_BYTES,		\
+	  "usage.resident", "in VRAM %s",				\
+	  "vgmem_vm_resident_bytes", NULL,				\
+	  "Bytes in VRAM.")						\
 	X(relocated, RELOCATED, VGMEM_STAT_GAUGE,			\
-	  "Bytes of buffer objects relocated to host RAM.")		\
+	  "Bytes of buffer objects relocated to host RAM.", VGMEM_UNIT_BYTES, \
+	  "usage.relocated", "in host RAM %s",				\
+	  "vgmem_vm_relocated_bytes", NULL,				\
+	  "Bytes relocated to host RAM now.")				\
 	X(reloc_out_chunks, RELOC_OUT_CHUNKS, VGMEM_STAT_COUNTER,	\
-	  "Chunks moved from VRAM to host RAM.")			\
+	  "Chunks moved from VRAM to host RAM.", VGMEM_UNIT_COUNT,	\
+	  "relocations.out_chunks", "relocated out %s chunks",		\
+	  "vgmem_vm_relocation_chunks_total", "direction=\"out\"",	\
+	  "Chunks moved between VRAM and host RAM.")			\
 	X(reloc_in_chunks, RELOC_IN_CHUNKS, VGMEM_STAT_COUNTER,		\
-	  "Chunks moved from host RAM to VRAM.")			\
+	  "Chunks moved from host RAM to VRAM.", VGMEM_UNIT_COUNT,	\
+	  "relocations.in_chunks", "back in %s chunks",			\
+	  "vgmem_vm_relocation_chunks_total", "direction=\"in\"", NULL)	\
 	X(bytes_out, BYTES_OUT, VGMEM_STAT_COUNTER,			\
-	  "Bytes moved from VRAM to host RAM.")				\
+	  "Bytes moved from VRAM to host RAM.", VGMEM_UNIT_BYTES,	\
+	  "relocations.bytes_out", "%s out",				\
+	  "vgmem_vm_relocation_bytes_total", "direction=\"out\"",	\
+	  "Bytes moved between VRAM and host RAM.")			\
 	X(bytes_in, BYTES_IN, VGMEM_STAT_COUNTER,			\
-	  "Bytes moved from host RAM to VRAM.")				\
+	  "Bytes moved from host RAM to VRAM.", VGMEM_UNIT_BYTES,	\
+	  "relocations.bytes_in", "%s in",				\
+	  "vgmem_vm_relocation_bytes_total", "direction=\"in\"", NULL)	\
 	X(suspend_last_ns, SUSPEND_LAST_NS, VGMEM_STAT_GAUGE,		\
-	  "Nanoseconds of the last suspension.")			\
+	  "Nanoseconds of the last suspension.", VGMEM_UNIT_NS,		\
+	  "suspension.last_ns", "last suspension %s",			\
+	  "vgmem_vm_suspension_last_seconds", NULL,			\
+	  "Length of the last suspension.")				\
 	X(suspend_max_ns, SUSPEND_MAX_NS, VGMEM_STAT_GAUGE,		\
-	  "Nanoseconds of the longest suspension.")			\
+	  "Nanoseconds of the longest suspension.", VGMEM_UNIT_NS,	\
+	  "suspension.max_ns", "longest %s",				\
+	  "vgmem_vm_suspension_max_seconds", NULL,			\
+	  "Longest suspension so far.")					\
 	X(suspend_total_ns, SUSPEND_TOTAL_NS, VGMEM_STAT_COUNTER,	\
-	  "Nanoseconds suspended in all.")				\
+	  "Nanoseconds suspended in all.", VGMEM_UNIT_NS,		\
+	  "suspension.total_ns", "total %s",				\
+	  "vgmem_vm_suspension_seconds", NULL, NULL)			\
 	X(suspends, SUSPENDS, VGMEM_STAT_COUNTER,			\
+	  "Times the VM's channels were suspended for relocation.",	\
+	  VGMEM_UNIT_COUNT,						\
+	  "suspension.count", "suspended %s times",			\
+	  "vgmem_vm_suspensions_total", NULL,				\
 	  "Times the VM's channels were suspended for relocation.")	\
 	X(suspend_hist, SUSPEND_HIST, VGMEM_STAT_HIST,			\
-	  "Suspensions, by length.")					\
+	  "Suspensions, by length.", VGMEM_UNIT_NS,			\
+	  "suspension.histogram_log2_us", NULL,				\
+	  "vgmem_vm_suspension_seconds", NULL,				\
+	  "How long the VM's channels stayed suspended for relocation.") \
 	X(stall_hist, STALL_HIST, VGMEM_STAT_HIST,			\
-	  "Allocations that waited for relocation, by wait.")		\
+	  "Allocations that waited for relocation, by wait.", VGMEM_UNIT_NS, \
+	  "alloc_stall.histogram_log2_us", NULL,			\
+	  "vgmem_vm_alloc_stall_seconds", NULL,				\
+	  "How long allocations waited for relocation to make room.")	\
 	X(stall_total_ns, STALL_TOTAL_NS, VGMEM_STAT_COUNTER,		\
-	  "Nanoseconds allocations waited for relocation in all.")	\
+	  "Nanoseconds allocations waited for relocation in all.",	\
+	  VGMEM_UNIT_NS,						\
+	  "alloc_stall.total_ns", "allocations waited %s for relocation", \
+	  "vgmem_vm_alloc_stall_seconds", NULL, NULL)			\
 	X(faults, FAULTS, VGMEM_STAT_COUNTER,				\
+	  "Channel errors.", VGMEM_UNIT_COUNT,				\
+	  "faults", "faults %s",					\
+	  "vgmem_vm_faults_total", NULL,				\
 	  "Channel errors.")
 
 /*
@@ -192,7 +302,7 @@
 #define VGMEM_STAT_DIM_2	[VGMEM_HIST_BUCKETS]
 #define VGMEM_STAT_DIM(kind)	VGMEM_STAT_DIM_ ## kind
 #define VGMEM_STAT_DIM_OF(kind)	VGMEM_STAT_DIM(kind)
-#define VGMEM_STAT_MEMBER(field, attr, kind, help)			\
+#define VGMEM_STAT_MEMBER(field, attr, kind, ...)			\
 	__u64 field VGMEM_STAT_DIM_OF(kind);
 
 #endif /* _UAPI_VGMEM_STATS_H */

@@ -53,18 +53,18 @@ struct vgnl_stat {
 	const char *name;
 };
 
-#define GS(field, attr, kind, help)					\
+#define GS(field, attr, kind, ...)					\
 	{ VGMEM_GS_ ## attr, kind, offsetof(struct vgnl_gpu, field), #field },
 static const struct vgnl_stat vgnl_gpu_stats[] = { VGMEM_GPU_STATS(GS) };
 #undef GS
 
-#define VS(field, attr, kind, help)					\
+#define VS(field, attr, kind, ...)					\
 	{ VGMEM_VS_ ## attr, kind, offsetof(struct vgmem_vm_stats, field), #field },
 static const struct vgnl_stat vgnl_vm_stats[] = { VGMEM_VM_STATS(VS) };
 #undef VS
 
 /* In attribute order (vgnl_lrc_field() walks it). */
-#define LS(field, attr, kind, help)					\
+#define LS(field, attr, kind, ...)					\
 	{ VGMEM_LS_ ## attr, kind, offsetof(struct vgnl_lrc, field), #field },
 static const struct vgnl_stat vgnl_lrc_stats[] = { VGMEM_LRC_STATS(LS) };
 #undef LS
@@ -109,7 +109,7 @@ static struct nla_policy vgnl_top_policy[VGMEM_A_MAX + 1] = {
 };
 
 /* The counters of VGMEM_A_LRC_STATS: every one a u64 (PAD is skipped). */
-#define LP(field, attr, kind, help)	[VGMEM_LS_ ## attr] = { .type = NLA_U64 },
+#define LP(field, attr, kind, ...)	[VGMEM_LS_ ## attr] = { .type = NLA_U64 },
 static struct nla_policy vgnl_lrc_policy[VGMEM_LS_MAX + 1] = {
 	VGMEM_LRC_STATS(LP)
 };

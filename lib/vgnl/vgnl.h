@@ -28,7 +28,7 @@ struct vgnl;
 #define VGNL_DUMP_RETRIES	16
 #define VGNL_UUID_STR_LEN	37	/* 36 characters and the NUL */
 /* A member for a line of a <uapi/vgmem_stats.h> table. */
-#define VGNL_STAT_MEMBER(field, attr, kind, help)			\
+#define VGNL_STAT_MEMBER(field, attr, kind, ...)			\
 	uint64_t field VGMEM_STAT_DIM_OF(kind);
 
 #define VGNL_EVENT_RCVBUF	(1 << 20)	/* bytes, for a subscribed socket */

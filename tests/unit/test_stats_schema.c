@@ -6,10 +6,15 @@
  * test pins every number and offset as they were when the tables were
  * written, so that moving, removing or inserting a line (instead of
  * appending one) fails here; and checks the tables themselves: unique
- * names, a help sentence for each line, a kind that is one of the three.
+ * names, a help sentence for each line, a kind that is one of the three,
+ * and the GPU's and VM's presentation columns by the header's rules (a
+ * REST path each, vgmemctl's words with one "%s", Prometheus families
+ * named by kind and unit with one HELP each and a _sum for a histogram).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
@@ -150,7 +155,7 @@ struct line {
 	const char *help;
 };
 
-#define LINE(f, a, k, h)	{ #f, #a, k, h },
+#define LINE(f, a, k, h, ...)	{ #f, #a, k, h },
 static const struct line gpu[] = { VGMEM_GPU_STATS(LINE) };
 static const struct line vm[] = { VGMEM_VM_STATS(LINE) };
 static const struct line lrc[] = { VGMEM_LRC_STATS(LINE) };
@@ -177,6 +182,199 @@ static void check_table(const char *what, const struct line *t, size_t n)
 	}
 }
 
+/* A GPU or VM line with its presentation columns. */
+struct show {
+	const char *field;
+	int kind, unit;
+	const char *rest, *show, *prom, *label, *prom_help;
+};
+
+#define SHOW(f, a, k, h, unit, rest, show, prom, label, ph)		\
+	{ #f, k, unit, rest, show, prom, label, ph },
+static const struct show gpu_show[] = { VGMEM_GPU_STATS(SHOW) };
+static const struct show vm_show[] = { VGMEM_VM_STATS(SHOW) };
+#undef SHOW
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Lower-case letters, digits and '_', not empty, starting with a letter. */
+static bool ident(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* A family's name: the unit's suffix, then _total for a counter. */
+static void check_name(const char *what, const struct show *l, int kind)
+{
+	char base[96];
+	size_t n = strlen(l->prom);
+
+	if (kind == VGMEM_STAT_COUNTER) {
+		if (!ends_with(l->prom, "_total"))
+			fail_msg("%s.%s: counter %s does not end in _total",
+				 what, l->field, l->prom);
+		n -= strlen("_total");
+	} else if (ends_with(l->prom, "_total")) {
+		fail_msg("%s.%s: %s ends in _total, not a counter", what,
+			 l->field, l->prom);
+	}
+	snprintf(base, sizeof(base), "%.*s", (int)n, l->prom);
+	if (ends_with(base, "_bytes") != (l->unit == VGMEM_UNIT_BYTES) ||
+	    ends_with(base, "_seconds") != (l->unit == VGMEM_UNIT_NS))
+		fail_msg("%s.%s: %s does not name its unit (_bytes, _seconds)",
+			 what, l->field, l->prom);
+}
+
+/* The family of line i (its first line): one HELP, one kind, ... */
+static void check_family(const char *what, const char *prefix,
+			 const struct show *t, size_t n, size_t i)
+{
+	const struct show *hist = NULL, *sum = NULL;
+	size_t j, k, lines = 0, helps = 0;
+
+	if (strncmp(t[i].prom, prefix, strlen(prefix)) ||
+	    !ident(t[i].prom, strlen(t[i].prom)))
+		fail_msg("%s.%s: family %s is not %s...", what, t[i].field,
+			 t[i].prom, prefix);
+	for (j = i; j < n; j++) {
+		if (!same_str(t[j].prom, t[i].prom))
+			continue;
+		lines++;
+		if (t[j].prom_help) {
+			size_t len = strlen(t[j].prom_help);
+
+			helps++;
+			if (len < 8 || t[j].prom_help[len - 1] != '.')
+				fail_msg("%s.%s: HELP '%s' is not a sentence",
+					 what, t[j].field, t[j].prom_help);
+		}
+		if (t[j].kind == VGMEM_STAT_HIST) {
+			if (hist)
+				fail_msg("%s: %s has two histograms", what,
+					 t[i].prom);
+			hist = &t[j];
+		} else if (t[j].kind == VGMEM_STAT_COUNTER &&
+			   t[j].unit == VGMEM_UNIT_NS) {
+			sum = &t[j];
+		}
+	}
+	if (helps != 1)
+		fail_msg("%s: family %s has %zu HELP texts, not one", what,
+			 t[i].prom, helps);
+	if (hist) {
+		/* buckets and _count from the histogram, _sum from a counter */
+		if (lines != 2 || !sum || hist->label || sum->label ||
+		    !ends_with(t[i].prom, "_seconds"))
+			fail_msg("%s: histogram %s is not a histogram line, a counter of nanoseconds (its _sum) and no labels",
+				 what, t[i].prom);
+		return;
+	}
+	for (j = i; j < n; j++) {
+		if (!same_str(t[j].prom, t[i].prom))
+			continue;
+		if (t[j].kind != t[i].kind || t[j].unit != t[i].unit)
+			fail_msg("%s.%s: kind or unit unlike %s's in %s", what,
+				 t[j].field, t[i].field, t[i].prom);
+		if (lines > 1 && !t[j].label)
+			fail_msg("%s.%s: no label to tell it from the rest of %s",
+				 what, t[j].field, t[i].prom);
+		for (k = i; k < j; k++)
+			if (same_str(t[k].prom, t[j].prom) &&
+			    same_str(t[k].label, t[j].label))
+				fail_msg("%s.%s: the same series as %s", what,
+					 t[j].field, t[k].field);
+		check_name(what, &t[j], t[j].kind);
+	}
+}
+
+static void check_show(const char *what, const char *prefix,
+		       const struct show *t, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct show *l = &t[i];
+		size_t g = strcspn(l->rest, ".");
+		const char *at;
+
+		if (l->unit != VGMEM_UNIT_COUNT && l->unit != VGMEM_UNIT_BYTES &&
+		    l->unit != VGMEM_UNIT_NS)
+			fail_msg("%s.%s: unit %d", what, l->field, l->unit);
+		if (l->kind == VGMEM_STAT_HIST && l->unit != VGMEM_UNIT_NS)
+			fail_msg("%s.%s: a histogram of microseconds has unit NS",
+				 what, l->field);
+		/* "key" or "group.key" */
+		if (l->rest[g] ? !ident(l->rest, g) ||
+		    !ident(l->rest + g + 1, strlen(l->rest + g + 1)) :
+		    !ident(l->rest, g))
+			fail_msg("%s.%s: REST path '%s'", what, l->field, l->rest);
+		for (j = 0; j < i; j++)
+			if (!strcmp(t[j].rest, l->rest))
+				fail_msg("%s.%s: REST path %s of %s too", what,
+					 l->field, l->rest, t[j].field);
+		/* vgmemctl: words with one "%s" for the value, or histograms */
+		if (!l->show && l->kind != VGMEM_STAT_HIST)
+			fail_msg("%s.%s: vgmemctl does not show it", what,
+				 l->field);
+		at = l->show ? strstr(l->show, "%s") : NULL;
+		if (l->show && (!at || strchr(l->show, '%') != at ||
+				strchr(at + 1, '%')))
+			fail_msg("%s.%s: words '%s' need one %%s and no other %%",
+				 what, l->field, l->show);
+		/* Prometheus: every line but the GPU's histograms */
+		if (!l->prom) {
+			if (l->kind != VGMEM_STAT_HIST || l->label || l->prom_help)
+				fail_msg("%s.%s: not exported", what, l->field);
+			continue;
+		}
+		if (l->label) {
+			const char *eq = strchr(l->label, '=');
+
+			if (!eq || !ident(l->label, (size_t)(eq - l->label)) ||
+			    eq[1] != '"' || strchr(eq + 2, '"') !=
+			    l->label + strlen(l->label) - 1)
+				fail_msg("%s.%s: label '%s' is not name=\"value\"",
+					 what, l->field, l->label);
+		}
+		for (j = 0; j < i; j++)
+			if (same_str(t[j].prom, l->prom))
+				break;
+		if (j == i)
+			check_family(what, prefix, t, n, i);
+	}
+}
+
+static void test_presentation(void **state)
+{
+	(void)state;
+	assert_int_equal(sizeof(gpu_show) / sizeof(gpu_show[0]),
+			 sizeof(gpu) / sizeof(gpu[0]));
+	assert_int_equal(sizeof(vm_show) / sizeof(vm_show[0]),
+			 sizeof(vm) / sizeof(vm[0]));
+	check_show("gpu", "vgmem_gpu_", gpu_show,
+		   sizeof(gpu_show) / sizeof(gpu_show[0]));
+	check_show("vm", "vgmem_vm_", vm_show,
+		   sizeof(vm_show) / sizeof(vm_show[0]));
+}
+
 static void test_tables(void **state)
 {
 	(void)state;
@@ -194,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_abi_numbers),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_presentation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,13 +172,13 @@ static void print_gpu(const struct vgnl_gpu *g, bool hist)
 	kv(&first, "committed", g->committed);
 	kv(&first, "vgpus", g->nr_vgpus);
 	kv(&first, "vms", g->nr_vms);
-#define GPU_KV(f, attr, kind, help)				\
+#define GPU_KV(f, attr, kind, ...)				\
 	stat_kv(&first, #f, kind, (const uint64_t *)&g->f);
 	VGMEM_GPU_STATS(GPU_KV)
 #undef GPU_KV
 	if (!json)
 		printf("\n");
-#define GPU_HIST(f, attr, kind, help)				\
+#define GPU_HIST(f, attr, kind, ...)				\
 	stat_hist(hist, #f, kind, (const uint64_t *)&g->f);
 	VGMEM_GPU_STATS(GPU_HIST)
 #undef GPU_HIST
@@ -206,13 +206,13 @@ static void print_vm(const struct vgnl_vm *v, bool hist)
 	kv(&first, "quota", s->quota);
 	kv(&first, "entitlement", s->entitlement);
 	kv(&first, "cache_private", v->cache_private);
-#define VM_KV(f, attr, kind, help)					\
+#define VM_KV(f, attr, kind, ...)					\
 	stat_kv(&first, #f, kind, (const uint64_t *)&s->f);
 	VGMEM_VM_STATS(VM_KV)
 #undef VM_KV
 	if (!json)
 		printf("\n");
-#define VM_HIST(f, attr, kind, help)					\
+#define VM_HIST(f, attr, kind, ...)					\
 	stat_hist(hist, #f, kind, (const uint64_t *)&s->f);
 	VGMEM_VM_STATS(VM_HIST)
 #undef VM_HIST
