@@ -349,31 +349,34 @@ static int vgk_vm_create(struct vgk_vgpu *v)
 	return 0;
 }
 
+/* Add n u64s of past to st: a counter, or a histogram's buckets. */
+static void vgk_stats_add(__u64 *st, const __u64 *past, unsigned int n)
+{
+	while (n--)
+		*st++ += *past++;
+}
+
 /*
- * Add the counters of past (VMs gone) to st (the live VM's, or zero). The
- * gauges in st stay the live VM's; the largest suspension is the larger
- * of the two, the last one the live VM's if it had any.
+ * Add the counters of past (VMs gone) to st (the live VM's, or zero):
+ * every counter and histogram of VGMEM_VM_STATS. The gauges in st stay
+ * the live VM's; the largest suspension is the larger of the two, the
+ * last one the live VM's if it had any.
  */
 static void vgk_stats_fold(struct vgmem_vm_stats *st,
 			   const struct vgmem_vm_stats *past)
 {
-	unsigned int i;
+	bool live_suspended = st->suspends;
 
-	st->reloc_out_chunks += past->reloc_out_chunks;
-	st->reloc_in_chunks += past->reloc_in_chunks;
-	st->bytes_out += past->bytes_out;
-	st->bytes_in += past->bytes_in;
-	if (!st->suspends)
+#define VGK_FOLD(field, attr, kind, ...)				\
+	if ((kind) != VGMEM_STAT_GAUGE)					\
+		vgk_stats_add((__u64 *)&st->field,			\
+			      (const __u64 *)&past->field,		\
+			      sizeof(st->field) / sizeof(__u64));
+	VGMEM_VM_STATS(VGK_FOLD)
+#undef VGK_FOLD
+	if (!live_suspended)
 		st->suspend_last_ns = past->suspend_last_ns;
 	st->suspend_max_ns = max(st->suspend_max_ns, past->suspend_max_ns);
-	st->suspend_total_ns += past->suspend_total_ns;
-	st->suspends += past->suspends;
-	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
-		st->suspend_hist[i] += past->suspend_hist[i];
-		st->stall_hist[i] += past->stall_hist[i];
-	}
-	st->stall_total_ns += past->stall_total_ns;
-	st->faults += past->faults;
 }
 
 static void vgk_vm_destroy(struct vgk_vgpu *v)

@@ -6,10 +6,11 @@
  * (enum vgmem_gpu_stat_attr, vgmem_vm_stat_attr, vgmem_lrc_stat_attr in
  * <uapi/vgmem_netlink.h>), the struct members (struct vgmem_vm_stats here
  * and the guest's STATS command; struct vg_gpu_stats and vg_lrc_stats in
- * the core; libvgnl's and mgmtd's), vgmem.ko's netlink put, libvgnl's
- * parse, mgmtd's copies from either backend, vgmem-nl's keys and mgmtd's
- * file-cache metrics and REST members. A new counter is one line here plus
- * the code that counts it (and its tests).
+ * the core; libvgnl's and mgmtd's), vgmem.ko's netlink put and its fold of
+ * a closed vGPU's counters, libvgnl's parse, mgmtd's copies from either
+ * backend, vgmem-nl's keys and mgmtd's file-cache metrics and REST
+ * members. A new counter is one line here plus the code that counts it
+ * (and its tests).
  *
  * A line of the file cache's table is X(field, ATTR, kind, help):
  *  field  the member's name in every struct, vgmem-nl's key;
