@@ -2,15 +2,18 @@
 /*
  * Prometheus exposition of the model (metrics.h). Families are written one
  * at a time (HELP, TYPE, then every series) as the format requires; the
- * per-family tables below keep names, help texts and fields together.
+ * per-family tables below keep names, help texts and fields together for
+ * the model's own facts, and the GPU's and VM's counters are the families
+ * of their lines of <uapi/vgmem_stats.h> (rest_stats.h).
  */
 #include "metrics.h"
+#include "rest_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum val_kind { V_U64, V_U32, V_BOOL, V_NS };	/* V_NS: printed as seconds */
+enum val_kind { V_U64, V_U32, V_BOOL };
 
 struct family {
 	const char *name;
@@ -18,103 +21,65 @@ struct family {
 	const char *help;
 	size_t off;		/* field offset in the info struct */
 	enum val_kind kind;
-	const char *extra;	/* extra label text, e.g. direction="out" */
 };
 
 #define VMF(f) offsetof(struct mg_vm_info, f)
 #define GPUF(f) offsetof(struct mg_gpu_info, f)
 
-/* Consecutive entries with the same name form one family. */
+/* The VM's facts of the model's; its counters are the schema's. */
 static const struct family vm_families[] = {
 	{ "vgmem_vm_running", "gauge", "1 while the VM has a live vGPU.",
-	  VMF(running), V_BOOL, NULL },
+	  VMF(running), V_BOOL },
 	{ "vgmem_vm_lost", "gauge", "1 while a started VM's vGPU (mdev) is gone from the backend.",
-	  VMF(lost), V_BOOL, NULL },
+	  VMF(lost), V_BOOL },
 	{ "vgmem_vm_quota_bytes", "gauge", "GPU memory the vGPU offers (VRAM plus host RAM).",
-	  VMF(policy.quota), V_U64, NULL },
+	  VMF(policy.quota), V_U64 },
 	{ "vgmem_vm_min_bytes", "gauge", "VRAM never taken away (policy min).",
-	  VMF(policy.min), V_U64, NULL },
+	  VMF(policy.min), V_U64 },
 	{ "vgmem_vm_low_bytes", "gauge", "VRAM use protected while others are above their low.",
-	  VMF(policy.low), V_U64, NULL },
+	  VMF(policy.low), V_U64 },
 	{ "vgmem_vm_max_bytes", "gauge", "VRAM cap (policy max).",
-	  VMF(policy.max), V_U64, NULL },
+	  VMF(policy.max), V_U64 },
 	{ "vgmem_vm_weight", "gauge", "Share of contended VRAM (1..10000).",
-	  VMF(policy.weight), V_U32, NULL },
+	  VMF(policy.weight), V_U32 },
 	{ "vgmem_vm_priority", "gauge", "Priority class (higher is served first).",
-	  VMF(policy.priority), V_U32, NULL },
+	  VMF(policy.priority), V_U32 },
 	{ "vgmem_vm_entitlement_bytes", "gauge", "VRAM entitlement last applied.",
-	  VMF(entitlement), V_U64, NULL },
+	  VMF(entitlement), V_U64 },
 	{ "vgmem_vm_guaranteed_bytes", "gauge", "Part of the entitlement given by min and low.",
-	  VMF(guaranteed), V_U64, NULL },
-	{ "vgmem_vm_allocated_bytes", "gauge", "Bytes in live buffer objects.",
-	  VMF(stats.allocated), V_U64, NULL },
-	{ "vgmem_vm_resident_bytes", "gauge", "Bytes in VRAM.",
-	  VMF(stats.resident), V_U64, NULL },
-	{ "vgmem_vm_relocated_bytes", "gauge", "Bytes relocated to host RAM now.",
-	  VMF(stats.relocated), V_U64, NULL },
+	  VMF(guaranteed), V_U64 },
 	{ "vgmem_vm_cache_private_bytes", "gauge", "VRAM in the file cache's private replicas of the VM (pages it wrote), apart from resident.",
-	  VMF(cache_private), V_U64, NULL },
-	{ "vgmem_vm_relocation_chunks_total", "counter", "Chunks moved between VRAM and host RAM.",
-	  VMF(stats.reloc_out_chunks), V_U64, "direction=\"out\"" },
-	{ "vgmem_vm_relocation_chunks_total", NULL, NULL,
-	  VMF(stats.reloc_in_chunks), V_U64, "direction=\"in\"" },
-	{ "vgmem_vm_relocation_bytes_total", "counter", "Bytes moved between VRAM and host RAM.",
-	  VMF(stats.bytes_out), V_U64, "direction=\"out\"" },
-	{ "vgmem_vm_relocation_bytes_total", NULL, NULL,
-	  VMF(stats.bytes_in), V_U64, "direction=\"in\"" },
-	{ "vgmem_vm_suspensions_total", "counter", "Times the VM's channels were suspended for relocation.",
-	  VMF(stats.suspends), V_U64, NULL },
-	{ "vgmem_vm_suspension_last_seconds", "gauge", "Length of the last suspension.",
-	  VMF(stats.suspend_last_ns), V_NS, NULL },
-	{ "vgmem_vm_suspension_max_seconds", "gauge", "Longest suspension so far.",
-	  VMF(stats.suspend_max_ns), V_NS, NULL },
-	{ "vgmem_vm_faults_total", "counter", "Channel errors.",
-	  VMF(stats.faults), V_U64, NULL },
+	  VMF(cache_private), V_U64 },
 	{ "vgmem_vm_advisory", "gauge", "1 while a migration advisory is raised (thrashing).",
-	  VMF(advisory), V_BOOL, NULL },
+	  VMF(advisory), V_BOOL },
 };
 
+/* The GPU's facts of the model's; its counters are the schema's. */
 static const struct family gpu_families[] = {
 	{ "vgmem_gpu_vram_bytes", "gauge", "VRAM size.",
-	  GPUF(vram_size), V_U64, NULL },
+	  GPUF(vram_size), V_U64 },
 	{ "vgmem_gpu_vram_used_bytes", "gauge", "VRAM in use by buffer objects.",
-	  GPUF(vram_used), V_U64, NULL },
+	  GPUF(vram_used), V_U64 },
 	{ "vgmem_gpu_cache_used_bytes", "gauge", "VRAM held by the file cache's replicas, apart from vram_used; given back before any chunk is relocated.",
-	  GPUF(cache_used), V_U64, NULL },
+	  GPUF(cache_used), V_U64 },
 	{ "vgmem_gpu_host_used_bytes", "gauge", "Host RAM holding relocated memory.",
-	  GPUF(host_used), V_U64, NULL },
+	  GPUF(host_used), V_U64 },
 	{ "vgmem_gpu_host_budget_bytes", "gauge", "Host RAM budget for relocated memory (0: unlimited).",
-	  GPUF(host_budget), V_U64, NULL },
+	  GPUF(host_budget), V_U64 },
 	{ "vgmem_gpu_chunk_bytes", "gauge", "Relocation granularity.",
-	  GPUF(chunk_size), V_U64, NULL },
+	  GPUF(chunk_size), V_U64 },
 	{ "vgmem_gpu_oversub_percent", "gauge", "Oversubscription limit: sum of quotas <= VRAM * this / 100.",
-	  GPUF(oversub_pct), V_U32, NULL },
+	  GPUF(oversub_pct), V_U32 },
 	{ "vgmem_gpu_vms", "gauge", "VMs on the GPU.",
-	  GPUF(nr_vms), V_U32, NULL },
+	  GPUF(nr_vms), V_U32 },
 	{ "vgmem_gpu_entitled_bytes", "gauge", "Sum of entitlements at the last recompute.",
-	  GPUF(entitled), V_U64, NULL },
+	  GPUF(entitled), V_U64 },
 	{ "vgmem_gpu_spare_bytes", "gauge", "Usable VRAM left unentitled at the last recompute.",
-	  GPUF(spare), V_U64, NULL },
+	  GPUF(spare), V_U64 },
 	{ "vgmem_gpu_demand_bytes", "gauge", "Sum of demands (each capped at max) at the last recompute.",
-	  GPUF(demand), V_U64, NULL },
+	  GPUF(demand), V_U64 },
 	{ "vgmem_gpu_contended", "gauge", "1 if some demand could not be met at the last recompute.",
-	  GPUF(contended), V_BOOL, NULL },
-	{ "vgmem_gpu_relocation_chunks_total", "counter", "Chunks moved between VRAM and host RAM.",
-	  GPUF(reloc_out_chunks), V_U64, "direction=\"out\"" },
-	{ "vgmem_gpu_relocation_chunks_total", NULL, NULL,
-	  GPUF(reloc_in_chunks), V_U64, "direction=\"in\"" },
-	{ "vgmem_gpu_relocation_bytes_total", "counter", "Bytes moved between VRAM and host RAM.",
-	  GPUF(bytes_out), V_U64, "direction=\"out\"" },
-	{ "vgmem_gpu_relocation_bytes_total", NULL, NULL,
-	  GPUF(bytes_in), V_U64, "direction=\"in\"" },
-	{ "vgmem_gpu_relocations_total", "counter", "Relocation passes.",
-	  GPUF(relocations), V_U64, NULL },
-	{ "vgmem_gpu_relocation_failures_total", "counter", "Relocation passes that failed.",
-	  GPUF(reloc_failures), V_U64, NULL },
-	{ "vgmem_gpu_copy_seconds_total", "counter", "Time the copy engine spent relocating.",
-	  GPUF(copy_device_ns), V_NS, NULL },
-	{ "vgmem_gpu_faults_total", "counter", "Channel errors on the GPU.",
-	  GPUF(faults), V_U64, NULL },
+	  GPUF(contended), V_BOOL },
 };
 
 static void put_seconds_ns(struct rbuf *b, uint64_t ns)
@@ -151,10 +116,6 @@ static void put_value(struct rbuf *b, const void *base, const struct family *f)
 	case V_BOOL:
 		memcpy(&bv, p, sizeof(bv));
 		rbuf_putc(b, bv ? '1' : '0');
-		break;
-	case V_NS:
-		memcpy(&v64, p, sizeof(v64));
-		put_seconds_ns(b, v64);
 		break;
 	}
 }
@@ -199,34 +160,33 @@ struct lbl {
 	size_t len;
 };
 
+/* The start of a sample, "name{labels[,extra]} ", before its value. */
+static void put_series(struct rbuf *b, const char *name, const struct lbl *l,
+		       const char *extra)
+{
+	rbuf_puts(b, name);
+	rbuf_putc(b, '{');
+	rbuf_put(b, l->p, l->len);
+	if (extra) {
+		rbuf_putc(b, ',');
+		rbuf_puts(b, extra);
+	}
+	rbuf_puts(b, "} ");
+}
+
 /* Families over an array of records of size elem with their labels. */
 static void put_families(struct rbuf *b, const struct family *fam, size_t nfam,
 			 const void *recs, size_t n, size_t elem,
 			 const struct lbl *lbls)
 {
-	size_t i, j, k;
+	size_t i, k;
 
-	for (i = 0; i < nfam; i = j) {
-		/* [i, j) share one name: one HELP/TYPE, then all series */
-		for (j = i + 1; j < nfam && !strcmp(fam[j].name, fam[i].name); j++)
-			;
+	for (i = 0; i < nfam; i++) {
 		put_header(b, fam[i].name, fam[i].type, fam[i].help);
 		for (k = 0; k < n; k++) {
-			const void *rec = (const char *)recs + k * elem;
-			size_t f;
-
-			for (f = i; f < j; f++) {
-				rbuf_puts(b, fam[f].name);
-				rbuf_putc(b, '{');
-				rbuf_put(b, lbls[k].p, lbls[k].len);
-				if (fam[f].extra) {
-					rbuf_putc(b, ',');
-					rbuf_puts(b, fam[f].extra);
-				}
-				rbuf_puts(b, "} ");
-				put_value(b, rec, &fam[f]);
-				rbuf_putc(b, '\n');
-			}
+			put_series(b, fam[i].name, &lbls[k], NULL);
+			put_value(b, (const char *)recs + k * elem, &fam[i]);
+			rbuf_putc(b, '\n');
 		}
 	}
 }
@@ -294,24 +254,24 @@ static void put_le(struct rbuf *b, unsigned int i)
 	rbuf_put(b, frac, 6);
 }
 
-static void put_vm_histogram(struct rbuf *b, const char *name, const char *help,
-			     const struct mg_vm_info *vms, size_t n,
-			     const struct lbl *lbls, size_t hist_off,
-			     size_t sum_off)
+/*
+ * The series of a histogram family over records of size elem: buckets and
+ * _count from the line hist, _sum from the line sum (nanoseconds, shown
+ * as seconds).
+ */
+static void put_histogram(struct rbuf *b, const char *name, const void *recs,
+			  size_t n, size_t elem, const struct lbl *lbls,
+			  const struct mg_stat *hist, const struct mg_stat *sum)
 {
 	size_t k;
 	unsigned int i;
 
-	put_header(b, name, "histogram", help);
 	for (k = 0; k < n; k++) {
-		const struct mg_vm_info *vm = &vms[k];
-		const char *h = (const char *)vm + hist_off;
-		uint64_t sum_ns, cum = 0, v;
+		const void *rec = (const char *)recs + k * elem;
+		uint64_t cum = 0;
 
-		memcpy(&sum_ns, (const char *)vm + sum_off, sizeof(sum_ns));
 		for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
-			memcpy(&v, h + i * sizeof(v), sizeof(v));
-			cum += v;
+			cum += mg_stat_get(hist, rec, i);
 			if (i == VGMEM_HIST_BUCKETS - 1)
 				break;	/* open-ended: only in +Inf */
 			rbuf_puts(b, name);
@@ -334,7 +294,7 @@ static void put_vm_histogram(struct rbuf *b, const char *name, const char *help,
 		rbuf_puts(b, "_sum{");
 		rbuf_put(b, lbls[k].p, lbls[k].len);
 		rbuf_puts(b, "} ");
-		put_seconds_ns(b, sum_ns);
+		put_seconds_ns(b, sum ? mg_stat_get(sum, rec, 0) : 0);
 		rbuf_putc(b, '\n');
 
 		rbuf_puts(b, name);
@@ -343,6 +303,71 @@ static void put_vm_histogram(struct rbuf *b, const char *name, const char *help,
 		rbuf_puts(b, "} ");
 		rbuf_u64(b, cum);
 		rbuf_putc(b, '\n');
+	}
+}
+
+static bool in_family(const struct mg_stat *m, const char *name)
+{
+	return m->prom && !strcmp(m->prom, name);
+}
+
+/*
+ * The families of a table's counters over records of size elem: one a
+ * name, where its first line is. A family with a histogram line is that
+ * histogram, its counter line the _sum; the others have a series a line.
+ */
+static void put_stat_families(struct rbuf *b, const struct mg_stat_table *t,
+			      const void *recs, size_t n, size_t elem,
+			      const struct lbl *lbls)
+{
+	size_t i, j, k, f;
+
+	for (i = 0; i < t->n; i++) {
+		const struct mg_stat *s = &t->line[i], *hist = NULL, *sum = NULL;
+		const char *help = "";
+
+		if (!s->prom)
+			continue;
+		for (j = 0; j < i; j++)
+			if (in_family(&t->line[j], s->prom))
+				break;
+		if (j < i)
+			continue;	/* written with its family */
+		for (f = i; f < t->n; f++) {
+			const struct mg_stat *m = &t->line[f];
+
+			if (!in_family(m, s->prom))
+				continue;
+			if (m->prom_help)
+				help = m->prom_help;
+			if (m->kind == VGMEM_STAT_HIST)
+				hist = m;
+			else if (m->kind == VGMEM_STAT_COUNTER)
+				sum = m;
+		}
+		if (hist) {
+			put_header(b, s->prom, "histogram", help);
+			put_histogram(b, s->prom, recs, n, elem, lbls, hist, sum);
+			continue;
+		}
+		put_header(b, s->prom, s->kind == VGMEM_STAT_COUNTER ?
+			   "counter" : "gauge", help);
+		for (k = 0; k < n; k++) {
+			const void *rec = (const char *)recs + k * elem;
+
+			for (f = i; f < t->n; f++) {
+				const struct mg_stat *m = &t->line[f];
+
+				if (!in_family(m, s->prom))
+					continue;
+				put_series(b, m->prom, &lbls[k], m->label);
+				if (m->unit == VGMEM_UNIT_NS)
+					put_seconds_ns(b, mg_stat_get(m, rec, 0));
+				else
+					rbuf_u64(b, mg_stat_get(m, rec, 0));
+				rbuf_putc(b, '\n');
+			}
+		}
 	}
 }
 
@@ -403,6 +428,7 @@ void mg_metrics_format(struct rbuf *out, const struct mg_status *st,
 	put_families(out, gpu_families,
 		     sizeof(gpu_families) / sizeof(gpu_families[0]),
 		     gpus, ngpus, sizeof(*gpus), gl);
+	put_stat_families(out, &mg_gpu_stats, gpus, ngpus, sizeof(*gpus), gl);
 	put_header(out, "vgmem_gpu_eviction_policy", "gauge",
 		   "Victim selection policy in force (value is always 1).");
 	for (i = 0; i < ngpus; i++) {
@@ -416,14 +442,7 @@ void mg_metrics_format(struct rbuf *out, const struct mg_status *st,
 	put_families(out, vm_families,
 		     sizeof(vm_families) / sizeof(vm_families[0]),
 		     vms, nvms, sizeof(*vms), vl);
-	put_vm_histogram(out, "vgmem_vm_suspension_seconds",
-			 "How long the VM's channels stayed suspended for relocation.",
-			 vms, nvms, vl, VMF(stats.suspend_hist),
-			 VMF(stats.suspend_total_ns));
-	put_vm_histogram(out, "vgmem_vm_alloc_stall_seconds",
-			 "How long allocations waited for relocation to make room.",
-			 vms, nvms, vl, VMF(stats.stall_hist),
-			 VMF(stats.stall_total_ns));
+	put_stat_families(out, &mg_vm_stats, vms, nvms, sizeof(*vms), vl);
 out:
 	free_labels(vl, nvms);
 	free_labels(gl, ngpus);

@@ -11,6 +11,8 @@
 #include <jansson.h>
 
 #include "lib/util/size.h"
+#include "lib/util/stat_path.h"
+#include "rest_stats.h"
 
 /* ---- encoders ---------------------------------------------------------- */
 
@@ -38,21 +40,92 @@ static void kv_str(struct rbuf *b, const char *k, const char *v, bool first)
 	rbuf_json_str(b, v);
 }
 
-/* h: VGMEM_HIST_BUCKETS 64-bit counters (__u64 or uint64_t) */
-static void hist(struct rbuf *b, const char *k, const void *h)
+/* A histogram line's VGMEM_HIST_BUCKETS counts in rec, as an array. */
+static void hist(struct rbuf *b, const char *k, const struct mg_stat *s,
+		 const void *rec, bool first)
 {
 	unsigned int i;
-	uint64_t v;
 
-	rbuf_json_key(b, k, false);
+	rbuf_json_key(b, k, first);
 	rbuf_putc(b, '[');
 	for (i = 0; i < VGMEM_HIST_BUCKETS; i++) {
 		if (i)
 			rbuf_putc(b, ',');
-		memcpy(&v, (const char *)h + i * sizeof(v), sizeof(v));
-		rbuf_u64(b, v);
+		rbuf_u64(b, mg_stat_get(s, rec, i));
 	}
 	rbuf_putc(b, ']');
+}
+
+/* A member of the model's in a group of counters (rj_stats()). */
+struct rj_extra {
+	const char *group;
+	const char *key;
+	uint64_t v;
+};
+
+/*
+ * The members of the group of line from (which is its first) and the
+ * lines after it: the counters and gauges, the histograms if detail, then
+ * the model's members of the group. first: the object has none so far.
+ */
+static void rj_stat_group(struct rbuf *b, const struct mg_stat_table *t,
+			  size_t from, const void *rec, bool detail,
+			  const struct rj_extra *x, size_t nx, bool first)
+{
+	const char *path = t->line[from].rest;
+	int hists;		/* 0: counters and gauges, 1: histograms */
+	size_t k;
+
+	for (hists = 0; hists <= (int)detail; hists++) {
+		for (k = from; k < t->n; k++) {
+			const struct mg_stat *s = &t->line[k];
+
+			if (!vg_stat_same_group(s->rest, path) ||
+			    (s->kind == VGMEM_STAT_HIST) != hists)
+				continue;
+			if (hists)
+				hist(b, vg_stat_key(s->rest), s, rec, first);
+			else
+				kv_u64(b, vg_stat_key(s->rest),
+				       mg_stat_get(s, rec, 0), first);
+			first = false;
+		}
+	}
+	for (k = 0; k < nx; k++) {
+		if (vg_stat_in_group(path, x[k].group)) {
+			kv_u64(b, x[k].key, x[k].v, first);
+			first = false;
+		}
+	}
+}
+
+/*
+ * A table's counters as members of the GPU or VM object rec, after some
+ * of its own: each at its REST path, a group (an object of its own, or the
+ * top level) where its first line is.
+ */
+static void rj_stats(struct rbuf *b, const struct mg_stat_table *t,
+		     const void *rec, bool detail,
+		     const struct rj_extra *x, size_t nx)
+{
+	size_t i, j, glen;
+
+	for (i = 0; i < t->n; i++) {
+		for (j = 0; j < i; j++)
+			if (vg_stat_same_group(t->line[j].rest, t->line[i].rest))
+				break;
+		if (j < i)
+			continue;	/* written with its group */
+		glen = vg_stat_group_len(t->line[i].rest);
+		if (glen) {
+			rbuf_put(b, ",\"", 2);
+			rbuf_put(b, t->line[i].rest, glen);
+			rbuf_put(b, "\":{", 3);
+		}
+		rj_stat_group(b, t, i, rec, detail, x, nx, glen != 0);
+		if (glen)
+			rbuf_putc(b, '}');
+	}
 }
 
 void rj_policy(struct rbuf *b, const struct mg_vm_policy *p)
@@ -81,7 +154,10 @@ static const char *source_name(enum mg_vm_source s)
 static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 			  bool detail)
 {
-	const struct vgmem_vm_stats *s = &vm->stats;
+	/* the file cache's private replicas: VRAM apart from resident */
+	const struct rj_extra extra[] = {
+		{ "usage", "cache_private", vm->cache_private },
+	};
 
 	rbuf_putc(b, '{');
 	kv_str(b, "id", vm->id, true);
@@ -96,42 +172,8 @@ static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 	rj_policy(b, &vm->policy);
 	kv_u64(b, "entitlement", vm->entitlement, false);
 	kv_u64(b, "guaranteed", vm->guaranteed, false);
-
-	rbuf_json_key(b, "usage", false);
-	rbuf_putc(b, '{');
-	kv_u64(b, "allocated", s->allocated, true);
-	kv_u64(b, "resident", s->resident, false);
-	kv_u64(b, "relocated", s->relocated, false);
-	/* the file cache's private replicas: VRAM apart from resident */
-	kv_u64(b, "cache_private", vm->cache_private, false);
-	rbuf_putc(b, '}');
-
-	rbuf_json_key(b, "relocations", false);
-	rbuf_putc(b, '{');
-	kv_u64(b, "out_chunks", s->reloc_out_chunks, true);
-	kv_u64(b, "in_chunks", s->reloc_in_chunks, false);
-	kv_u64(b, "bytes_out", s->bytes_out, false);
-	kv_u64(b, "bytes_in", s->bytes_in, false);
-	rbuf_putc(b, '}');
-
-	rbuf_json_key(b, "suspension", false);
-	rbuf_putc(b, '{');
-	kv_u64(b, "count", s->suspends, true);
-	kv_u64(b, "last_ns", s->suspend_last_ns, false);
-	kv_u64(b, "max_ns", s->suspend_max_ns, false);
-	kv_u64(b, "total_ns", s->suspend_total_ns, false);
-	if (detail)
-		hist(b, "histogram_log2_us", s->suspend_hist);
-	rbuf_putc(b, '}');
-
-	rbuf_json_key(b, "alloc_stall", false);
-	rbuf_putc(b, '{');
-	kv_u64(b, "total_ns", s->stall_total_ns, true);
-	if (detail)
-		hist(b, "histogram_log2_us", s->stall_hist);
-	rbuf_putc(b, '}');
-
-	kv_u64(b, "faults", s->faults, false);
+	rj_stats(b, &mg_vm_stats, vm, detail, extra,
+		 sizeof(extra) / sizeof(extra[0]));
 	kv_bool(b, "advisory", vm->advisory);
 	kv_i64(b, "advisory_since_ms", vm->advisory_since_ms);
 	kv_i64(b, "started_ms", vm->started_ms);
@@ -191,21 +233,7 @@ void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail)
 	kv_u64(b, "spare", g->spare, false);
 	kv_u64(b, "demand", g->demand, false);
 	kv_bool(b, "contended", g->contended);
-	rbuf_json_key(b, "relocations", false);
-	rbuf_putc(b, '{');
-	kv_u64(b, "out_chunks", g->reloc_out_chunks, true);
-	kv_u64(b, "in_chunks", g->reloc_in_chunks, false);
-	kv_u64(b, "bytes_out", g->bytes_out, false);
-	kv_u64(b, "bytes_in", g->bytes_in, false);
-	kv_u64(b, "passes", g->relocations, false);
-	kv_u64(b, "failures", g->reloc_failures, false);
-	kv_u64(b, "copy_ns", g->copy_device_ns, false);
-	rbuf_putc(b, '}');
-	kv_u64(b, "faults", g->faults, false);
-	if (detail) {
-		hist(b, "suspension_histogram_log2_us", g->suspend_hist);
-		hist(b, "alloc_stall_histogram_log2_us", g->stall_hist);
-	}
+	rj_stats(b, &mg_gpu_stats, g, detail, NULL, 0);
 	rbuf_putc(b, '}');
 }
 

@@ -8,9 +8,10 @@
  * and the guest's STATS command; struct vg_gpu_stats and vg_lrc_stats in
  * the core; libvgnl's and mgmtd's), vgmem.ko's netlink put and its fold of
  * a closed vGPU's counters, libvgnl's parse, mgmtd's copies from either
- * backend, vgmem-nl's keys and mgmtd's file-cache metrics and REST
- * members. A new counter is one line here plus the code that counts it
- * (and its tests).
+ * backend, vgmem-nl's keys, and what people see: mgmtd's REST members and
+ * Prometheus families. A new counter is one line here plus the code that
+ * counts it (and its tests; the REST API's description, mgmtd/openapi.json
+ * and docs/rest.md, says what it means).
  *
  * A line of the file cache's table is X(field, ATTR, kind, help):
  *  field  the member's name in every struct, vgmem-nl's key;
@@ -51,7 +52,8 @@
  *  prom_help  the family's HELP on exactly one of its lines, NULL on the
  *             others.
  * tests/unit/test_stats_schema.c checks these rules (names end in _total
- * for counters, _bytes and _seconds by unit, one HELP a family, ...).
+ * for counters, _bytes and _seconds by unit, one HELP a family, ...), and
+ * test_rest_stats.c that every line is shown.
  *
  * Code that needs only a line's field, ATTR and kind (the kernel, libvgnl,
  * the backends) takes them as (field, attr, kind, ...), which fits every
