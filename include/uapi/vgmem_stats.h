@@ -9,9 +9,9 @@
  * the core; libvgnl's and mgmtd's), vgmem.ko's netlink put and its fold of
  * a closed vGPU's counters, libvgnl's parse, mgmtd's copies from either
  * backend, vgmem-nl's keys, and what people see: mgmtd's REST members and
- * Prometheus families. A new counter is one line here plus the code that
- * counts it (and its tests; the REST API's description, mgmtd/openapi.json
- * and docs/rest.md, says what it means).
+ * Prometheus families, and vgmemctl's lines. A new counter is one line
+ * here plus the code that counts it (and its tests; the REST API's
+ * description, mgmtd/openapi.json and docs/rest.md, says what it means).
  *
  * A line of the file cache's table is X(field, ATTR, kind, help):
  *  field  the member's name in every struct, vgmem-nl's key;
@@ -53,7 +53,7 @@
  *             others.
  * tests/unit/test_stats_schema.c checks these rules (names end in _total
  * for counters, _bytes and _seconds by unit, one HELP a family, ...), and
- * test_rest_stats.c that every line is shown.
+ * test_rest_stats.c and test_rest_vgmemctl.c that every line is shown.
  *
  * Code that needs only a line's field, ATTR and kind (the kernel, libvgnl,
  * the backends) takes them as (field, attr, kind, ...), which fits every

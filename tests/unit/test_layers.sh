@@ -57,7 +57,7 @@ allowed() {
 	tools/vgmem-nl) echo "include lib/vgnl lib/util" ;;
 	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include lib/util" ;;
 	tools/vgmem-sim) echo "user core core/lrc sim os include guest/include lib/util" ;;
-	tools/vgmemctl) echo "lib/util" ;;
+	tools/vgmemctl) echo "include lib/util" ;;
 	mgmtd) echo "policy include lib/vgnl lib/util user core core/lrc sim os guest/include" ;;
 	*) echo "" ;;
 	esac

@@ -3,8 +3,9 @@
  * vgmemctl (the binary of this build variant) against a REST server over
  * the fake model: every command, tables and --json, writes reaching the
  * model, problem details printed readably with exit code 1, usage errors
- * with 2, an unreachable daemon with 3, TCP with a token file, and
- * events --follow receiving a live event.
+ * with 2, an unreachable daemon with 3, TCP with a token file,
+ * events --follow receiving a live event, and every counter of the
+ * schema in `gpu N` and `vm ID` in its words with its own value.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -308,6 +309,97 @@ static void test_events(void **state)
 	json_decref(j);
 }
 
+/* A line of <uapi/vgmem_stats.h>: vgmemctl's words for it. */
+struct ctl_line {
+	const char *field, *show;
+	int kind, unit;
+	size_t off;		/* in the record */
+};
+
+#define GPU_LINE(f, a, k, h, unit, rest, show, ...)			\
+	{ #f, show, k, unit, offsetof(struct mg_gpu_info, f) },
+static const struct ctl_line gpu_lines[] = { VGMEM_GPU_STATS(GPU_LINE) };
+#undef GPU_LINE
+#define VM_LINE(f, a, k, h, unit, rest, show, ...)			\
+	{ #f, show, k, unit, offsetof(struct mg_vm_info, stats.f) },
+static const struct ctl_line vm_lines[] = { VGMEM_VM_STATS(VM_LINE) };
+#undef VM_LINE
+
+/*
+ * Line i's value of its own, small enough that vgmemctl prints it as it
+ * is: a count, "NB" or "Nns".
+ */
+static uint64_t line_value(const struct ctl_line *t, size_t i)
+{
+	return 100 + 50 * (uint64_t)t[i].unit + i;
+}
+
+static void set_values(void *rec, const struct ctl_line *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t[i].kind != VGMEM_STAT_HIST)
+			*(uint64_t *)((char *)rec + t[i].off) = line_value(t, i);
+}
+
+/* out has each shown line's words with its value. */
+static void expect_words(const char *out, const struct ctl_line *t, size_t n)
+{
+	char want[160], val[32];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *at;
+
+		if (!t[i].show)
+			continue;
+		snprintf(val, sizeof(val), "%llu%s",
+			 (unsigned long long)line_value(t, i),
+			 t[i].unit == VGMEM_UNIT_BYTES ? "B" :
+			 t[i].unit == VGMEM_UNIT_NS ? "ns" : "");
+		at = strstr(t[i].show, "%s");
+		assert_non_null(at);
+		snprintf(want, sizeof(want), "%.*s%s%s", (int)(at - t[i].show),
+			 t[i].show, val, at + 2);
+		if (!strstr(out, want))
+			fail_msg("%s: no '%s' in\n%s", t[i].field, want, out);
+	}
+}
+
+static void test_every_counter(void **state)
+{
+	static struct run r;
+	struct mg_gpu_info g;
+	struct mg_vm_info v;
+
+	(void)state;
+	pthread_mutex_lock(&F.mg->lock);
+	g = F.mg->gpus[0];
+	v = F.mg->vms[1];
+	set_values(&F.mg->gpus[0], gpu_lines,
+		   sizeof(gpu_lines) / sizeof(gpu_lines[0]));
+	set_values(&F.mg->vms[1], vm_lines,
+		   sizeof(vm_lines) / sizeof(vm_lines[0]));
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+
+	CTL(&r, "gpu", "0");
+	assert_int_equal(r.code, 0);
+	expect_words(r.out, gpu_lines, sizeof(gpu_lines) / sizeof(gpu_lines[0]));
+	CTL(&r, "vm", "vm2");
+	assert_int_equal(r.code, 0);
+	expect_words(r.out, vm_lines, sizeof(vm_lines) / sizeof(vm_lines[0]));
+	/* the model's own member ends the line of its group */
+	assert_non_null(strstr(r.out, "; file cache private 128K\n"));
+
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->gpus[0] = g;
+	F.mg->vms[1] = v;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_usage_and_failures),
 		cmocka_unit_test(test_tcp_with_token_file),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_every_counter),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,6 +10,8 @@
  * and the GPU's and VM's presentation columns by the header's rules (a
  * REST path each, vgmemctl's words with one "%s", Prometheus families
  * named by kind and unit with one HELP each and a _sum for a histogram).
+ * test_rest_stats.c and test_rest_vgmemctl.c check that every line is
+ * shown where these columns say.
  */
 #include <stdarg.h>
 #include <stdbool.h>

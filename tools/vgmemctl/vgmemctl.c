@@ -22,6 +22,10 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include <uapi/vgmem_stats.h>
+
+#include "lib/util/stat_path.h"
+
 #define DEFAULT_SOCKET	"/run/vgmem/mgmtd.sock"
 #define EXIT_API	1
 #define EXIT_USAGE	2
@@ -278,6 +282,86 @@ static const char *human_ns(uint64_t ns, char *out, size_t len)
 	return out;
 }
 
+/*
+ * The GPU's and the VM's counters, from <uapi/vgmem_stats.h>: where the
+ * REST object has each one, and the words `gpu N` and `vm ID` print.
+ */
+struct ctl_stat {
+	const char *rest;	/* "key" or "group.key" */
+	const char *show;	/* "%s" where the value goes; NULL: not shown */
+	int unit;		/* VGMEM_UNIT_* */
+};
+
+#define CTL_STAT(f, attr, kind, help, unit, rest, show, ...)	\
+	{ rest, show, unit },
+static const struct ctl_stat gpu_stats[] = { VGMEM_GPU_STATS(CTL_STAT) };
+static const struct ctl_stat vm_stats[] = { VGMEM_VM_STATS(CTL_STAT) };
+#undef CTL_STAT
+
+/* A counter's words with its value from the GPU or VM object o. */
+static void print_stat(json_t *o, const struct ctl_stat *s)
+{
+	size_t glen = vg_stat_group_len(s->rest);
+	const char *at = strstr(s->show, "%s");
+	char group[64], val[32];
+	uint64_t v;
+
+	if (glen) {
+		snprintf(group, sizeof(group), "%.*s", (int)glen, s->rest);
+		o = json_object_get(o, group);
+	}
+	v = ju(o, vg_stat_key(s->rest));
+	if (s->unit == VGMEM_UNIT_BYTES)
+		human(v, val, sizeof(val));
+	else if (s->unit == VGMEM_UNIT_NS)
+		human_ns(v, val, sizeof(val));
+	else
+		snprintf(val, sizeof(val), "%" PRIu64, v);
+	if (at)
+		printf("%.*s%s%s", (int)(at - s->show), s->show, val, at + 2);
+	else
+		printf("%s %s", s->show, val);
+}
+
+/*
+ * The n counters of t in the GPU or VM object o, grouped as the REST API
+ * groups them: a line a group, its counters' words joined by commas, and
+ * a line a counter at the top of o. tail ends the line of the group
+ * tail_group (the model's members there); both may be NULL.
+ */
+static void print_stats(json_t *o, const struct ctl_stat *t, size_t n,
+			const char *tail_group, const char *tail)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		if (!t[i].show)
+			continue;
+		if (!vg_stat_group_len(t[i].rest)) {
+			printf("  ");	/* at the top of o: a line of its own */
+			print_stat(o, &t[i]);
+			printf("\n");
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (t[j].show && vg_stat_same_group(t[j].rest, t[i].rest))
+				break;
+		if (j < i)
+			continue;	/* printed with its group */
+		printf("  ");
+		for (k = i; k < n; k++) {
+			if (!t[k].show || !vg_stat_same_group(t[k].rest, t[i].rest))
+				continue;
+			if (k != i)
+				printf(", ");
+			print_stat(o, &t[k]);
+		}
+		if (tail && vg_stat_in_group(t[i].rest, tail_group))
+			printf("%s", tail);
+		printf("\n");
+	}
+}
+
 static void print_vm_row(json_t *vm)
 {
 	json_t *p = json_object_get(vm, "policy");
@@ -355,14 +439,8 @@ static void print_gpu(json_t *g, bool detail)
 	printf("  entitled %s, spare %s, demand %s%s\n", human(ju(g, "entitled"), v, 16),
 	       human(ju(g, "spare"), u, 16), human(ju(g, "demand"), h, 16),
 	       json_is_true(json_object_get(g, "contended")) ? " (contended)" : "");
-	{
-		json_t *r = json_object_get(g, "relocations");
-
-		printf("  relocated out %" PRIu64 " chunks (%s), in %" PRIu64 " chunks (%s); %" PRIu64 " passes, %" PRIu64 " failed\n",
-		       ju(r, "out_chunks"), human(ju(r, "bytes_out"), v, 16),
-		       ju(r, "in_chunks"), human(ju(r, "bytes_in"), u, 16),
-		       ju(r, "passes"), ju(r, "failures"));
-	}
+	print_stats(g, gpu_stats, sizeof(gpu_stats) / sizeof(gpu_stats[0]),
+		    NULL, NULL);
 }
 
 static int cmd_gpus(struct ctl *c, const char *index)
@@ -432,8 +510,8 @@ static void path_escape(char *out, size_t len, const char *in)
 
 static int cmd_vm(struct ctl *c, const char *id)
 {
-	char esc[256], path[300], b[4][16];
-	json_t *j, *s, *r, *u;
+	char esc[256], path[300], b[2][16], fc[64];
+	json_t *j, *u;
 	int ret;
 
 	path_escape(esc, sizeof(esc), id);
@@ -441,8 +519,6 @@ static int cmd_vm(struct ctl *c, const char *id)
 	ret = ctl_get_json(c, path, &j);
 	if (ret || !j)
 		return ret;
-	s = json_object_get(j, "suspension");
-	r = json_object_get(j, "relocations");
 	u = json_object_get(j, "usage");
 	printf("vm %s (%s) on gpu %" PRId64 ", %s, from %s%s\n", js(j, "id"),
 	       js(j, "name")[0] ? js(j, "name") : "no domain",
@@ -453,17 +529,11 @@ static int cmd_vm(struct ctl *c, const char *id)
 	print_policy(json_object_get(j, "policy"));
 	printf("  entitlement %s (guaranteed %s)\n", human(ju(j, "entitlement"), b[0], 16),
 	       human(ju(j, "guaranteed"), b[1], 16));
-	printf("  allocated %s, in VRAM %s, in host RAM %s; file cache private %s\n",
-	       human(ju(u, "allocated"), b[0], 16), human(ju(u, "resident"), b[1], 16),
-	       human(ju(u, "relocated"), b[2], 16),
-	       human(ju(u, "cache_private"), b[3], 16));
-	printf("  relocated out %" PRIu64 " chunks (%s), back in %" PRIu64 " chunks (%s)\n",
-	       ju(r, "out_chunks"), human(ju(r, "bytes_out"), b[0], 16),
-	       ju(r, "in_chunks"), human(ju(r, "bytes_in"), b[1], 16));
-	printf("  suspended %" PRIu64 " times, total %s, longest %s, last %s\n",
-	       ju(s, "count"), human_ns(ju(s, "total_ns"), b[0], 16),
-	       human_ns(ju(s, "max_ns"), b[1], 16), human_ns(ju(s, "last_ns"), b[2], 16));
-	printf("  faults %" PRIu64 "\n", ju(j, "faults"));
+	/* the file cache's private replicas, the model's, with the usage */
+	snprintf(fc, sizeof(fc), "; file cache private %s",
+		 human(ju(u, "cache_private"), b[0], 16));
+	print_stats(j, vm_stats, sizeof(vm_stats) / sizeof(vm_stats[0]),
+		    "usage", fc);
 	if (json_is_true(json_object_get(j, "advisory")))
 		printf("  MIGRATION ADVISORY: the VM keeps thrashing above its entitlement\n");
 	if (js(j, "error")[0])
