@@ -17,6 +17,7 @@
  *           u64 the source's chunk size, u64 0;
  *   records u32 type, u32 flags, u64 payload length, the payload:
  *     VM    u64 quota, u64 allocated bytes, u64 number of BOs;
+ *     DEV   the platform's device state (struct vg_mig_dev), opaque here;
  *     BO    u64 va, u64 size (in increasing VA order);
  *     DATA  u64 va of a BO, u64 offset in it, then bytes up to the BO's
  *           end (one source chunk; chunks of zeroes are left out, as a new
@@ -49,6 +50,7 @@ enum vg_mig_rec {
 	VG_MIG_REC_BO = 2,
 	VG_MIG_REC_DATA = 3,
 	VG_MIG_REC_CHAN = 4,
+	VG_MIG_REC_DEV = 5,
 	VG_MIG_REC_END = 0xffff,
 };
 
@@ -127,8 +129,10 @@ struct vg_mig_save {
 	u32 out_len, out_pos;
 	u64 data_len, data_pos;		/* stage_va bytes after out */
 	/* Where the walk is: the BO at or after va, its chunk index. */
-	enum { VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_CHANS, VG_MIG_S_END,
-	       VG_MIG_S_DONE } step;
+	enum { VG_MIG_S_DEV, VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_CHANS,
+	       VG_MIG_S_END, VG_MIG_S_DONE } step;
+	void *dev;			/* the DEV record's bytes, or NULL */
+	u32 dev_len;
 	u64 va;
 	u32 idx;
 	u32 next_chan;			/* the lowest channel id not yet sent */
@@ -144,30 +148,53 @@ static void vg_mig_emit(struct vg_mig_save *s, u32 type, u32 flags,
 	vg_mig_put32(p, type);
 	vg_mig_put32(p + 4, flags);
 	vg_mig_put64(p + 8, len);
-	memcpy(p + VG_MIG_REC_LEN, payload, len);
+	if (len)
+		memcpy(p + VG_MIG_REC_LEN, payload, len);
 	s->out_len += VG_MIG_REC_LEN + len;
 	s->records++;
 }
 
-int vg_mig_save_begin(struct vg_vm *vm, struct vg_mig_save **out)
+int vg_mig_save_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
+		      struct vg_mig_save **out)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_mig_save *s;
+	struct vg_va_node *n;
 	struct vg_bo *bo;
 	u8 pl[24];
 	u64 nr = 0;
 	int err;
 
-	/* Channels are saved stopped: a frozen VM's, or none. */
+	/*
+	 * Channels are saved stopped: a frozen VM's, or none. File maps are
+	 * not in the stream yet: refused rather than lost on the way.
+	 */
 	mutex_lock(&gpu->lock);
 	err = vm->nr_chans && !vm->frozen ? -EBUSY : 0;
+	for (n = vg_va_first(&vm->va); n && !err; n = vg_va_next(n))
+		if (n->file)
+			err = -EOPNOTSUPP;
 	mutex_unlock(&gpu->lock);
+	if (err == -EOPNOTSUPP)
+		pr_warn_ratelimited("vgmem: %s: cannot migrate a VM with file maps (not supported yet)\n",
+				    vm->name);
 	if (err)
 		return err;
+	if (dev && (!dev->len || dev->len > VG_MIG_DEV_MAX))
+		return -EINVAL;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
 	s->vm = vm;
+	if (dev) {
+		/* A snapshot: the platform's state may move on after begin. */
+		s->dev = kmemdup(dev->state, dev->len, GFP_KERNEL);
+		if (!s->dev) {
+			err = -ENOMEM;
+			goto err_free;
+		}
+		s->dev_len = dev->len;
+	}
 	/* A staging chunk holds a channel's pages and state too. */
 	s->chunk = max_t(u64, gpu->chunk_size,
 			 VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
@@ -190,12 +217,13 @@ int vg_mig_save_begin(struct vg_vm *vm, struct vg_mig_save **out)
 	vg_mig_put64(pl + 16, nr);
 	mutex_unlock(&gpu->lock);
 	vg_mig_emit(s, VG_MIG_REC_VM, 0, pl, sizeof(pl));
-	s->step = VG_MIG_S_BOS;
+	s->step = s->dev ? VG_MIG_S_DEV : VG_MIG_S_BOS;
 	s->va = 0;
 	*out = s;
 	return 0;
 
 err_free:
+	kfree(s->dev);
 	kfree(s);
 	return err;
 }
@@ -280,6 +308,14 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 	s->data_pos = 0;
 	for (;;) {
 		switch (s->step) {
+		case VG_MIG_S_DEV:
+			/* Head in out, the bytes through staging like data. */
+			memcpy(s->stage_va, s->dev, s->dev_len);
+			vg_mig_emit(s, VG_MIG_REC_DEV, 0, NULL, 0);
+			vg_mig_put64(s->out + 8, s->dev_len);
+			s->data_len = s->dev_len;
+			s->step = VG_MIG_S_BOS;
+			return 0;
 		case VG_MIG_S_BOS:
 			mutex_lock(&gpu->lock);
 			bo = vg_bo_from(s->vm, s->va);
@@ -389,6 +425,7 @@ void vg_mig_save_end(struct vg_mig_save *s)
 	if (!s)
 		return;
 	vg_gpu_host_mem_free(s->vm->gpu, s->stage);
+	kfree(s->dev);
 	kfree(s);
 }
 
@@ -404,6 +441,8 @@ struct vg_mig_load {
 	u32 have;			/* bytes of hdr, or of rec, so far */
 	bool in_header, in_payload, done;
 	bool froze;			/* load_begin froze the VM */
+	const struct vg_mig_dev *dev;	/* NULL: a DEV record is refused */
+	bool dev_seen;
 	u32 type, flags;
 	u64 len;			/* the record's payload length */
 	u64 got;			/* payload bytes consumed */
@@ -434,7 +473,8 @@ static __printf(3, 4) int vg_mig_fail(struct vg_mig_load *l, int err,
 	return err;
 }
 
-int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out)
+int vg_mig_load_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
+		      struct vg_mig_load **out)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_mig_load *l;
@@ -450,6 +490,7 @@ int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out)
 	if (!l)
 		return -ENOMEM;
 	l->vm = vm;
+	l->dev = dev;
 	l->chunk = gpu->chunk_size;
 	/* A CHAN record's pages and state pass through staging too. */
 	err = vg_gpu_host_mem_alloc(gpu, max_t(u64, l->chunk,
@@ -521,9 +562,19 @@ static int vg_mig_record(struct vg_mig_load *l)
 			return vg_mig_fail(l, -EBADMSG, "record %llu: VM record %s",
 					   (unsigned long long)l->records,
 					   l->vm_seen ? "again" : "of a wrong length");
-		/* The source's quota (p) is information: this vGPU's applies. */
+		/*
+		 * The guest was told its vGPU's size: a smaller one here would
+		 * fail allocations it was promised (0: the source had none).
+		 */
+		size = vg_mig_get64(p);
 		bytes = vg_mig_get64(p + 8);
 		l->nr_bos = vg_mig_get64(p + 16);
+		if (vm->quota && (!size || size > vm->quota))
+			return vg_mig_fail(l, -EFBIG,
+					   "the VM's vGPU had a quota of %llu bytes%s, this vGPU's quota is %llu",
+					   (unsigned long long)size,
+					   size ? "" : " (none)",
+					   (unsigned long long)vm->quota);
 		if (vm->quota && bytes > vm->quota)
 			return vg_mig_fail(l, -EFBIG,
 					   "the VM holds %llu bytes, this vGPU's quota is %llu",
@@ -561,6 +612,9 @@ static int vg_mig_record(struct vg_mig_load *l)
 					   "END after %llu records says %llu",
 					   (unsigned long long)l->records,
 					   (unsigned long long)(l->len == 8 ? vg_mig_get64(p) : 0));
+		if (l->dev && !l->dev_seen)
+			return vg_mig_fail(l, -EBADMSG,
+					   "END without the device's state");
 		if (!l->vm_seen || l->bos != l->nr_bos ||
 		    l->bytes != l->vm_bytes)
 			return vg_mig_fail(l, -EBADMSG,
@@ -660,6 +714,22 @@ static int vg_mig_chan(struct vg_mig_load *l)
 	return 0;
 }
 
+/* A whole DEV record in staging: the platform checks and keeps it. */
+static int vg_mig_dev(struct vg_mig_load *l)
+{
+	char why[sizeof(l->why) - 32];
+	int err;
+
+	why[0] = 0;
+	err = l->dev->load(l->dev->priv, l->stage_va, (u32)l->len, why,
+			   sizeof(why));
+	if (err)
+		return vg_mig_fail(l, err, "device state refused: %s",
+				   why[0] ? why : "(no reason given)");
+	l->dev_seen = true;
+	return 0;
+}
+
 /* Bytes of DATA payload: into staging, flushed at each chunk's end. */
 static size_t vg_mig_data(struct vg_mig_load *l, const u8 *buf, size_t len)
 {
@@ -740,6 +810,20 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 							   (unsigned long long)l->records,
 							   (unsigned long long)l->len);
 				break;
+			case VG_MIG_REC_DEV:
+				if (!l->dev)
+					return vg_mig_fail(l, -EPROTONOSUPPORT,
+							   "record %llu: a device state this host cannot restore",
+							   (unsigned long long)l->records);
+				if (!l->vm_seen || l->dev_seen || !l->len ||
+				    l->len > VG_MIG_DEV_MAX)
+					return vg_mig_fail(l, -EBADMSG,
+							   "record %llu: device state of %llu bytes%s",
+							   (unsigned long long)l->records,
+							   (unsigned long long)l->len,
+							   !l->vm_seen ? " before the VM record" :
+							   l->dev_seen ? ", again" : "");
+				break;
 			case VG_MIG_REC_DATA:
 				if (l->len <= 16 || l->len - 16 > VGMEM_BO_MAX_SIZE)
 					return vg_mig_fail(l, -EBADMSG,
@@ -778,6 +862,14 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 			done += n;
 			if (l->got == l->len)
 				vg_mig_chan(l);
+		} else if (l->type == VG_MIG_REC_DEV) {
+			/* Into staging; the platform checks it whole. */
+			n = min_t(u64, len - done, l->len - l->got);
+			memcpy(l->stage_va + l->got, src + done, n);
+			l->got += n;
+			done += n;
+			if (l->got == l->len)
+				vg_mig_dev(l);
 		} else if (l->type == VG_MIG_REC_DATA || l->type == VG_MIG_REC_VM ||
 			   l->type == VG_MIG_REC_BO || l->type == VG_MIG_REC_END ||
 			   l->type == VG_MIG_REC_CHAN) {

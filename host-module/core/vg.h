@@ -325,7 +325,8 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * gpu->lock for themselves; call with no core lock held.
  *
  * vg_mig_save_begin/read/end: a VM with channels must be frozen
- * (vg_vm_freeze; -EBUSY otherwise) and its BOs left alone meanwhile (no
+ * (vg_vm_freeze; -EBUSY otherwise), one with file maps cannot be saved yet
+ * (-EOPNOTSUPP), and its BOs are left alone meanwhile (no
  * control commands); its channels go with their USERD pages and the GPU
  * driver's state (channel_save; -EOPNOTSUPP without it). read returns the
  * bytes it put in buf (less than len only at the end, 0 after it) or a
@@ -341,13 +342,34 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * either way: 0 if the whole stream came and was good (the VM frozen),
  * else a negative errno with every BO and channel it made gone again and
  * the VM thawed (as it was).
+ *
+ * The platform's own device state (a PCI device's config space and
+ * registers, say) travels in the same stream as one DEV record, opaque to
+ * the core, of 1 to VG_MIG_DEV_MAX bytes: the source passes its bytes to
+ * save_begin (copied there; -EINVAL for another size), and the
+ * destination's load() gets them whole, before any BO, to check them and
+ * keep them for after a good finish: 0, or a negative errno with a
+ * sentence in why, which refuses the stream. A load begun with a
+ * vg_mig_dev needs one DEV record (-EBADMSG at END without it); a load
+ * begun without one refuses any (-EPROTONOSUPPORT: a device state this
+ * host cannot restore). NULL for either: no device state.
  */
+#define VG_MIG_DEV_MAX	4096u
+struct vg_mig_dev {
+	const void *state;		/* source: the bytes to send */
+	u32 len;
+	int (*load)(void *priv, const void *buf, u32 len, char *why,
+		    size_t why_len);	/* destination */
+	void *priv;
+};
 struct vg_mig_save;
 struct vg_mig_load;
-int vg_mig_save_begin(struct vg_vm *vm, struct vg_mig_save **out);
+int vg_mig_save_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
+		      struct vg_mig_save **out);
 ssize_t vg_mig_save_read(struct vg_mig_save *s, void *buf, size_t len);
 void vg_mig_save_end(struct vg_mig_save *s);
-int vg_mig_load_begin(struct vg_vm *vm, struct vg_mig_load **out);
+int vg_mig_load_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
+		      struct vg_mig_load **out);
 ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len);
 const char *vg_mig_load_error(const struct vg_mig_load *l);
 int vg_mig_load_finish(struct vg_mig_load *l);

@@ -87,7 +87,8 @@ struct vg_vm {
 	struct hlist_node marked_node;
 	struct list_head reloc_node;
 
-	char name[32];
+	/* For logs: whole for an mdev's UUID (36 characters), which names it. */
+	char name[48];
 	u64 quota;			/* 0: unlimited */
 	u64 allocated;			/* bytes in live BOs */
 	u64 relocated;			/* bytes of chunks in host RAM */

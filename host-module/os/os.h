@@ -19,7 +19,8 @@
  *           memcpy memset memcmp strscpy snprintf
  *           WARN_ON WARN_ON_ONCE BUG_ON (user: WARN prints and counts,
  *           os_warn_count() reads the count so tests can fail on it)
- * memory    kmalloc kzalloc kcalloc kmalloc_array kfree kvmalloc kvzalloc
+ * memory    kmalloc kzalloc kcalloc kmalloc_array kmemdup kfree kvmalloc
+ *           kvzalloc
  *           kvcalloc kvfree, GFP_KERNEL GFP_KERNEL_ACCOUNT __GFP_ACCOUNT
  *           __GFP_NOWARN (flags are accepted and ignored in
  *           userspace; os_fail_alloc_after(n) makes the n-th later

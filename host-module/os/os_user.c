@@ -305,6 +305,15 @@ void *kzalloc(size_t size, gfp_t flags)
 	return kmalloc(size, flags | __GFP_ZERO);
 }
 
+void *kmemdup(const void *src, size_t len, gfp_t flags)
+{
+	void *p = kmalloc(len, flags);
+
+	if (p)
+		memcpy(p, src, len);
+	return p;
+}
+
 void *kmalloc_array(size_t n, size_t size, gfp_t flags)
 {
 	size_t bytes;

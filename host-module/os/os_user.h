@@ -478,6 +478,7 @@ void *kmalloc_array(size_t n, size_t size, gfp_t flags) __attribute__((malloc));
 void *kcalloc(size_t n, size_t size, gfp_t flags) __attribute__((malloc));
 void *krealloc(const void *p, size_t new_size, gfp_t flags);
 char *kstrdup(const char *s, gfp_t flags) __attribute__((malloc));
+void *kmemdup(const void *src, size_t len, gfp_t flags) __attribute__((malloc));
 void kfree(const void *p);
 
 #define kvmalloc(size, flags)		kmalloc(size, flags)

@@ -73,7 +73,7 @@ static size_t save(struct vg_host_guest *src, u8 *buf, size_t cap)
 	size_t len = 0;
 	ssize_t n;
 
-	if (vg_mig_save_begin(vg_host_guest_vm(src), &s))
+	if (vg_mig_save_begin(vg_host_guest_vm(src), NULL, &s))
 		exit(1);
 	while ((n = vg_mig_save_read(s, buf + len, cap - len)) > 0)
 		len += (size_t)n;
@@ -90,7 +90,7 @@ static void load(struct vg_host_guest *dst, const u8 *buf, size_t len)
 	struct vg_mig_load *l;
 	int err;
 
-	if (vg_mig_load_begin(vg_host_guest_vm(dst), &l))
+	if (vg_mig_load_begin(vg_host_guest_vm(dst), NULL, &l))
 		exit(1);
 	(void)vg_mig_load_write(l, buf, len);
 	err = vg_mig_load_finish(l);

@@ -99,7 +99,7 @@ static void write_seed(const char *path, bool with_chan)
 		vgmem_chan_destroy(ch);
 	else if (vg_vm_freeze(vg_host_guest_vm(src)))
 		fuzz_die("seed: freeze");
-	if (vg_mig_save_begin(vg_host_guest_vm(src), &s))
+	if (vg_mig_save_begin(vg_host_guest_vm(src), NULL, &s))
 		fuzz_die("seed: save");
 	while ((n = vg_mig_save_read(s, buf + len, (1 << 20) - len)) > 0)
 		len += (size_t)n;
@@ -204,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 65536)
 		return -1;
 	piece = (size_t)data[0] * 37 + 1;
-	if (vg_mig_load_begin(vm, &l))
+	if (vg_mig_load_begin(vm, NULL, &l))
 		fuzz_die("load_begin on an empty VM");
 	while (off < size) {
 		n = piece < size - off ? piece : size - off;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include "host-module/user/host.h"
 #include "host-module/core/vg.h"
+#include "host-module/core/vg_va.h"
 
 #define MiB		(1ull << 20)
 #define CHUNK		(256ull << 10)
@@ -63,29 +64,36 @@ static u64 vm_stat(struct vg_host_guest *g, int which)
 	       st.resident;
 }
 
-/* The whole stream of src's VM, read in pieces of odd sizes. */
-static void save_all(struct world *w)
+/* The whole stream of a VM, read in pieces of odd sizes. */
+static u8 *save_vm(struct vg_vm *vm, const struct vg_mig_dev *dev,
+		   size_t *lenp)
 {
 	struct vg_mig_save *s;
-	size_t cap = 16 * MiB, piece = 1;
+	size_t cap = 16 * MiB, piece = 1, len = 0;
+	u8 *buf = malloc(cap);
 	ssize_t n;
 
-	w->stream = malloc(cap);
-	assert_non_null(w->stream);
-	w->len = 0;
-	assert_int_equal(vg_mig_save_begin(vg_host_guest_vm(w->src.g), &s), 0);
+	assert_non_null(buf);
+	assert_int_equal(vg_mig_save_begin(vm, dev, &s), 0);
 	for (;;) {
 		piece = piece * 7 % 70001 + 1;
-		if (piece > cap - w->len)
-			piece = cap - w->len;
-		n = vg_mig_save_read(s, w->stream + w->len, piece);
+		if (piece > cap - len)
+			piece = cap - len;
+		n = vg_mig_save_read(s, buf + len, piece);
 		assert_true(n >= 0);
-		w->len += (size_t)n;
+		len += (size_t)n;
 		if ((size_t)n < piece)
 			break;
 	}
-	assert_int_equal(vg_mig_save_read(s, w->stream, 16), 0);
+	assert_int_equal(vg_mig_save_read(s, buf, 16), 0);
 	vg_mig_save_end(s);
+	*lenp = len;
+	return buf;
+}
+
+static void save_all(struct world *w)
+{
+	w->stream = save_vm(vg_host_guest_vm(w->src.g), NULL, &w->len);
 }
 
 static void check_pattern(struct vgmem_chan *ch, u64 va, u64 bytes, u32 seed);
@@ -132,16 +140,16 @@ static int world_teardown(void **state)
 	return 0;
 }
 
-/* Load buf into dst's (empty) VM: finish's result. */
-static int load(struct side *d, const u8 *buf, size_t len, size_t piece,
-		char *why, size_t whylen)
+/* Load buf into dst's (empty) VM, the platform's state by dev: finish's result. */
+static int load_dev(struct side *d, const struct vg_mig_dev *dev, const u8 *buf,
+		    size_t len, size_t piece, char *why, size_t whylen)
 {
 	struct vg_mig_load *l;
 	size_t off = 0, n;
 	ssize_t r;
 	int err;
 
-	err = vg_mig_load_begin(vg_host_guest_vm(d->g), &l);
+	err = vg_mig_load_begin(vg_host_guest_vm(d->g), dev, &l);
 	if (err)
 		return err;
 	while (off < len) {
@@ -159,6 +167,12 @@ static int load(struct side *d, const u8 *buf, size_t len, size_t piece,
 	if (!err)
 		vg_vm_thaw(vg_host_guest_vm(d->g));
 	return err;
+}
+
+static int load(struct side *d, const u8 *buf, size_t len, size_t piece,
+		char *why, size_t whylen)
+{
+	return load_dev(d, NULL, buf, len, piece, why, whylen);
 }
 
 static void check_pattern(struct vgmem_chan *ch, u64 va, u64 bytes, u32 seed)
@@ -388,6 +402,150 @@ static void test_quota(void **state)
 	vg_host_destroy(w->dst.h);
 }
 
+/* What the platform's load() saw, and what it answers. */
+struct dev_sink {
+	u8 got[VG_MIG_DEV_MAX];
+	u32 len;
+	int calls;
+	int answer;
+};
+
+static int dev_load(void *priv, const void *buf, u32 len, char *why,
+		    size_t why_len)
+{
+	struct dev_sink *k = priv;
+
+	k->calls++;
+	if (k->answer) {
+		snprintf(why, why_len, "config space of another device");
+		return k->answer;
+	}
+	memcpy(k->got, buf, len);
+	k->len = len;
+	return 0;
+}
+
+/*
+ * The platform's device state rides in the stream: handed whole to the
+ * destination's load(), refused by a host that cannot restore it, missed
+ * when absent, and a refusal by load() refuses the stream.
+ */
+static void test_device_state(void **state)
+{
+	struct world *w = *state;
+	struct vg_vm *src = vg_host_guest_vm(w->src.g);
+	struct dev_sink k = { .answer = 0 };
+	struct vg_mig_dev sdev = { .len = 300 }, ddev = { .load = dev_load,
+							  .priv = &k };
+	u8 blob[300], big[VG_MIG_DEV_MAX + 1];
+	struct vg_mig_save *s;
+	char why[128];
+	size_t len;
+	u8 *b;
+	u32 i;
+
+	for (i = 0; i < sizeof(blob); i++)
+		blob[i] = (u8)(i * 13 + 1);
+	sdev.state = blob;
+	/* Sizes the stream cannot carry are the caller's mistake. */
+	memset(big, 1, sizeof(big));
+	sdev.state = big;
+	sdev.len = sizeof(big);
+	assert_int_equal(vg_mig_save_begin(src, &sdev, &s), -EINVAL);
+	sdev.len = 0;
+	assert_int_equal(vg_mig_save_begin(src, &sdev, &s), -EINVAL);
+	sdev.state = blob;
+	sdev.len = sizeof(blob);
+	b = save_vm(src, &sdev, &len);
+	side_init(&w->dst, 8 * MiB, 0);
+	assert_int_equal(load_dev(&w->dst, &ddev, b, len, 777, why,
+				  sizeof(why)), 0);
+	assert_int_equal(k.calls, 1);
+	assert_int_equal(k.len, sizeof(blob));
+	assert_memory_equal(k.got, blob, sizeof(blob));
+	assert_int_equal(vm_stat(w->dst.g, 0), vm_stat(w->src.g, 0));
+	vg_host_destroy(w->dst.h);
+
+	/* A host without a device to restore it into refuses it. */
+	side_init(&w->dst, 8 * MiB, 0);
+	assert_int_equal(load(&w->dst, b, len, 4096, why, sizeof(why)),
+			 -EPROTONOSUPPORT);
+	assert_non_null(strstr(why, "cannot restore"));
+	assert_empty(&w->dst);
+	/* A stream without one, where one is needed. */
+	k.calls = 0;
+	assert_int_equal(load_dev(&w->dst, &ddev, w->stream, w->len, 4096, why,
+				  sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "without the device"));
+	assert_int_equal(k.calls, 0);
+	assert_empty(&w->dst);
+	/* The platform refuses it: so is the stream, with its reason. */
+	k.answer = -EINVAL;
+	assert_int_equal(load_dev(&w->dst, &ddev, b, len, 100, why,
+				  sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "another device"));
+	assert_empty(&w->dst);
+	vg_host_destroy(w->dst.h);
+	free(b);
+}
+
+/* The guest was promised its vGPU's size: a smaller one is refused. */
+static void test_smaller_quota(void **state)
+{
+	struct world *w = *state;
+	struct side src2;
+	char why[128];
+	size_t len;
+	u8 *b;
+
+	side_init(&src2, 8 * MiB, 6 * MiB);
+	{
+		uint64_t va;
+
+		assert_int_equal(vgmem_bo_alloc(vg_host_guest_dev(src2.g),
+						1 * MiB, &va), 0);
+	}
+	b = save_vm(vg_host_guest_vm(src2.g), NULL, &len);
+	/* 1 MiB fits in 4, but the guest was told 6. */
+	side_init(&w->dst, 8 * MiB, 4 * MiB);
+	assert_int_equal(load(&w->dst, b, len, 4096, why, sizeof(why)),
+			 -EFBIG);
+	assert_non_null(strstr(why, "quota of 6291456"));
+	assert_empty(&w->dst);
+	vg_host_destroy(w->dst.h);
+	/* The same or a larger one takes it. */
+	side_init(&w->dst, 8 * MiB, 6 * MiB);
+	assert_int_equal(load(&w->dst, b, len, 4096, NULL, 0), 0);
+	vg_host_destroy(w->dst.h);
+	vg_host_destroy(src2.h);
+	free(b);
+}
+
+static int no_fault(void *priv, const struct vg_gpu_fault *f)
+{
+	(void)priv;
+	(void)f;
+	return -EFAULT;
+}
+
+/* File maps are not in the stream yet: such a VM is not saved at all. */
+static void test_file_map_refused(void **state)
+{
+	struct world *w = *state;
+	struct vg_vm *vm = vg_host_guest_vm(w->src.g);
+	struct vg_fault_reg *reg;
+	struct vg_va_node node;
+	struct vg_mig_save *s;
+
+	memset(&node, 0, sizeof(node));
+	assert_int_equal(vg_vm_file_va_get(vm, 64 << 10, &node, no_fault, NULL,
+					   &reg), 0);
+	assert_int_equal(vg_mig_save_begin(vm, NULL, &s), -EOPNOTSUPP);
+	vg_vm_file_va_put(vm, &node, reg);
+	assert_int_equal(vg_mig_save_begin(vm, NULL, &s), 0);
+	vg_mig_save_end(s);
+}
+
 /* A VM that has memory already is no destination. */
 static void test_busy_destination(void **state)
 {
@@ -398,7 +556,7 @@ static void test_busy_destination(void **state)
 	side_init(&w->dst, 8 * MiB, 0);
 	assert_int_equal(vgmem_bo_alloc(vg_host_guest_dev(w->dst.g), MiB, &va),
 			 0);
-	assert_int_equal(vg_mig_load_begin(vg_host_guest_vm(w->dst.g), &l),
+	assert_int_equal(vg_mig_load_begin(vg_host_guest_vm(w->dst.g), NULL, &l),
 			 -EBUSY);
 	vg_host_destroy(w->dst.h);
 }
@@ -471,6 +629,9 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_hostile_fields),
 		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_device_state),
+		cmocka_unit_test(test_smaller_quota),
+		cmocka_unit_test(test_file_map_refused),
 		cmocka_unit_test(test_busy_destination),
 		cmocka_unit_test(test_optional_record_skipped),
 		cmocka_unit_test(test_random_flips),

@@ -128,12 +128,12 @@ static void test_tenant_work_moves(void **state)
 	assert_true(tries < 20);
 
 	/* The stop-and-copy. */
-	assert_int_equal(vg_mig_save_begin(src.g->vm, &sv), 0);
+	assert_int_equal(vg_mig_save_begin(src.g->vm, NULL, &sv), 0);
 	while ((n = vg_mig_save_read(sv, buf + len, cap - len)) > 0)
 		len += (size_t)n;
 	assert_int_equal(n, 0);
 	vg_mig_save_end(sv);
-	assert_int_equal(vg_mig_load_begin(dst.g->vm, &ld), 0);
+	assert_int_equal(vg_mig_load_begin(dst.g->vm, NULL, &ld), 0);
 	assert_int_equal(vg_mig_load_write(ld, buf, len), (ssize_t)len);
 	assert_int_equal(vg_mig_load_finish(ld), 0);
 	assert_non_null(vg_chan_lookup(dst.g->vm, vgmem_chan_id(ch)));
