@@ -476,6 +476,14 @@ $(BUILD)/vm/bin/vgpci-touch: $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.o
 	$(CC) -static -o $@ $^
 -include $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.d
 
+# vgmig-check (VFIO migration between two mdevs, 97-migrate): libvgmem's
+# VFIO transport as the guest, raw VFIO ioctls as its VMM.
+VM_BINS += $(BUILD)/vm/bin/vgmig-check
+$(BUILD)/vm/bin/vgmig-check: $(BUILD)/vm/obj/tests/vm/progs/vgmig-check.o $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a
+	@mkdir -p $(@D)
+	$(CC) -static -o $@ $^ $(LDLIBS)
+-include $(BUILD)/vm/obj/tests/vm/progs/vgmig-check.d
+
 # vggd-check (the guest kernel driver in the nested guest): /dev/vgmem0 only.
 VM_BINS += $(BUILD)/vm/bin/vggd-check
 VGGD_OBJS := $(patsubst %,$(BUILD)/vm/obj/tests/vm/progs/%.o,vggd-check vggd-files vggd-lib)

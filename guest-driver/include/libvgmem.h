@@ -276,6 +276,20 @@ int vgmem_vfio_get_info(struct vgmem_dev *dev, struct vgmem_vfio_info *info);
  */
 int vgmem_vfio_device_fd(struct vgmem_dev *dev, uint64_t *bar2_off,
 			 uint64_t *bar2_size);
+/*
+ * Live migration, the VMM's part, for tests of the device's migration: a
+ * VMM moves a guest to another device; here the process is both guest and
+ * VMM. vgmem_vfio_open_peer opens another mdev in this guest's container
+ * (so the same guest RAM reaches it) and returns its VFIO device fd, for
+ * the caller to drive through VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE (it
+ * owns the fd until it passes it on). vgmem_vfio_switch_device then moves
+ * the guest onto that device, as a destination VMM has it: its BAR2
+ * mapped where the source's was, the interrupt on it, the source device
+ * and group closed. The guest's channels, BOs and control queue go on as
+ * they were, if the migration restored them.
+ */
+int vgmem_vfio_open_peer(struct vgmem_dev *dev, const char *mdev_uuid);
+int vgmem_vfio_switch_device(struct vgmem_dev *dev, int fd);
 /* BAR0 register access (32-bit, aligned, below VGMEM_BAR0_SIZE), for tools. */
 int vgmem_vfio_reg_read(struct vgmem_dev *dev, uint32_t reg, uint32_t *val);
 int vgmem_vfio_reg_write(struct vgmem_dev *dev, uint32_t reg, uint32_t val);

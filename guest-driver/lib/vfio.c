@@ -38,6 +38,8 @@ struct vfio_dev {
 	int device;
 	int group_id;
 	int iommu_type;
+	int peer_group;			/* a migration's destination, or -1 */
+	int peer_group_id;
 
 	uint8_t *ram;			/* guest RAM, CPU view */
 	size_t ram_size;
@@ -541,6 +543,10 @@ static void vfio_release(struct vfio_dev *v)
 	vgmem_gpa_heap_fini(&v->heap);
 	if (v->ram)
 		munmap(v->ram, v->ram_size);
+	if (v->peer_group >= 0) {
+		ioctl(v->peer_group, VFIO_GROUP_UNSET_CONTAINER);
+		close(v->peer_group);
+	}
 	if (v->group >= 0) {
 		ioctl(v->group, VFIO_GROUP_UNSET_CONTAINER);
 		close(v->group);
@@ -570,7 +576,7 @@ int vgmem_open_vfio(const char *mdev_uuid, size_t guest_ram,
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return fail(-ENOMEM, "out of memory");
-	v->container = v->group = v->device = v->irq_fd = -1;
+	v->container = v->group = v->device = v->irq_fd = v->peer_group = -1;
 
 	ret = find_group(v, mdev_uuid);
 	if (!ret)
@@ -739,4 +745,105 @@ int vgmem_vfio_ctrlq_bad_producer(struct vgmem_dev *dev, uint32_t ahead,
 	if (!v)
 		return -ENODEV;
 	return vgmem_ctrlq_drv_abuse(&v->q, VGMEM_CTRLQ_PRODUCER_AHEAD, ahead, status, qerr);
+}
+
+/* ---- live migration, the VMM's part ------------------------------------------ */
+
+int vgmem_vfio_open_peer(struct vgmem_dev *dev, const char *mdev_uuid)
+{
+	struct vfio_dev *v = to_vfio(dev);
+	struct vfio_group_status st = { .argsz = sizeof(st) };
+	struct vfio_dev peer;
+	char path[64];
+	int fd, group;
+
+	if (!dev || !uuid_valid(mdev_uuid))
+		return fail(-EINVAL, "peer: mdev UUID '%s' is not of the form 8-4-4-4-12 hex digits",
+			    mdev_uuid ? mdev_uuid : "(null)");
+	if (!v)
+		return -ENODEV;
+	if (v->peer_group >= 0)
+		return fail(-EBUSY, "peer: a destination device is open already");
+	memset(&peer, 0, sizeof(peer));
+	if (find_group(&peer, mdev_uuid))
+		return -ENOENT;
+	if (peer.group_id == v->group_id)
+		return fail(-EINVAL, "peer: %s is this guest's own device", mdev_uuid);
+	snprintf(path, sizeof(path), "/dev/vfio/%d", peer.group_id);
+	group = open(path, O_RDWR | O_CLOEXEC);
+	if (group < 0)
+		return fail(-errno, "peer: open %s: %s", path, strerror(errno));
+	if (ioctl(group, VFIO_GROUP_GET_STATUS, &st) ||
+	    !(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+		close(group);
+		return fail(-EBUSY, "peer: group %s is not viable", path);
+	}
+	/* The same container: the same DMA map, so the same guest RAM. */
+	if (ioctl(group, VFIO_GROUP_SET_CONTAINER, &v->container)) {
+		fd = -errno;
+		close(group);
+		return fail(fd, "peer: VFIO_GROUP_SET_CONTAINER on %s: %s", path,
+			    strerror(-fd));
+	}
+	fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, mdev_uuid);
+	if (fd < 0) {
+		fd = -errno;
+		ioctl(group, VFIO_GROUP_UNSET_CONTAINER);
+		close(group);
+		return fail(fd, "peer: VFIO_GROUP_GET_DEVICE_FD(%s): %s", mdev_uuid,
+			    strerror(-fd));
+	}
+	v->peer_group = group;
+	v->peer_group_id = peer.group_id;
+	return fd;
+}
+
+int vgmem_vfio_switch_device(struct vgmem_dev *dev, int fd)
+{
+	struct vfio_dev *v = to_vfio(dev);
+	struct vfio_region_info cfg, bar0, bar2;
+	int old = -1, ret;
+
+	if (!dev || fd < 0)
+		return -EINVAL;
+	if (!v)
+		return -ENODEV;
+	if (v->peer_group < 0)
+		return fail(-EINVAL, "switch: no destination device open (vgmem_vfio_open_peer)");
+	/* The destination's regions must be this device's. */
+	old = v->device;
+	v->device = fd;
+	ret = region(v, VFIO_PCI_CONFIG_REGION_INDEX, "config", 64, &cfg);
+	if (!ret)
+		ret = region(v, VFIO_PCI_BAR0_REGION_INDEX, "BAR0", VGMEM_BAR0_SIZE, &bar0);
+	if (!ret)
+		ret = region(v, VFIO_PCI_BAR2_REGION_INDEX, "BAR2", VGMEM_USERD_SIZE, &bar2);
+	if (!ret && bar2.size != v->bar2_size)
+		ret = fail(-ENODEV, "switch: BAR2 of %llu bytes, the source's has %llu",
+			   (unsigned long long)bar2.size,
+			   (unsigned long long)v->bar2_size);
+	if (!ret && v->userd &&
+	    mmap(v->userd, bar2.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, (off_t)bar2.offset) == MAP_FAILED)
+		ret = fail(-errno, "switch: mapping the destination's BAR2: %s",
+			   strerror(errno));
+	if (ret) {
+		v->device = old;
+		return ret;
+	}
+	/* The source's interrupt goes, the destination's comes. */
+	v->device = old;
+	teardown_irq(v);
+	v->device = fd;
+	v->cfg_off = cfg.offset;
+	v->bar0_off = bar0.offset;
+	v->bar2_off = bar2.offset;
+	close(old);
+	ioctl(v->group, VFIO_GROUP_UNSET_CONTAINER);
+	close(v->group);
+	v->group = v->peer_group;
+	v->group_id = v->peer_group_id;
+	v->peer_group = -1;
+	setup_irq(v);
+	return 0;
 }

@@ -88,7 +88,7 @@ void vgk_ctrlq_dev_write(struct vgk_vgpu *v, u32 reg, u32 val)
 			return;
 		}
 		v->q_producer = val;
-		if (val != v->q_consumer && !v->closing)
+		if (val != v->q_consumer && !v->closing && !v->q_paused)
 			queue_work(vgk_wq, &v->ctrlq_work);
 		return;
 	}
@@ -147,7 +147,8 @@ void vgk_ctrlq_dev_work(struct work_struct *work)
 		/* Per command, so a flood does not starve SET_IRQS or sysfs. */
 		mutex_lock(&v->lock);
 		spin_lock(&v->reg_lock);
-		if (v->closing || !v->vm || !vgk_ctrlq_dev_pending(v)) {
+		if (v->closing || v->q_paused || !v->vm ||
+		    !vgk_ctrlq_dev_pending(v)) {
 			spin_unlock(&v->reg_lock);
 			mutex_unlock(&v->lock);
 			break;
@@ -175,6 +176,17 @@ void vgk_ctrlq_dev_work(struct work_struct *work)
 		cond_resched();
 	}
 	kfree(cmd);
+}
+
+void vgk_ctrlq_dev_pause(struct vgk_vgpu *v, bool pause)
+{
+	lockdep_assert_held(&v->lock);
+	spin_lock(&v->reg_lock);
+	v->q_paused = pause;
+	/* Doorbells rung meanwhile were only recorded: serve them now. */
+	if (!pause && !v->closing && vgk_ctrlq_dev_pending(v))
+		queue_work(vgk_wq, &v->ctrlq_work);
+	spin_unlock(&v->reg_lock);
 }
 
 void vgk_ctrlq_dev_stop(struct vgk_vgpu *v)

@@ -43,6 +43,7 @@
 #define VGK_CFG_SIZE		PCI_CFG_SPACE_SIZE
 #define VGK_USERD_PAGES	VGMEM_MAX_CHANNELS
 #define VGK_NR_TYPES		4
+#define VGK_IRQ_ALL		(VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT)
 
 extern struct class *vgk_class;
 extern struct mdev_driver vgk_mdev_driver;
@@ -166,6 +167,7 @@ struct vgk_vgpu {
 	u8 cfg[VGK_CFG_SIZE];
 	bool ready;			/* a VM exists: STATUS_READY */
 	bool closing;			/* no more control-queue work */
+	bool q_paused;			/* migration: doorbells wait for RUNNING */
 	u64 q_base;
 	u32 q_entries;			/* 0: queue off */
 	u32 q_producer;
@@ -195,6 +197,13 @@ struct vgk_vgpu {
 	struct eventfd_ctx *req_trigger;
 
 	struct work_struct ctrlq_work;
+
+	/*
+	 * VFIO migration (migration.c), under lock: the state the VMM set
+	 * and the data file of STOP_COPY or RESUMING (NULL otherwise).
+	 */
+	enum vfio_device_mig_state mig_state;
+	struct vgk_mig_file *mig_file;
 };
 
 static inline struct vgk_vgpu *vgk_vgpu_from_vdev(struct vfio_device *vdev)
@@ -236,7 +245,19 @@ void vgk_mdev_exit(void);
  * VM only, 0 while closed.
  */
 void vgk_vgpu_stats(struct vgk_vgpu *v, struct vgmem_vm_stats *st);
+/* A fresh VM, config space and registers, as a reset makes them; lock held. */
+int vgk_vgpu_renew(struct vgk_vgpu *v);
+/* Config space as a reset leaves it, and the bits the guest may write. */
+void vgk_cfg_default(u8 *cfg);
+extern const u8 vgk_cfg_wmask[VGK_CFG_SIZE];
+/* Registers as a reset leaves them; reg_lock held. */
+void vgk_regs_reset(struct vgk_vgpu *v);
 int vgk_vgpu_set_entitlement(struct vgk_vgpu *v, u64 bytes);
+
+/* migration.c: VFIO migration protocol v2 (docs/migration.md). */
+void vgk_mig_init(struct vgk_vgpu *v);
+/* Close and reset: any data file dies, the state is RUNNING; lock held. */
+void vgk_mig_reset(struct vgk_vgpu *v);
 
 /* ctrlq.c */
 int vgk_ctrlq_dev_init(void);
@@ -244,6 +265,11 @@ void vgk_ctrlq_dev_exit(void);
 void vgk_ctrlq_dev_work(struct work_struct *work);
 /* Register writes, reg_lock held. */
 void vgk_ctrlq_dev_write(struct vgk_vgpu *v, u32 reg, u32 val);
+/*
+ * Migration: hold doorbells while the device is stopped, serve the ones
+ * rung meanwhile when it runs again (lock held, so no command is running).
+ */
+void vgk_ctrlq_dev_pause(struct vgk_vgpu *v, bool pause);
 /* Stop the queue and wait for its work (close). */
 void vgk_ctrlq_dev_stop(struct vgk_vgpu *v);
 

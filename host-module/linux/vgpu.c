@@ -23,7 +23,7 @@
 	[(off) + 2] = (u8)((v) >> 16), [(off) + 3] = (u8)((v) >> 24)
 
 /* Which bits of each config-space byte the guest may change. */
-static const u8 vgk_cfg_wmask[VGK_CFG_SIZE] = {
+const u8 vgk_cfg_wmask[VGK_CFG_SIZE] = {
 	/* No I/O BARs: memory space, bus master and INTx disable only. */
 	[PCI_COMMAND] = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER,
 	[PCI_COMMAND + 1] = PCI_COMMAND_INTX_DISABLE >> 8,
@@ -58,11 +58,8 @@ static void vgk_put32(u8 *p, unsigned int off, u32 v)
 	vgk_put16(p, off + 2, v >> 16);
 }
 
-static void vgk_cfg_reset(struct vgk_vgpu *v)
+void vgk_cfg_default(u8 *c)
 {
-	u8 *c = v->cfg;
-
-	lockdep_assert_held(&v->reg_lock);
 	memset(c, 0, VGK_CFG_SIZE);
 	vgk_put16(c, PCI_VENDOR_ID, VGMEM_PCI_VENDOR);
 	vgk_put16(c, PCI_DEVICE_ID, VGMEM_PCI_DEVICE);
@@ -80,6 +77,12 @@ static void vgk_cfg_reset(struct vgk_vgpu *v)
 	vgk_put8(c, VGK_MSI_CAP + PCI_CAP_LIST_ID, PCI_CAP_ID_MSI);
 	vgk_put8(c, VGK_MSI_CAP + PCI_CAP_LIST_NEXT, 0);
 	vgk_put16(c, VGK_MSI_CAP + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
+}
+
+static void vgk_cfg_reset(struct vgk_vgpu *v)
+{
+	lockdep_assert_held(&v->reg_lock);
+	vgk_cfg_default(v->cfg);
 }
 
 /* Config space: any naturally aligned 1, 2 or 4 byte access. */
@@ -160,8 +163,6 @@ static u32 vgk_bar0_read(struct vgk_vgpu *v, u32 reg)
 	}
 }
 
-#define VGK_IRQ_ALL	(VGMEM_IRQ_CTRLQ | VGMEM_IRQ_CHAN_FAULT)
-
 /* Writes to read-only or unassigned registers are dropped, as on hardware. */
 static void vgk_bar0_write(struct vgk_vgpu *v, u32 reg, u32 val)
 {
@@ -196,7 +197,7 @@ static void vgk_bar0_write(struct vgk_vgpu *v, u32 reg, u32 val)
 	}
 }
 
-static void vgk_regs_reset(struct vgk_vgpu *v)
+void vgk_regs_reset(struct vgk_vgpu *v)
 {
 	lockdep_assert_held(&v->reg_lock);
 	v->q_base = 0;
@@ -449,6 +450,7 @@ static void vgk_close_device(struct vfio_device *vdev)
 	/* No control command may touch guest memory after we return. */
 	vgk_ctrlq_dev_stop(v);
 	mutex_lock(&v->lock);
+	vgk_mig_reset(v);
 	vgk_vm_destroy(v);
 	mutex_unlock(&v->lock);
 	vgk_irq_disable(v);
@@ -461,18 +463,26 @@ static void vgk_close_device(struct vfio_device *vdev)
  * VFIO_DEVICE_RESET: a fresh vGPU. Channels and BOs go with the old VM;
  * interrupt eventfds stay, as vfio-pci keeps them over a reset.
  */
-static int vgk_reset(struct vgk_vgpu *v)
+int vgk_vgpu_renew(struct vgk_vgpu *v)
 {
-	int ret;
-
-	mutex_lock(&v->lock);
+	lockdep_assert_held(&v->lock);
 	vgk_vm_destroy(v);
 	spin_lock(&v->reg_lock);
 	vgk_cfg_reset(v);
 	vgk_regs_reset(v);
 	spin_unlock(&v->reg_lock);
 	vgk_userd_reset_absent(v);
-	ret = vgk_vm_create(v);
+	return vgk_vm_create(v);
+}
+
+/* A reset also ends a migration: the device is RUNNING again (vfio-pci). */
+static int vgk_reset(struct vgk_vgpu *v)
+{
+	int ret;
+
+	mutex_lock(&v->lock);
+	vgk_mig_reset(v);
+	ret = vgk_vgpu_renew(v);
 	mutex_unlock(&v->lock);
 	return ret;
 }
@@ -644,6 +654,7 @@ static int vgk_vgpu_init(struct vfio_device *vdev)
 	INIT_LIST_HEAD(&v->vmas);
 	spin_lock_init(&v->reg_lock);
 	INIT_WORK(&v->ctrlq_work, vgk_ctrlq_dev_work);
+	vgk_mig_init(v);
 	spin_lock(&v->reg_lock);
 	vgk_cfg_reset(v);
 	vgk_regs_reset(v);

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# 97-migrate: VFIO migration (protocol v2) of a vGPU between two mdevs on
+# two GPUs, driven by vgmig-check as both the guest and its VMM: the source
+# short of VRAM (part of the guest's memory in host RAM), a busy channel and
+# one parked on a semaphore; cancels at STOP and STOP_COPY leave the source
+# running; garbage, cut and foreign-device streams are refused with the
+# destination left empty; the real stream moves the guest, whose parked
+# channel goes on and whose every byte checks out. Then the kernel log has
+# each refusal with its reason, and both mdevs are clean.
+# vmtest-timeout: 300
+
+command -v vgmig-check > /dev/null || skip "vgmig-check not built (make vm-bins)"
+vg_setup gpus=2 vram_mb=16
+set_oversub 6400
+
+src=$(mdev_create 1g 0) || exit 1
+dst=$(mdev_create 1g 1) || exit 1
+vgmig-check $src $dst || fail "vgmig-check $src -> $dst"
+log=$(dmesg)
+echo "$log" | grep -q "migration stream refused: not a vgmem migration stream" ||
+	fail "no log line for the garbage stream"
+echo "$log" | grep -q "migration stream refused: the stream ended after" ||
+	fail "no log line for the stream cut short"
+echo "$log" | grep -q "migration stream refused: device state refused: config space of another device" ||
+	fail "no log line for the foreign config space"
+# Closed: both VMs are gone, nothing is left allocated.
+expect_eq "$(mdev_attr $src allocated)" 0 "allocated on the source after the guest left"
+expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after close"
+mdev_remove $src
+mdev_remove $dst

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vgmig-check SRC DST: VFIO migration (protocol v2) of a vGPU from mdev SRC
+ * to mdev DST, this process being both the guest (libvgmem's VFIO
+ * transport) and its VMM (the migration ioctls, the data fds). The two
+ * devices share one container, so the guest's RAM is the same memory on
+ * both: what a VMM moves itself is already in place.
+ *
+ * The guest has buffer objects in VRAM and in host RAM (the source GPU is
+ * short of VRAM), a busy channel and one parked on a semaphore acquire.
+ * Checked, in order:
+ *  - the device offers STOP_COPY;
+ *  - a migration cancelled in STOP and in STOP_COPY leaves the source
+ *    running, its data fd dead;
+ *  - streams that are garbage, cut short or carry another device's config
+ *    space are refused on DST, which is then in ERROR with nothing of them
+ *    in it, and a reset makes it RUNNING and empty again;
+ *  - the real stream taken by DST: the guest switches to it, the parked
+ *    channel goes on once the semaphore is released, every byte checks
+ *    out and new work runs.
+ * Prints "ok: ..." per check, "FAIL: ..." and exits 1 at the first failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/vfio.h>
+
+#include "guest-driver/include/libvgmem.h"
+
+#define MiB		(1ull << 20)
+#define RAM		(64 * MiB)
+#define BO_A		(12 * MiB)
+#define BO_B		(4 * MiB)
+#define SEED_A		0xa11ce
+#define SEED_B		0xb0b
+#define MARK		0x600du
+#define PARK_LOOK_NS	(300ull * 1000000)	/* a wait that must not end: how long we look */
+/* The DEV record's config space in a stream: header, VM record, DEV head, state head. */
+#define DEV_CFG_AT	(32 + 16 + 24 + 16 + 16)
+
+static const char *src_uuid, *dst_uuid;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+static void ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static const char *state_name(uint32_t s)
+{
+	switch (s) {
+	case VFIO_DEVICE_STATE_ERROR: return "ERROR";
+	case VFIO_DEVICE_STATE_STOP: return "STOP";
+	case VFIO_DEVICE_STATE_RUNNING: return "RUNNING";
+	case VFIO_DEVICE_STATE_STOP_COPY: return "STOP_COPY";
+	case VFIO_DEVICE_STATE_RESUMING: return "RESUMING";
+	}
+	return "?";
+}
+
+/* VFIO_DEVICE_FEATURE with a payload of len bytes, in and out: 0 or -errno. */
+static int feature(int dev, uint32_t flags, void *data, size_t len)
+{
+	uint64_t buf[(sizeof(struct vfio_device_feature) + 64) / 8];
+	struct vfio_device_feature *f = (void *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	f->argsz = sizeof(*f) + len;
+	f->flags = flags;
+	memcpy(f->data, data, len);
+	if (ioctl(dev, VFIO_DEVICE_FEATURE, f))
+		return -errno;
+	memcpy(data, f->data, len);
+	return 0;
+}
+
+/* MIG_DEVICE_STATE, SET: 0 or -errno; *data_fd if one (else closed). */
+static int mig_set(int dev, uint32_t state, int *data_fd)
+{
+	struct vfio_device_feature_mig_state m = { .device_state = state,
+						   .data_fd = -1 };
+	int ret = feature(dev, VFIO_DEVICE_FEATURE_SET |
+			  VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE, &m, sizeof(m));
+
+	if (ret)
+		return ret;
+	if (data_fd)
+		*data_fd = m.data_fd;
+	else if (m.data_fd >= 0)
+		close(m.data_fd);
+	return 0;
+}
+
+static uint32_t mig_get(int dev)
+{
+	struct vfio_device_feature_mig_state m = { .data_fd = -1 };
+	int ret = feature(dev, VFIO_DEVICE_FEATURE_GET |
+			  VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE, &m, sizeof(m));
+
+	if (ret)
+		fail("getting the migration state: %s", strerror(-ret));
+	return m.device_state;
+}
+
+static void expect_state(int dev, uint32_t want, const char *what)
+{
+	uint32_t s = mig_get(dev);
+
+	if (s != want)
+		fail("%s: device state %s, expected %s", what, state_name(s),
+		     state_name(want));
+}
+
+static void set_or_die(int dev, uint32_t state, int *data_fd, const char *what)
+{
+	int ret = mig_set(dev, state, data_fd);
+
+	if (ret)
+		fail("%s: to %s: %s", what, state_name(state), strerror(-ret));
+	if (data_fd && *data_fd < 0)
+		fail("%s: to %s gave no data fd", what, state_name(state));
+}
+
+/* The whole stream of a data fd, to its end (read returns 0). */
+static uint8_t *read_stream(int fd, size_t *lenp)
+{
+	size_t cap = 64 * MiB, len = 0;
+	uint8_t *buf = malloc(cap);
+	ssize_t n;
+
+	if (!buf)
+		fail("no memory for the stream");
+	for (;;) {
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				fail("no memory for the stream");
+		}
+		/* Odd sizes: the device serves any. */
+		n = read(fd, buf + len, (cap - len) < 1000003 ? cap - len : 1000003);
+		if (n < 0)
+			fail("reading the source's stream at %zu: %s", len, strerror(errno));
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	*lenp = len;
+	return buf;
+}
+
+/* Write buf into a RESUMING data fd: 0 or the first -errno. */
+static int write_stream(int fd, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = write(fd, buf + off, (len - off) < 777777 ? len - off : 777777);
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static uint64_t mdev_attr(const char *uuid, const char *name)
+{
+	char path[256], buf[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vgmem/%s", uuid, name);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		fail("reading %s", path);
+	fclose(f);
+	return strtoull(buf, NULL, 0);
+}
+
+static void check_sum(struct vgmem_chan *ch, uint64_t va, uint64_t bytes,
+		      uint32_t seed, uint64_t scratch, const char *what)
+{
+	uint64_t sum;
+	int ret = vgmem_checksum(ch, va, bytes, scratch, &sum);
+
+	if (ret)
+		fail("%s: checksum: %s", what, strerror(-ret));
+	if (sum != vgmem_pattern_checksum(bytes, seed))
+		fail("%s: checksum %#" PRIx64 ", expected %#" PRIx64, what, sum,
+		     vgmem_pattern_checksum(bytes, seed));
+}
+
+/*
+ * A stream DST must refuse with err: written (the write may fail first),
+ * then RESUMING -> STOP fails and leaves ERROR; a reset makes it RUNNING,
+ * and nothing of the stream is in it.
+ */
+static void refused(int dst, const uint8_t *buf, size_t len, int err,
+		    const char *what)
+{
+	int fd, ret;
+
+	set_or_die(dst, VFIO_DEVICE_STATE_RESUMING, &fd, what);
+	ret = write_stream(fd, buf, len);
+	if (ret && ret != err)
+		fail("%s: write failed with %s, expected %s", what, strerror(-ret),
+		     strerror(-err));
+	ret = mig_set(dst, VFIO_DEVICE_STATE_STOP, NULL);
+	if (ret != err)
+		fail("%s: RESUMING -> STOP: %s, expected %s", what,
+		     ret ? strerror(-ret) : "success", strerror(-err));
+	expect_state(dst, VFIO_DEVICE_STATE_ERROR, what);
+	/* The data fd died with the arc. */
+	if (write(fd, buf, 16) >= 0 || errno != ENODEV)
+		fail("%s: the data fd still takes writes", what);
+	close(fd);
+	if (mdev_attr(dst_uuid, "allocated"))
+		fail("%s: %" PRIu64 " bytes left on the destination", what,
+		     mdev_attr(dst_uuid, "allocated"));
+	if (ioctl(dst, VFIO_DEVICE_RESET))
+		fail("%s: reset: %s", what, strerror(errno));
+	expect_state(dst, VFIO_DEVICE_STATE_RUNNING, what);
+	ok("%s: refused (%s), destination empty, RUNNING after a reset", what,
+	   strerror(-err));
+}
+
+int main(int argc, char **argv)
+{
+	struct vgmem_dev *dev;
+	struct vgmem_chan *w, *p;
+	struct vgmem_vm_stats st;
+	uint64_t va_a, va_b, va_s, va_x, seq_p, allocated;
+	uint32_t d[4], one = 1, mark;
+	uint8_t *stream, *bad;
+	size_t len;
+	int src, dst, fd, ret;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID\n");
+		return 2;
+	}
+	src_uuid = argv[1];
+	dst_uuid = argv[2];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (vgmem_open_vfio(src_uuid, RAM, &dev))
+		fail("opening %s: %s", src_uuid, vgmem_vfio_error());
+	src = vgmem_vfio_device_fd(dev, NULL, NULL);
+	{
+		struct vfio_device_feature_migration m = { 0 };
+
+		ret = feature(src, VFIO_DEVICE_FEATURE_GET | VFIO_DEVICE_FEATURE_MIGRATION,
+			      &m, sizeof(m));
+		if (ret)
+			fail("VFIO_DEVICE_FEATURE_MIGRATION: %s", strerror(-ret));
+		if (!(m.flags & VFIO_MIGRATION_STOP_COPY))
+			fail("migration flags %#llx lack STOP_COPY",
+			     (unsigned long long)m.flags);
+		ok("the vGPU offers migration (flags %#llx)", (unsigned long long)m.flags);
+	}
+	expect_state(src, VFIO_DEVICE_STATE_RUNNING, "after open");
+
+	/* The guest: BOs in VRAM and host RAM, one channel parked. */
+	if (vgmem_chan_create(dev, 64, 0, 0, &w) ||
+	    vgmem_chan_create(dev, 16, 0, 64 << 10, &p))
+		fail("channels: %s", vgmem_vfio_error());
+	if (vgmem_bo_alloc(dev, BO_A, &va_a) || vgmem_bo_alloc(dev, BO_B, &va_b) ||
+	    vgmem_bo_alloc(dev, 64 << 10, &va_s) || vgmem_bo_alloc(dev, 64 << 10, &va_x))
+		fail("BOs: %s", vgmem_vfio_error());
+	if (vgmem_fill_pattern(w, va_a, BO_A, SEED_A) ||
+	    vgmem_fill_pattern(w, va_b, BO_B, SEED_B))
+		fail("filling the BOs");
+	if (vgmem_stats(dev, &st))
+		fail("stats");
+	if (!st.relocated)
+		fail("nothing of %" PRIu64 " bytes is in host RAM: the test needs both",
+		     st.allocated);
+	allocated = st.allocated;
+	ok("guest: %" PRIu64 " bytes of BOs, %" PRIu64 " of them in host RAM",
+	   st.allocated, st.relocated);
+	/* Parked: acquire *S == 1, then release S+4 = MARK. */
+	d[0] = (uint32_t)(va_s >> 32);
+	d[1] = (uint32_t)va_s;
+	d[2] = 1;
+	d[3] = VGMEM_SEM_OP_ACQUIRE;
+	vgmem_pb_inc(p, 0, VGMEM_MTHD_SEMAPHORE_A, d, 4);
+	d[0] = (uint32_t)((va_s + 4) >> 32);
+	d[1] = (uint32_t)(va_s + 4);
+	d[2] = MARK;
+	d[3] = VGMEM_SEM_OP_RELEASE;
+	vgmem_pb_inc(p, 0, VGMEM_MTHD_SEMAPHORE_A, d, 4);
+	if (vgmem_submit(p, &seq_p))
+		fail("submitting the parked channel's work");
+	if (vgmem_wait(p, seq_p, PARK_LOOK_NS) != -ETIMEDOUT)
+		fail("the acquire of a semaphore nobody released went through");
+	ok("one channel parked on a semaphore acquire");
+
+	/* Cancelled in STOP and in STOP_COPY: the source runs on. */
+	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "cancel in STOP");
+	set_or_die(src, VFIO_DEVICE_STATE_RUNNING, NULL, "cancel in STOP");
+	check_sum(w, va_b, BO_B, SEED_B, va_x, "after a cancel in STOP");
+	set_or_die(src, VFIO_DEVICE_STATE_STOP_COPY, &fd, "cancel in STOP_COPY");
+	{
+		static uint8_t part[65536];
+
+		if (read(fd, part, sizeof(part)) != (ssize_t)sizeof(part))
+			fail("cancel in STOP_COPY: reading the stream: %s", strerror(errno));
+		set_or_die(src, VFIO_DEVICE_STATE_RUNNING, NULL, "cancel in STOP_COPY");
+		if (read(fd, part, sizeof(part)) >= 0 || errno != ENODEV)
+			fail("cancel in STOP_COPY: the data fd still reads");
+		close(fd);
+	}
+	check_sum(w, va_a, BO_A, SEED_A, va_x, "after a cancel in STOP_COPY");
+	ok("cancelled in STOP and in STOP_COPY: the source runs on, its data fd is dead");
+
+	/* The stop-and-copy. */
+	dst = vgmem_vfio_open_peer(dev, dst_uuid);
+	if (dst < 0)
+		fail("opening %s: %s", dst_uuid, vgmem_vfio_error());
+	set_or_die(src, VFIO_DEVICE_STATE_STOP_COPY, &fd, "source");
+	stream = read_stream(fd, &len);
+	close(fd);
+	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "source");
+	ok("source: a stream of %zu bytes for %" PRIu64 " bytes of BOs", len, allocated);
+
+	/* Hostile streams first: each refused, the destination untouched. */
+	bad = malloc(len);
+	if (!bad)
+		fail("no memory");
+	memset(bad, 0x5a, 4096);
+	refused(dst, bad, 4096, -EBADMSG, "garbage");
+	refused(dst, stream, len / 2, -EBADMSG, "a stream cut in half");
+	memcpy(bad, stream, len);
+	bad[DEV_CFG_AT] ^= 0xff;	/* the vendor id */
+	refused(dst, bad, len, -EBADMSG, "another device's config space");
+	free(bad);
+
+	/* The real one. */
+	set_or_die(dst, VFIO_DEVICE_STATE_RESUMING, &fd, "destination");
+	ret = write_stream(fd, stream, len);
+	if (ret)
+		fail("destination: writing the stream: %s (see dmesg)", strerror(-ret));
+	set_or_die(dst, VFIO_DEVICE_STATE_RUNNING, NULL, "destination");
+	close(fd);
+	free(stream);
+	if (mdev_attr(dst_uuid, "allocated") != allocated)
+		fail("destination holds %" PRIu64 " bytes, the source had %" PRIu64,
+		     mdev_attr(dst_uuid, "allocated"), allocated);
+	ok("destination: loaded and RUNNING with the source's %" PRIu64 " bytes", allocated);
+	ret = vgmem_vfio_switch_device(dev, dst);
+	if (ret)
+		fail("switching the guest to the destination: %s", vgmem_vfio_error());
+	ok("the guest runs on %s", dst_uuid);
+
+	/* Everything goes on there. */
+	if (vgmem_write(w, va_s, &one, sizeof(one)))
+		fail("releasing the semaphore on the destination");
+	ret = vgmem_wait(p, seq_p, 0);
+	if (ret)
+		fail("the parked channel: %s (error %u)", strerror(-ret),
+		     vgmem_chan_error(p, NULL));
+	if (vgmem_read(w, va_s + 4, &mark, sizeof(mark)) || mark != MARK)
+		fail("the parked channel's release wrote %#x, not %#x", mark, MARK);
+	ok("the parked channel went on once its semaphore was released");
+	check_sum(w, va_a, BO_A, SEED_A, va_x, "BO A on the destination");
+	check_sum(w, va_b, BO_B, SEED_B, va_x, "BO B on the destination");
+	ok("every byte of %" PRIu64 " checks out", BO_A + BO_B);
+	{
+		uint64_t va_c;
+
+		if (vgmem_bo_alloc(dev, 2 * MiB, &va_c) ||
+		    vgmem_fill_pattern(w, va_c, 2 * MiB, 7))
+			fail("new work on the destination: %s", vgmem_vfio_error());
+		check_sum(w, va_c, 2 * MiB, 7, va_x, "a new BO on the destination");
+	}
+	ok("new work runs on the destination");
+	vgmem_chan_destroy(p);
+	vgmem_chan_destroy(w);
+	vgmem_close_vfio(dev);
+	printf("vgmig-check: all passed\n");
+	return 0;
+}
