@@ -102,14 +102,14 @@ obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 # $(1): variant directory (build or build/asan)
 define variant
-$(1)/lib/libvgcore.a: $(call obj,$(1),$(CORE_SRCS))
-$(1)/lib/libvgmem.a: $(call obj,$(1),$(GUEST_SRCS))
-$(1)/lib/libvghost.a: $(call obj,$(1),$(HOST_SRCS))
-$(1)/lib/libvgpolicy.a: $(call obj,$(1),$(POLICY_SRCS))
-$(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS))
-$(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS))
-$(1)/lib/libvgnl.a: $(call obj,$(1),$(NL_LIB_SRCS))
-$(1)/lib/libvgutil.a: $(call obj,$(1),$(UTIL_SRCS))
+$(1)/lib/libvgcore.a: $(call obj,$(1),$(CORE_SRCS)) $(CORE_SRCS)
+$(1)/lib/libvgmem.a: $(call obj,$(1),$(GUEST_SRCS)) $(GUEST_SRCS)
+$(1)/lib/libvghost.a: $(call obj,$(1),$(HOST_SRCS)) $(HOST_SRCS)
+$(1)/lib/libvgpolicy.a: $(call obj,$(1),$(POLICY_SRCS)) $(POLICY_SRCS)
+$(1)/lib/libmgmtd.a: $(call obj,$(1),$(MGMTD_SRCS)) $(MGMTD_SRCS)
+$(1)/lib/libmgrest.a: $(call obj,$(1),$(MGMTD_REST_SRCS)) $(MGMTD_REST_SRCS)
+$(1)/lib/libvgnl.a: $(call obj,$(1),$(NL_LIB_SRCS)) $(NL_LIB_SRCS)
+$(1)/lib/libvgutil.a: $(call obj,$(1),$(UTIL_SRCS)) $(UTIL_SRCS)
 $(1)_LIBS := $(foreach l,$(LIB_NAMES),$(1)/lib/lib$(l).a)
 $(1)_BIN := $(if $(SIM_SRCS),$(1)/bin/vgmem-sim) \
 	$(if $(GUEST_TOOL_SRCS),$(1)/bin/vgmem-guest $(1)/bin/vgmem-guest-inproc) \
@@ -229,11 +229,14 @@ $(eval $(call variant,$(BUILD)))
 $(eval $(call variant,$(BUILD)/asan))
 $(eval $(call variant,$(BUILD)/tsan))
 
-# Rebuilt whole each time, so a deleted source leaves no stale member.
+# Rebuilt whole each time, so a deleted source leaves no stale member. A
+# library also depends on its sources: its objects are secondary (below),
+# and a missing secondary object alone never remakes a library, so a source
+# new to a tree built before would be left out of it.
 %.a:
 	@mkdir -p $(@D)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(filter %.o,$^)
 
 BENCHES := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_MAINS))
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(call obj,$(BUILD),$(BENCH_SUPPORT)) $($(BUILD)_LIBS)
