@@ -402,6 +402,58 @@ static int verify_all(struct vgg_ctx *c, struct vgmem_chan *ch, struct boset *s,
 	return VGG_OK;
 }
 
+static volatile sig_atomic_t hold_stop;
+
+static void hold_on_stop(int sig)
+{
+	(void)sig;
+	hold_stop = 1;
+}
+
+/*
+ * A hold (fill-check's and alloc's) lasts SECONDS, or until SIGTERM or
+ * SIGINT, after which the BOs are still checked and freed: a harness ends
+ * a workload whose lifetime it cannot know in advance (another VM's run,
+ * a live migration) and still learns whether its bytes survived. Between
+ * hold_begin and hold_end the signals set hold_stop; the harness may
+ * signal once it has seen the "hold ready" line.
+ */
+static void hold_begin(struct vgg_ctx *c, double seconds,
+		       struct sigaction old[2])
+{
+	const int sigs[] = { SIGTERM, SIGINT };
+	struct sigaction sa;
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = hold_on_stop;
+	sa.sa_flags = SA_RESTART;	/* the checks under way go on */
+	sigemptyset(&sa.sa_mask);
+	hold_stop = 0;
+	for (i = 0; i < 2; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	vgg_log(c, "hold ready %.1f s", seconds);
+}
+
+static void hold_end(const struct sigaction old[2])
+{
+	sigaction(SIGTERM, &old[0], NULL);
+	sigaction(SIGINT, &old[1], NULL);
+}
+
+/* alloc's hold: idle. Returns true when a signal ended it. */
+static bool alloc_hold(struct vgg_ctx *c, double seconds)
+{
+	uint64_t end = vgg_now_ns() + (uint64_t)(seconds * 1e9);
+	struct sigaction old[2];
+
+	hold_begin(c, seconds, old);
+	while (!hold_stop && vgg_now_ns() < end)
+		vgg_sleep_ns(10000000ull);
+	hold_end(old);
+	return hold_stop;
+}
+
 int vgg_cmd_fill_check(struct vgg_ctx *c)
 {
 	const struct vgg_opts *o = c->o;
@@ -440,9 +492,12 @@ int vgg_cmd_fill_check(struct vgg_ctx *c)
 		vgg_log(c, "loop %u ok", l);
 	}
 	if (o->hold > 0) {
+		struct sigaction old[2];
+
 		t_end = vgg_now_ns() + (uint64_t)(o->hold * 1e9);
 		last_log = vgg_now_ns();
-		while (vgg_now_ns() < t_end) {
+		hold_begin(c, o->hold, old);
+		while (!hold_stop && vgg_now_ns() < t_end) {
 			snprintf(when, sizeof(when), "hold round %llu",
 				 (unsigned long long)rounds);
 			ret = verify_all(c, ch, &s, when);
@@ -455,6 +510,10 @@ int vgg_cmd_fill_check(struct vgg_ctx *c)
 				last_log = vgg_now_ns();
 			}
 		}
+		hold_end(old);
+		if (hold_stop)
+			vgg_log(c, "hold ended early by a signal after %llu rounds",
+				(unsigned long long)rounds);
 	}
 	print_stats(c, "");
 	ret = vgg_detail(c, VGG_OK, "fill-check size=%llu bos=%u loops=%u hold_rounds=%llu checks=%llu",
@@ -637,42 +696,6 @@ static int check_samples(struct vgg_ctx *c, struct vgmem_chan *ch, struct boset 
 err:
 	return vgg_detail(c, VGG_FAIL, "alloc: checking samples: %s",
 			  why(c, ch, ret, w, sizeof(w)));
-}
-
-static volatile sig_atomic_t alloc_stop;
-
-static void alloc_on_stop(int sig)
-{
-	(void)sig;
-	alloc_stop = 1;
-}
-
-/*
- * alloc's hold: SECONDS, or until SIGTERM/SIGINT, after which the BOs are
- * still checked and freed: a harness ends a bystander whose lifetime it
- * cannot know in advance (another VM's run) and still learns whether its
- * bytes survived. Returns true when a signal ended it.
- */
-static bool alloc_hold(struct vgg_ctx *c, double seconds)
-{
-	const int sigs[] = { SIGTERM, SIGINT };
-	struct sigaction sa, old[2];
-	uint64_t end = vgg_now_ns() + (uint64_t)(seconds * 1e9);
-	unsigned int i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = alloc_on_stop;
-	sigemptyset(&sa.sa_mask);
-	alloc_stop = 0;
-	for (i = 0; i < 2; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-	/* The harness may signal once it has seen this line. */
-	vgg_log(c, "hold ready %.1f s", seconds);
-	while (!alloc_stop && vgg_now_ns() < end)
-		vgg_sleep_ns(10000000ull);
-	for (i = 0; i < 2; i++)
-		sigaction(sigs[i], &old[i], NULL);
-	return alloc_stop;
 }
 
 int vgg_cmd_alloc(struct vgg_ctx *c)

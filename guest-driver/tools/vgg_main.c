@@ -140,7 +140,8 @@ static const char *const usage_cmd[VGG_CMD_NR] = {
 	"Allocates --size bytes in BOs of --bo (default: 4M or less); each loop\n"
 	"(default 1) fills every BO with FILL_PATTERN under a new seed and checks\n"
 	"the GPU's checksum of each against the CPU's. With --hold, keeps checking\n"
-	"the last patterns for that many seconds. Frees everything at the end.\n",
+	"the last patterns for that many seconds (SIGTERM or SIGINT ends the hold\n"
+	"early; the round under way finishes). Frees everything at the end.\n",
 	[VGG_SUBMIT_LOOP] =
 	"usage: vgmem-guest (--dev UUID | --pci DEV | --inproc) submit-loop --count N\n"
 	"Submits N GPFIFO entries as fast as the ring allows. Entry i waits for a\n"
