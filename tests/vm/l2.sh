@@ -7,7 +7,11 @@
 #
 #   l2_start NAME --mdev UUID --script FILE [--share TAG DIR] [--machine M]
 #            [--smp N] [--mem MIB] [--append "KERNEL ARGS"]
+#            [--qemu BINARY] [--vfio-opts ",OPT=V..."] [--monitor] [--signal]
+#            [--incoming URI]
 #   l2_wait NAME [SECONDS]
+#   l2_hmp NAME COMMAND [SECONDS]     (with --monitor)
+#   l2_signal NAME LINE               (with --signal)
 #
 # l2_start boots L2 in the background: FILE becomes /l2/run.sh in L2 (a
 # cpio archive appended to L2's initramfs) and runs there with the helpers
@@ -18,6 +22,15 @@
 # exited by itself with status 0, L2 said "L2 END rc=0", at least one
 # "L2 PASS" and no "L2 FAIL". Everything of NAME is in $(l2_dir NAME), the
 # phase times in its file "times".
+#
+# For live migration: --qemu picks another QEMU (L2_QEMU10, QEMU 10 from
+# "# vmtest-needs: qemu10", speaks VFIO migration v2), --vfio-opts adds to
+# the vfio-pci device (e.g. ",enable-migration=on"), --monitor gives QEMU a
+# human monitor on FIFOs that l2_hmp talks to (prints what QEMU answered),
+# --signal gives L2 a second serial port, /dev/ttyS1, that l2_signal writes
+# a line into, and --incoming starts QEMU waiting for a migration (a
+# destination: the same arguments as the source's but --mdev and the
+# paths, which are NAME's own).
 #
 # An L2 that libvirt runs ("# vmtest-needs: qemu libvirt"):
 #
@@ -46,6 +59,7 @@ L2_MEM=${L2_MEM:-256}
 # busy, and L2's soft lockup detector reported it as a BUG.
 L2_APPEND=${L2_APPEND:-"console=ttyS0 panic=-1 quiet loglevel=4 acpi=noirq nowatchdog"}
 L2_POLL=0.5
+L2_QEMU10=/opt/qemu10/usr/bin/qemu-system-x86_64
 
 l2_dir() {
 	echo "/tmp/l2.$1"
@@ -67,6 +81,7 @@ secs_since() {
 
 l2_start() {
 	local name=$1 d mdev= script= tag= share= machine=$L2_MACHINE smp=$L2_SMP mem=$L2_MEM append=
+	local qemu=qemu-system-x86_64 vfio_opts= monitor=0 signal=0 incoming=
 	shift
 	d=$(l2_dir "$name")
 	while [ $# -gt 0 ]; do
@@ -78,6 +93,11 @@ l2_start() {
 		--smp) smp=$2; shift 2 ;;
 		--mem) mem=$2; shift 2 ;;
 		--append) append=$2; shift 2 ;;
+		--qemu) qemu=$2; shift 2 ;;
+		--vfio-opts) vfio_opts=$2; shift 2 ;;
+		--monitor) monitor=1; shift ;;
+		--signal) signal=1; shift ;;
+		--incoming) incoming=$2; shift 2 ;;
 		*) fail "l2_start: unknown argument '$1'" ;;
 		esac
 	done
@@ -88,7 +108,17 @@ l2_start() {
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$d/console" \
 		-kernel $L2_DIR/vmlinux -initrd "$d/initrd" -append "$L2_APPEND $append" \
-		-device "vfio-pci,sysfsdev=$MDEV_DEVS/$mdev"
+		-device "vfio-pci,sysfsdev=$MDEV_DEVS/$mdev$vfio_opts"
+	command -v "$qemu" > /dev/null || fail "l2_start $name: no QEMU '$qemu'"
+	if [ $monitor = 1 ]; then
+		mkfifo "$d/mon.in" "$d/mon.out"
+		set -- "$@" -chardev "pipe,id=mon,path=$d/mon" -mon chardev=mon,mode=readline
+	fi
+	if [ $signal = 1 ]; then
+		mkfifo "$d/sig.in" "$d/sig.out"
+		set -- "$@" -chardev "pipe,id=sig,path=$d/sig" -serial chardev:sig
+	fi
+	[ -n "$incoming" ] && set -- "$@" -incoming "$incoming"
 	if [ -n "$tag" ]; then
 		l2_virtiofsd "$name" "$share" || exit 1
 		# vhost-user needs L2's RAM in a shared mapping virtiofsd can map.
@@ -97,15 +127,42 @@ l2_start() {
 			-object "memory-backend-memfd,id=mem,size=${mem}M,share=on" \
 			-numa node,memdev=mem
 	fi
-	echo "qemu-system-x86_64 $*" > "$d/cmdline"
+	echo "$qemu $*" > "$d/cmdline"
 	l1_uptime > "$d/t.launch"
 	(
-		qemu-system-x86_64 "$@" > "$d/qemu.out" 2> "$d/qemu.err" < /dev/null &
+		"$qemu" "$@" > "$d/qemu.out" 2> "$d/qemu.err" < /dev/null &
 		echo $! > "$d/qemu.pid"
 		wait $!
 		echo $? > "$d/qemu.rc"
 	) &
 	while [ ! -s "$d/qemu.pid" ]; do sleep 0.1; done
+	# QEMU opens the FIFOs read-write: these readers never block it.
+	[ $monitor = 1 ] && { cat "$d/mon.out" > "$d/mon.log" & }
+	[ $signal = 1 ] && { cat "$d/sig.out" > "$d/sig.log" & }
+	return 0
+}
+
+# l2_hmp NAME COMMAND [SECONDS]: one monitor command; prints QEMU's answer
+# (without the line editor's echo) once the prompt is back, or fails.
+l2_hmp() {
+	local d before bound=${3:-60}
+	d=$(l2_dir "$1")
+	[ -p "$d/mon.in" ] || fail "l2_hmp $1: no monitor (l2_start --monitor)"
+	before=$(wc -c < "$d/mon.log")
+	echo "$2" > "$d/mon.in"
+	wait_until "$bound" sh -c "[ \$(wc -c < $d/mon.log) -gt $before ] &&
+		tail -c 8 $d/mon.log | grep -q '(qemu) \$'" ||
+		fail "l2_hmp $1: no prompt within ${bound}s after '$2'"
+	# The first line is the line editor's echo of the command.
+	tail -c +$((before + 1)) "$d/mon.log" | tr -d '\r' | sed 1d | grep -v '^(qemu)'
+}
+
+# l2_signal NAME LINE: LINE into L2's /dev/ttyS1 (l2_start --signal).
+l2_signal() {
+	local d
+	d=$(l2_dir "$1")
+	[ -p "$d/sig.in" ] || fail "l2_signal $1: no signal port (l2_start --signal)"
+	echo "$2" > "$d/sig.in"
 }
 
 # l2_prepare NAME --script FILE: a fresh $(l2_dir NAME) with L2's initrd,
@@ -235,11 +292,18 @@ l2_wait() {
 	[ -n "$t_end" ] || t_end=$t_exit
 	k_init=$(l2_console "$name" | sed -n 's/^L2 INIT uptime=\([0-9.]*\).*/\1/p')
 	k_end=$(l2_console "$name" | sed -n 's/^L2 END .*uptime=\([0-9.]*\).*/\1/p')
-	awk -v l="$t_launch" -v i="$t_init" -v e="$t_end" -v x="$t_exit" \
-		-v ki="${k_init:-?}" -v ke="${k_end:-?}" 'BEGIN {
-		printf "launch to init %.1fs (L2 kernel up %ss at init), work %.1fs " \
-			"(L2 uptime %ss at end), poweroff %.1fs, total %.1fs\n",
-			i - l, ki, e - i, ke, x - e, x - l }' > "$d/times"
+	if [ -n "$k_init" ]; then
+		awk -v l="$t_launch" -v i="$t_init" -v e="$t_end" -v x="$t_exit" \
+			-v ki="$k_init" -v ke="${k_end:-?}" 'BEGIN {
+			printf "launch to init %.1fs (L2 kernel up %ss at init), work %.1fs " \
+				"(L2 uptime %ss at end), poweroff %.1fs, total %.1fs\n",
+				i - l, ki, e - i, ke, x - e, x - l }' > "$d/times"
+	else
+		# A migration's destination: L2 started on the source.
+		awk -v l="$t_launch" -v e="$t_end" -v x="$t_exit" -v ke="${k_end:-?}" 'BEGIN {
+			printf "launch to END %.1fs (an incoming L2, L2 uptime %ss at end), " \
+				"poweroff %.1fs, total %.1fs\n", e - l, ke, x - e, x - l }' > "$d/times"
+	fi
 	echo "l2 $name: $(cat "$d/times")"
 	l2_virtiofsd_reap "$name"
 

@@ -111,9 +111,11 @@ fi
 # further archive (60 MB unpacked, so only then), and their time limits on
 # top of the VM's: a nested guest boots in minutes, not seconds. Those that
 # also say "libvirt" get libvirtd, virsh and its QEMU driver in one more
-# (tests/vm/mklibvirt.sh).
+# (tests/vm/mklibvirt.sh), those that say "qemu10" QEMU 10 from
+# bookworm-backports at /opt/qemu10 (tests/vm/mkqemu10.sh).
 needs_qemu=
 needs_libvirt=
+needs_qemu10=
 selected=${cases//,/ }
 [ -n "$selected" ] || selected=$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')
 for c in $selected; do
@@ -122,6 +124,7 @@ for c in $selected; do
 	grep -q '^# vmtest-needs:.*\bqemu\b' "$f" || continue
 	needs_qemu="$needs_qemu $c"
 	grep -q '^# vmtest-needs:.*\blibvirt\b' "$f" && needs_libvirt="$needs_libvirt $c"
+	grep -q '^# vmtest-needs:.*\bqemu10\b' "$f" && needs_qemu10="$needs_qemu10 $c"
 	t=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
 	timeout=$((timeout + ${t:-120}))
 done
@@ -132,6 +135,10 @@ if [ -n "$needs_qemu" ]; then
 	if [ -n "$needs_libvirt" ]; then
 		"$HERE/mklibvirt.sh" "$VM_BUILD/libvirt.cpio.gz"
 		cat "$VM_BUILD/libvirt.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
+	fi
+	if [ -n "$needs_qemu10" ]; then
+		"$HERE/mkqemu10.sh" "$VM_BUILD/qemu10.cpio.gz"
+		cat "$VM_BUILD/qemu10.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
 	fi
 	initrd=$VM_BUILD/initramfs-nested.cpio.gz
 fi
@@ -152,9 +159,10 @@ fi
 
 echo "vm: booting $KVER under TCG (limit ${timeout}s, console: $CONSOLE)"
 rc=0
-# Live: the result lines; everything goes to the console log, \r stripped.
+# Live: the result lines; everything goes to the console log, \r stripped
+# (line by line, so the log shows a long case's progress as it happens).
 timeout -k 10 "$timeout" "$QEMU" "${qemu_args[@]}" < /dev/null 2>&1 |
-	tr -d '\r' | tee "$CONSOLE" | grep --line-buffered -E '^VMTEST (PASS|FAIL|SKIP|DONE)' ||
+	stdbuf -oL tr -d '\r' | tee "$CONSOLE" | grep --line-buffered -E '^VMTEST (PASS|FAIL|SKIP|DONE)' ||
 	true
 rc=${PIPESTATUS[0]}
 
