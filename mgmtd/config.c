@@ -146,10 +146,10 @@ void mg_config_free(struct mg_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* The config file's and domain XML's size syntax: size.h, VG_SIZE_CONFIG. */
+/* The config file's and domain XML's size syntax: size.h, VG_SIZE_MGMT. */
 int mg_parse_size(const char *s, uint64_t *out)
 {
-	return vg_parse_size(s, VG_SIZE_CONFIG, out);
+	return vg_parse_size(s, VG_SIZE_MGMT, out);
 }
 
 bool mg_uuid_valid(const char *s)
@@ -306,7 +306,7 @@ int mg_config_set(struct mg_config *cfg, const char *key, const char *val,
 		return 0;
 	case K_SIZE:
 		if (mg_parse_size(val, &v) || v < k->lo || v > k->hi)
-			return errf(err, errlen, "%s: '%s' is not a size in %llu..%llu bytes (suffixes K M G T)",
+			return errf(err, errlen, "%s: '%s' is not a size in %llu..%llu bytes (e.g. 8G, 512MiB, 2GB)",
 				    k->name, val, (unsigned long long)k->lo,
 				    (unsigned long long)k->hi);
 		*(uint64_t *)p = v;

@@ -289,10 +289,10 @@ void rj_event(struct rbuf *b, const struct mg_event *ev)
 
 /* ---- parsers ----------------------------------------------------------- */
 
-/* REST size strings: size.h, VG_SIZE_REST. */
+/* REST size strings, as the config file's and domain XML's: VG_SIZE_MGMT. */
 int rj_parse_size(const char *s, uint64_t *out)
 {
-	return vg_parse_size(s, VG_SIZE_REST, out);
+	return vg_parse_size(s, VG_SIZE_MGMT, out);
 }
 
 static int rj_fail(struct rj_error *e, unsigned int status, const char *fmt, ...)
@@ -348,7 +348,7 @@ static int rj_size_field(const char *key, json_t *v, uint64_t *out,
 
 		if (strlen(s) != json_string_length(v) || rj_parse_size(s, out))
 			return rj_fail(e, 400,
-				       "\"%s\" is not a size: use bytes or a number with a unit (K, M, G, T, P), e.g. \"8G\"",
+				       "\"%s\" is not a size: use bytes or a number with a unit (K or KiB, KB, M or MiB, MB, ... E or EiB, EB), e.g. \"8G\"",
 				       key);
 		/*
 		 * Sizes go back out as JSON integers, which JSON parsers

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include "size.h"
 
 static bool is_digit(char c)
@@ -16,46 +17,80 @@ static bool is_digit(char c)
 /* log2 of unit letter c, or 0 if flags do not make c a unit. */
 static unsigned int unit_shift(char c, unsigned int flags)
 {
-	static const char units[] = "KMGTP";
+	static const char units[] = "KMGT";
 	unsigned int i;
 
 	if ((flags & VG_SIZE_LOWER) && c >= 'a' && c <= 'z')
 		c = (char)(c - 'a' + 'A');
 	for (i = 0; units[i]; i++)
 		if (c == units[i])
-			break;
-	if (!units[i] || (c == 'P' && !(flags & VG_SIZE_P)))
-		return 0;
-	return 10 * (i + 1);
+			return 10 * (i + 1);
+	return 0;
+}
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* ASCII case-insensitive equality, whatever the locale. */
+static bool same(const char *a, const char *b)
+{
+	for (; *a && lower(*a) == lower(*b); a++, b++)
+		;
+	return lower(*a) == lower(*b);
 }
 
 /*
- * Decimal digits, '.', fraction digits (VG_SIZE_FRAC). The bound on the
- * whole part is the one mgmtd's parsers had, which refuses a few values
- * just below 2^64 too: kept so that none of them changes.
+ * The bytes in unit u as libvirt's virScaleInteger() reads it (size.h's
+ * table), or 0 if u is not a unit.
  */
-static int parse_frac(const char *s, unsigned int flags, uint64_t *ip,
-		      uint64_t *frac, uint64_t *fscale, const char **end)
+static uint64_t scaled_unit(const char *u)
 {
-	bool exact = flags & VG_SIZE_FRAC_EXACT, digits = false;
+	static const char letters[] = "kmgtpe";
+	uint64_t base, mult = 1;
+	const char *l;
+
+	if (!*u || same(u, "b") || same(u, "byte") || same(u, "bytes"))
+		return 1;
+	l = strchr(letters, lower(*u));
+	if (!l)
+		return 0;
+	if (!u[1] || same(u + 1, "ib"))
+		base = 1024;
+	else if (same(u + 1, "b"))
+		base = 1000;
+	else
+		return 0;
+	do
+		mult *= base;
+	while (l-- > letters);
+	return mult;
+}
+
+/*
+ * Decimal digits, '.', at most 9 fraction digits (VG_SIZE_MGMT); either
+ * side of the '.' may be empty, not both.
+ */
+static int parse_frac(const char *s, uint64_t *ip, uint64_t *frac,
+		      uint64_t *fscale, const char **end)
+{
+	bool digits = false;
 	const char *p = s;
 
 	*ip = 0;
 	*frac = 0;
 	*fscale = 1;
-	if (!exact && !is_digit(*p))
-		return -EINVAL;
 	for (; is_digit(*p); p++) {
-		if (*ip > (UINT64_MAX - 9) / 10)
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (*ip > (UINT64_MAX - d) / 10)
 			return -EINVAL;
-		*ip = *ip * 10 + (uint64_t)(*p - '0');
+		*ip = *ip * 10 + d;
 		digits = true;
 	}
 	if (*p == '.') {
-		p++;
-		if (!exact && !is_digit(*p))
-			return -EINVAL;
-		for (; is_digit(*p); p++) {
+		for (p++; is_digit(*p); p++) {
 			if (*fscale >= 1000000000ull)
 				return -EINVAL;	/* more precision than bytes have */
 			*frac = *frac * 10 + (uint64_t)(*p - '0');
@@ -69,30 +104,61 @@ static int parse_frac(const char *s, unsigned int flags, uint64_t *ip,
 	return 0;
 }
 
+/* VG_SIZE_MGMT: ip.frac (frac / fscale) times mult, in whole bytes. */
+static int scale_frac(uint64_t ip, uint64_t frac, uint64_t fscale,
+		      uint64_t mult, uint64_t *out)
+{
+	uint64_t whole, part;
+
+	if (ip > UINT64_MAX / mult)
+		return -EINVAL;
+	/*
+	 * frac / fscale of mult: frac < fscale <= 10^9 and mult <= 2^60, so
+	 * split mult by fscale to stay within 64 bits.
+	 */
+	whole = mult / fscale * frac;
+	part = (mult % fscale) * frac;
+	if (part % fscale)
+		return -EINVAL;	/* not a whole number of bytes */
+	part /= fscale;
+	if (ip * mult > UINT64_MAX - whole - part)
+		return -EINVAL;
+	*out = ip * mult + whole + part;
+	return 0;
+}
+
+static int parse_mgmt(const char *s, uint64_t *out)
+{
+	uint64_t ip, frac, fscale, mult;
+	const char *p;
+
+	if (parse_frac(s, &ip, &frac, &fscale, &p))
+		return -EINVAL;
+	mult = scaled_unit(p);
+	if (!mult)
+		return -EINVAL;
+	return scale_frac(ip, frac, fscale, mult, out);
+}
+
 int vg_parse_size(const char *s, unsigned int flags, uint64_t *out)
 {
-	uint64_t v, frac = 0, fscale = 1, mult = 1, whole, part;
+	uint64_t v, mult = 1;
 	unsigned int shift;
 	const char *p;
 	char *end;
-	int err;
 
 	if (!s)
 		return -EINVAL;
-	if (flags & VG_SIZE_FRAC) {
-		err = parse_frac(s, flags, &v, &frac, &fscale, &p);
-		if (err)
-			return err;
-	} else {
-		/* strtoull's own syntax, as the tools always read their sizes. */
-		if (flags & VG_SIZE_C_NUMBER ? !*s || *s == '-' : !is_digit(*s))
-			return -EINVAL;
-		errno = 0;
-		v = strtoull(s, &end, flags & VG_SIZE_C_NUMBER ? 0 : 10);
-		if (errno || end == s)
-			return -EINVAL;
-		p = end;
-	}
+	if (flags & VG_SIZE_MGMT)
+		return parse_mgmt(s, out);
+	/* strtoull's own syntax, as the tools always read their sizes. */
+	if (flags & VG_SIZE_C_NUMBER ? !*s || *s == '-' : !is_digit(*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, flags & VG_SIZE_C_NUMBER ? 0 : 10);
+	if (errno || end == s)
+		return -EINVAL;
+	p = end;
 
 	shift = unit_shift(*p, flags);
 	if (shift) {
@@ -106,30 +172,11 @@ int vg_parse_size(const char *s, unsigned int flags, uint64_t *out)
 			if (*p == 'B' || (any && *p == 'b'))
 				p++;
 		}
-	} else {
-		/* Only the exact fraction syntax takes "1.0" as a byte count. */
-		if (fscale > 1 && !(flags & VG_SIZE_FRAC_EXACT))
-			return -EINVAL;
-		if ((*p == 'B' && (flags & VG_SIZE_BARE_B)) ||
-		    (*p == 'b' && (flags & VG_SIZE_BARE_LOWER_B)))
-			p++;
+	} else if (*p == 'b' && (flags & VG_SIZE_BARE_LOWER_B)) {
+		p++;
 	}
-	if (*p)
+	if (*p || v > UINT64_MAX / mult)
 		return -EINVAL;
-	if (v > UINT64_MAX / mult)
-		return -EINVAL;
-	v *= mult;
-	/*
-	 * frac / fscale of mult, rounded down: frac < 10^9 and mult <= 2^50,
-	 * so split mult by fscale to stay within 64 bits.
-	 */
-	whole = mult / fscale * frac;
-	part = (mult % fscale) * frac;
-	if ((flags & VG_SIZE_FRAC_EXACT) && part % fscale)
-		return -EINVAL;	/* not a whole number of bytes */
-	part /= fscale;
-	if (v > UINT64_MAX - whole - part)
-		return -EINVAL;
-	*out = v + whole + part;
+	*out = v * mult;
 	return 0;
 }

@@ -616,6 +616,8 @@ static void test_config(void **state)
 	assert_int_equal(v, 512 * MiB);
 	assert_int_equal(mg_parse_size("4096", &v), 0);
 	assert_int_equal(v, 4096);
+	assert_int_equal(mg_parse_size("2GB", &v), 0);
+	assert_int_equal(v, 2000000000);
 	assert_int_equal(mg_parse_size("", &v), -EINVAL);
 	assert_int_equal(mg_parse_size("-1", &v), -EINVAL);
 	assert_int_equal(mg_parse_size("1X", &v), -EINVAL);

@@ -27,7 +27,12 @@ static void test_sizes(void **state)
 	assert_true(v == 3ull << 29);
 	assert_int_equal(rj_parse_size("4096B", &v), 0);
 	assert_true(v == 4096);
+	assert_int_equal(rj_parse_size("8GB", &v), 0);	/* libvirt's: 10^9 */
+	assert_true(v == 8000000000ull);
+	assert_int_equal(rj_parse_size("8g", &v), 0);
+	assert_true(v == 8ull << 30);
 	assert_int_equal(rj_parse_size("99999999999P", &v), -EINVAL);
+	assert_int_equal(rj_parse_size("8Gi", &v), -EINVAL);
 	assert_int_equal(rj_parse_size("18446744073709551616", &v), -EINVAL);
 	assert_int_equal(rj_parse_size("1.5", &v), -EINVAL);
 	assert_int_equal(rj_parse_size("1.5B", &v), -EINVAL);

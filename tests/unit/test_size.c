@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The shared size parser (lib/util/size.c): each caller's syntax as
- * size.h lists it, and values past 2^64 - 1 refused in every one.
+ * size.h lists it (mgmtd's with every libvirt unit both ways and in either
+ * case), and values past 2^64 - 1 refused in every one.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -20,7 +22,7 @@
 #define PI	(1ull << 50)
 
 static const unsigned int all_sets[] = {
-	VG_SIZE_NL, VG_SIZE_SIM, VG_SIZE_GUEST, VG_SIZE_CONFIG, VG_SIZE_REST,
+	VG_SIZE_NL, VG_SIZE_SIM, VG_SIZE_GUEST, VG_SIZE_MGMT,
 };
 
 static void ok(const char *s, unsigned int flags, uint64_t want)
@@ -69,15 +71,9 @@ static void test_every_set(void **state)
 		bad("17179869184G", f);
 		bad("18014398509481984K", f);
 	}
-	/* 2^64 - 1 itself: strtoull's callers take it. */
-	ok("18446744073709551615", VG_SIZE_NL, UINT64_MAX);
-	ok("18446744073709551615", VG_SIZE_SIM, UINT64_MAX);
-	ok("18446744073709551615", VG_SIZE_GUEST, UINT64_MAX);
-	/* mgmtd's digit loop stops a little earlier (size.h). */
-	bad("18446744073709551615", VG_SIZE_CONFIG);
-	bad("18446744073709551615", VG_SIZE_REST);
-	ok("18446744073709551609", VG_SIZE_CONFIG, 18446744073709551609ull);
-	ok("18446744073709551609", VG_SIZE_REST, 18446744073709551609ull);
+	/* 2^64 - 1 itself: every syntax takes it. */
+	for (i = 0; i < sizeof(all_sets) / sizeof(all_sets[0]); i++)
+		ok("18446744073709551615", all_sets[i], UINT64_MAX);
 }
 
 static void test_nl(void **state)
@@ -149,63 +145,130 @@ static void test_guest(void **state)
 	bad("20000000T", f);
 }
 
-static void test_config(void **state)
+#define KB	1000ull
+#define MB	(1000 * KB)
+#define GB	(1000 * MB)
+#define TB	(1000 * GB)
+#define PB	(1000 * TB)
+#define EB	(1000 * PB)
+#define EI	(1ull << 60)
+
+/* One value in every spelling libvirt takes for its unit (any case). */
+static void ok_cases(const char *num, const char *unit, uint64_t want)
 {
-	const unsigned int f = VG_SIZE_CONFIG;
+	char s[64], up[16];
+	size_t i;
+
+	snprintf(s, sizeof(s), "%s%s", num, unit);
+	ok(s, VG_SIZE_MGMT, want);
+	for (i = 0; unit[i] && i + 1 < sizeof(up); i++)
+		up[i] = (char)(unit[i] >= 'a' && unit[i] <= 'z' ?
+			       unit[i] - 'a' + 'A' : unit[i]);
+	up[i] = 0;
+	snprintf(s, sizeof(s), "%s%s", num, up);
+	ok(s, VG_SIZE_MGMT, want);
+}
+
+static void test_mgmt_units(void **state)
+{
+	(void)state;
+	/* bytes */
+	ok_cases("4096", "", 4096);
+	ok_cases("4096", "b", 4096);
+	ok_cases("4096", "byte", 4096);
+	ok_cases("4096", "bytes", 4096);
+	ok("4096Bytes", VG_SIZE_MGMT, 4096);
+	/* binary: the letter alone or with "iB" */
+	ok_cases("3", "k", 3 * KI);
+	ok_cases("3", "kib", 3 * KI);
+	ok_cases("3", "m", 3 * MI);
+	ok_cases("3", "mib", 3 * MI);
+	ok_cases("3", "g", 3 * GI);
+	ok_cases("3", "gib", 3 * GI);
+	ok_cases("3", "t", 3 * TI);
+	ok_cases("3", "tib", 3 * TI);
+	ok_cases("3", "p", 3 * PI);
+	ok_cases("3", "pib", 3 * PI);
+	ok_cases("3", "e", 3 * EI);
+	ok_cases("3", "eib", 3 * EI);
+	ok("3KiB", VG_SIZE_MGMT, 3 * KI);
+	ok("3GiB", VG_SIZE_MGMT, 3 * GI);
+	ok("3gIb", VG_SIZE_MGMT, 3 * GI);
+	/* decimal: the letter with "B" */
+	ok_cases("3", "kb", 3 * KB);
+	ok_cases("3", "mb", 3 * MB);
+	ok_cases("3", "gb", 3 * GB);
+	ok_cases("3", "tb", 3 * TB);
+	ok_cases("3", "pb", 3 * PB);
+	ok_cases("3", "eb", 3 * EB);
+	ok("2GB", VG_SIZE_MGMT, 2 * GB);
+	ok("2Gb", VG_SIZE_MGMT, 2 * GB);	/* bytes, not bits */
+	ok("2gB", VG_SIZE_MGMT, 2 * GB);
+	/* not units */
+	bad("8Gi", VG_SIZE_MGMT);
+	bad("8GiBB", VG_SIZE_MGMT);
+	bad("8GBi", VG_SIZE_MGMT);
+	bad("8bb", VG_SIZE_MGMT);
+	bad("8byt", VG_SIZE_MGMT);
+	bad("8bytess", VG_SIZE_MGMT);
+	bad("8X", VG_SIZE_MGMT);
+	bad("8XB", VG_SIZE_MGMT);
+	bad("8ib", VG_SIZE_MGMT);
+	bad("8Z", VG_SIZE_MGMT);
+	bad("8 G", VG_SIZE_MGMT);
+	bad("8G ", VG_SIZE_MGMT);
+}
+
+static void test_mgmt_numbers(void **state)
+{
+	const unsigned int f = VG_SIZE_MGMT;
 
 	(void)state;
-	ok("8g", f, 8 * GI);
+	/* fractions that come to whole bytes */
 	ok("1.5G", f, 3 * GI / 2);
+	ok("1.5GB", f, 1500 * MB);
 	ok(".5G", f, GI / 2);
 	ok("1.", f, 1);
 	ok("1.0", f, 1);
-	ok("1.0B", f, 1);
-	ok("512MiB", f, 512 * MI);
-	ok("512mib", f, 512 * MI);
-	ok("512MIB", f, 512 * MI);
-	ok("512Mb", f, 512 * MI);
-	ok("512Mi", f, 512 * MI);
-	ok("4096B", f, 4096);
+	ok("1.0b", f, 1);
 	ok("1.25K", f, 1280);
+	ok("1.3KB", f, 1300);
 	ok("0.125T", f, TI / 8);
-	bad("0.000000001T", f);		/* 1099.51 bytes */
-	bad("4096b", f);
+	ok("0.000000001GB", f, 1);
+	ok("1.000000000E", f, EI);
 	bad("0.3", f);			/* not whole bytes */
-	bad("1.3K", f);
-	bad(".", f);
-	bad("1P", f);
+	bad("1.5b", f);
+	bad("1.3K", f);			/* 1331.2 bytes */
+	bad("0.000000001T", f);		/* 1099.51 bytes */
 	bad("1.0000000001G", f);	/* more than 9 fraction digits */
+	bad(".", f);
+	bad(".G", f);
+	bad("1..0", f);
+	bad("1.5.G", f);
+	/* overflow: 2^64 - 1 is the largest */
+	ok("15E", f, 15 * EI);
+	ok("15.5E", f, 15 * EI + EI / 2);
+	bad("15.999999999E", f);	/* not whole bytes */
+	bad("16E", f);
+	bad("16EiB", f);
+	ok("18EB", f, 18 * EB);
+	bad("19EB", f);
+	bad("18.446744074EB", f);
+	ok("18446744073709551615b", f, UINT64_MAX);
+	bad("18446744073709551616b", f);
+	bad("18446744073709551615.5", f);
+	ok("18.446744073EB", f, 18446744073 * GB);
+	ok("16383.5P", f, 16383 * PI + PI / 2);
+	bad("16384P", f);
+	/* garbage */
 	bad("0x10", f);
 	bad(" 4", f);
-}
-
-static void test_rest(void **state)
-{
-	const unsigned int f = VG_SIZE_REST;
-
-	(void)state;
-	ok("1.5GiB", f, 3 * GI / 2);
-	ok("1.5G", f, 3 * GI / 2);
-	ok("1.3K", f, 1331);		/* 1331.2, rounded down */
-	ok("4096B", f, 4096);
-	ok("8GB", f, 8 * GI);
-	ok("8Gi", f, 8 * GI);
-	ok("1P", f, PI);
-	ok("16383P", f, 16383 * PI);
-	bad("16384P", f);
-	bad("99999999999P", f);
-	bad("8g", f);
-	bad("8GI", f);
-	bad("8Gb", f);
-	bad("4096b", f);
-	bad("1.5", f);			/* a fraction needs a unit */
-	bad("1.0", f);
-	bad("1.0B", f);
-	bad(".5G", f);
-	bad("1.G", f);
-	bad("1.0000000001G", f);
-	bad("0x10", f);
-	ok("0.000000001T", f, 1099);	/* 1099.51 bytes, rounded down */
+	bad("+4", f);
+	bad("4,5G", f);
+	bad("1e3", f);			/* E is exbi, and "1e3" is no number */
+	bad("G", f);
+	bad("b", f);
+	bad("\t4G", f);
 }
 
 int main(void)
@@ -215,8 +278,8 @@ int main(void)
 		cmocka_unit_test(test_nl),
 		cmocka_unit_test(test_sim),
 		cmocka_unit_test(test_guest),
-		cmocka_unit_test(test_config),
-		cmocka_unit_test(test_rest),
+		cmocka_unit_test(test_mgmt_units),
+		cmocka_unit_test(test_mgmt_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
