@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "mg_fixture.h"
+#include "mgmtd/model_priv.h"
 #include "mgmtd/state.h"
 
 #define MiB	(1ull << 20)
@@ -758,6 +759,27 @@ static void test_domain_xml(void **state)
 					   sizeof(err)), -EINVAL);
 }
 
+/*
+ * A min without a low is accepted: where no layer sets low, it is min
+ * (docs/mgmtd.md, LIBVIRT DOMAINS); a low set by either layer stays.
+ */
+static void test_min_alone(void **state)
+{
+	struct mg_vm_policy meta = { .quota = 8ull << 30, .min = 1ull << 30 };
+	struct mg_vm_policy op = { .min = 2ull << 30, .low = 512 * MiB };
+	struct mg_vm_policy out;
+
+	(void)state;
+	mg_effective(&meta, MG_POL_QUOTA | MG_POL_MIN, &op, 0, &out);
+	assert_true(out.min == 1ull << 30 && out.low == 1ull << 30);
+	assert_true(out.max == 8ull << 30);
+	mg_effective(&meta, MG_POL_QUOTA | MG_POL_MIN, &op, MG_POL_MIN, &out);
+	assert_true(out.min == 2ull << 30 && out.low == 2ull << 30);
+	mg_effective(&meta, MG_POL_QUOTA | MG_POL_MIN, &op,
+		     MG_POL_MIN | MG_POL_LOW, &out);
+	assert_true(out.min == 2ull << 30 && out.low == 512 * MiB);
+}
+
 static void test_json_escape(void **state)
 {
 	char out[16];
@@ -786,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_thrash_advisory_in_model),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_domain_xml),
+		cmocka_unit_test(test_min_alone),
 		cmocka_unit_test(test_json_escape),
 	};
 
