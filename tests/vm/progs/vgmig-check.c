@@ -19,6 +19,13 @@
  *    channel goes on once the semaphore is released, every byte checks
  *    out and new work runs.
  * Prints "ok: ..." per check, "FAIL: ..." and exits 1 at the first failure.
+ *
+ * vgmig-check --bench MIB ROUNDS A B: the stop phase's cost. A guest with
+ * MIB MiB of written BOs migrates A -> B -> A ... ROUNDS times; each round
+ * times STOP -> STOP_COPY and reading the whole stream (the source's part),
+ * writing it and RESUMING -> RUNNING (the destination's), and, side by side,
+ * a plain memcpy of the same bytes; the data is checked after the last
+ * round. Prints a VMBENCH line with the medians (tests/vm/bench/40-migrate).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/vfio.h>
 
@@ -251,6 +259,96 @@ static void refused(int dst, const uint8_t *buf, size_t len, int err,
 	   strerror(-err));
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_ms(uint64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
+	return (n % 2 ? (double)v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0) / 1e6;
+}
+
+static int bench(uint64_t mib, int rounds, const char *a, const char *b)
+{
+	uint64_t *t_save = calloc((size_t)rounds, sizeof(uint64_t));
+	uint64_t *t_load = calloc((size_t)rounds, sizeof(uint64_t));
+	uint64_t *t_copy = calloc((size_t)rounds, sizeof(uint64_t));
+	uint64_t bytes = mib * MiB, va, va_x, t0;
+	const char *uuid[2] = { a, b };
+	struct vgmem_dev *dev;
+	struct vgmem_chan *w;
+	uint8_t *stream = NULL, *copy;
+	size_t len = 0;
+	int r, src, dst, fd, ret;
+
+	if (!t_save || !t_load || !t_copy || !mib || rounds < 1)
+		fail("bench: bad arguments or no memory");
+	if (vgmem_open_vfio(a, RAM, &dev))
+		fail("opening %s: %s", a, vgmem_vfio_error());
+	if (vgmem_chan_create(dev, 64, 0, 0, &w) ||
+	    vgmem_bo_alloc(dev, bytes, &va) || vgmem_bo_alloc(dev, 64 << 10, &va_x) ||
+	    vgmem_fill_pattern(w, va, bytes, SEED_A))
+		fail("bench: the guest's %" PRIu64 " MiB: %s", mib, vgmem_vfio_error());
+	for (r = 0; r < rounds; r++) {
+		src = vgmem_vfio_device_fd(dev, NULL, NULL);
+		dst = vgmem_vfio_open_peer(dev, uuid[(r + 1) % 2]);
+		if (dst < 0)
+			fail("bench: opening %s: %s", uuid[(r + 1) % 2], vgmem_vfio_error());
+		t0 = now_ns();
+		set_or_die(src, VFIO_DEVICE_STATE_STOP_COPY, &fd, "bench source");
+		free(stream);
+		stream = read_stream(fd, &len);
+		close(fd);
+		t_save[r] = now_ns() - t0;
+		t0 = now_ns();
+		set_or_die(dst, VFIO_DEVICE_STATE_RESUMING, &fd, "bench destination");
+		ret = write_stream(fd, stream, len);
+		if (ret)
+			fail("bench: writing the stream: %s", strerror(-ret));
+		set_or_die(dst, VFIO_DEVICE_STATE_RUNNING, NULL, "bench destination");
+		close(fd);
+		t_load[r] = now_ns() - t0;
+		/* The baseline, now, beside it: the same bytes copied once. */
+		copy = malloc(len);
+		if (!copy)
+			fail("no memory");
+		t0 = now_ns();
+		memcpy(copy, stream, len);
+		t_copy[r] = now_ns() - t0;
+		if (copy[len / 2] != stream[len / 2])
+			fail("memcpy");
+		free(copy);
+		set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "bench source");
+		if (vgmem_vfio_switch_device(dev, dst))
+			fail("bench: switching: %s", vgmem_vfio_error());
+	}
+	check_sum(w, va, bytes, SEED_A, va_x, "bench: the guest's data after the last round");
+	printf("VMBENCH migrate stop phase (median of %d rounds) for %" PRIu64 " MiB of BOs, a %zu-byte stream: source %.1f ms, destination %.1f ms, memcpy of the stream %.1f ms; RATIO (source + destination) / memcpy %.1f\n",
+	       rounds, mib, len, median_ms(t_save, rounds), median_ms(t_load, rounds),
+	       median_ms(t_copy, rounds),
+	       (median_ms(t_save, rounds) + median_ms(t_load, rounds)) /
+	       median_ms(t_copy, rounds));
+	free(stream);
+	vgmem_chan_destroy(w);
+	vgmem_close_vfio(dev);
+	free(t_save);
+	free(t_load);
+	free(t_copy);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct vgmem_dev *dev;
@@ -262,8 +360,11 @@ int main(int argc, char **argv)
 	size_t len;
 	int src, dst, fd, ret;
 
+	if (argc == 6 && !strcmp(argv[1], "--bench"))
+		return bench(strtoull(argv[2], NULL, 10), atoi(argv[3]), argv[4], argv[5]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID\n");
+		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID\n"
+			"       vgmig-check --bench MIB ROUNDS A-UUID B-UUID\n");
 		return 2;
 	}
 	src_uuid = argv[1];
