@@ -49,6 +49,8 @@ HOST_SRCS := $(wildcard host-module/user/*.c host-module/user/models/*.c)
 SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
 # Its request-trace reader: also linked by its unit test and fuzzer.
 SIM_TRACE_SRCS := tools/vgmem-sim/reqtrace.c
+# Its oracle's engine (Belady's MIN over chunks): pure C, tested alone.
+SIM_ORACLE_SRCS := tools/vgmem-sim/oracle.c
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
 # It links libvgmem (and lib/util, plain C it uses) alone: what a tenant
 # installs. vgmem-guest-inproc is the same tool with the in-process host
@@ -163,6 +165,11 @@ $(1)/tests/unit/test_rest_%: $(1)/obj/tests/unit/test_rest_%.o $(call obj,$(1),$
 
 # The request-trace reader of vgmem-sim, alone.
 $(1)/tests/unit/test_reqtrace: $(1)/obj/tests/unit/test_reqtrace.o $(call obj,$(1),$(SIM_TRACE_SRCS))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS)
+
+# The oracle's engine of vgmem-sim, alone.
+$(1)/tests/unit/test_oracle: $(1)/obj/tests/unit/test_oracle.o $(call obj,$(1),$(SIM_ORACLE_SRCS))
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS)
 
