@@ -51,6 +51,8 @@ SIM_SRCS := $(wildcard tools/vgmem-sim/*.c)
 SIM_TRACE_SRCS := tools/vgmem-sim/reqtrace.c
 # Its oracle's engine (Belady's MIN over chunks): pure C, tested alone.
 SIM_ORACLE_SRCS := tools/vgmem-sim/oracle.c
+# The tool without its main(), for the tests of its models.
+SIM_LIB_SRCS := $(filter-out tools/vgmem-sim/main.c,$(SIM_SRCS))
 # vgmem-guest: main() alone in vgmem-guest.c; integration tests link the rest.
 # It links libvgmem (and lib/util, plain C it uses) alone: what a tenant
 # installs. vgmem-guest-inproc is the same tool with the in-process host
@@ -172,6 +174,12 @@ $(1)/tests/unit/test_reqtrace: $(1)/obj/tests/unit/test_reqtrace.o $(call obj,$(
 $(1)/tests/unit/test_oracle: $(1)/obj/tests/unit/test_oracle.o $(call obj,$(1),$(SIM_ORACLE_SRCS))
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS)
+
+# The oracle as vgmem-sim's model, against the models played on a host.
+$(1)/tests/unit/test_oracle_play: $(1)/obj/tests/unit/test_oracle_play.o $(call obj,$(1),$(SIM_LIB_SRCS)) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(SIM_LIB_SRCS)) \
+		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
 
 $(1)/tests/unit/%: $(1)/obj/tests/unit/%.o $(call obj,$(1),$(UNIT_SUPPORT)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)

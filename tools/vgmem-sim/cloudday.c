@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host-module/user/models/models.h"
 
 #define CD_MAX_MODELS	16
 #define CD_MAX_K	64
@@ -74,7 +73,8 @@ static struct vs_param cloudday_params[] = {
 	{ "k-step", VS_U32, &cd.k_step, "VMs-per-GPU caps tried: k-step, 2 k-step, ..." },
 	{ "max-k", VS_U32, &cd.max_k, "largest cap tried" },
 	{ "slo", VS_DOUBLE, &cd.slo, "p99 slowdown the density is taken at" },
-	{ "models", VS_STR, &cd.models, "'all' or a comma list of model specs" },
+	{ "models", VS_STR, &cd.models, "'all' or a comma list of model specs "
+	  "(vgmem-sim --help lists them)" },
 	{ "bw-scale", VS_U32, &cd.bw_scale, "divide the cost model's bandwidths by "
 	  "this (docs/vgmem-sim.md)" },
 	{ NULL, 0, NULL, NULL },
@@ -88,7 +88,7 @@ struct cd_point {
 };
 
 struct cd_model {
-	char spec[64];
+	char spec[PL_SPEC_LEN];
 	bool ok;
 	uint32_t nr;
 	struct cd_point pt[CD_MAX_K];
@@ -119,44 +119,14 @@ static void apply_tiny(void)
 	cd.max_k = 12;
 }
 
-static int parse_models(struct cd_state *s, char specs[][64])
+static int parse_models(struct cd_state *s, char (*specs)[PL_SPEC_LEN])
 {
-	char buf[512], *tok, *save = NULL;
-	struct vg_model_params mp;
-	uint32_t i;
-
-	s->nr_models = 0;
-	if (!strcmp(cd.models, "all")) {
-		for (i = 0; vg_model_runs[i] && i < CD_MAX_MODELS; i++)
-			snprintf(specs[s->nr_models++], 64, "%s", vg_model_runs[i]);
-		return 0;
-	}
-	if (strlen(cd.models) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, cd.models);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (strchr(tok, '=') && !strchr(tok, ':') && s->nr_models) {
-			char *prev = specs[s->nr_models - 1];
-
-			if (strlen(prev) + strlen(tok) + 2 > 64)
-				return -EINVAL;
-			strcat(prev, ",");
-			strcat(prev, tok);
-			continue;
-		}
-		if (s->nr_models == CD_MAX_MODELS || strlen(tok) >= 64)
-			return -EINVAL;
-		snprintf(specs[s->nr_models++], 64, "%s", tok);
-	}
-	for (i = 0; i < s->nr_models; i++)
-		if (vg_model_parse(specs[i], &mp))
-			return -EINVAL;
-	return s->nr_models ? 0 : -EINVAL;
+	return pl_parse_models(cd.models, specs, CD_MAX_MODELS, &s->nr_models);
 }
 
 static int cloudday_check(struct vs_ctx *ctx)
 {
-	char specs[CD_MAX_MODELS][64];
+	char specs[CD_MAX_MODELS][PL_SPEC_LEN];
 	struct cd_state s;
 
 	(void)ctx;
@@ -212,7 +182,7 @@ static int play(struct cd_state *s, const char *spec, uint64_t vram,
 {
 	struct pl_cfg cfg = { .model = spec, .vram = vram,
 			      .chunk_size = s->chunk, .seed = s->ctx->c.seed, .bw_scale = cd.bw_scale,
-			      .max_vms = k };
+			      .max_vms = k, .base = &s->base };
 	int err;
 
 	snprintf(s->now, sizeof(s->now), "%s K=%u", spec, k);
@@ -390,7 +360,7 @@ static int write_out(struct cd_state *s)
 static int cloudday_run(struct vs_ctx *ctx)
 {
 	struct cd_state *s = calloc(1, sizeof(*s));
-	char (*specs)[64] = calloc(CD_MAX_MODELS, 64);
+	char (*specs)[PL_SPEC_LEN] = calloc(CD_MAX_MODELS, PL_SPEC_LEN);
 	struct tr_day day;
 	json_t *params;
 	uint32_t mi, k;
@@ -506,7 +476,9 @@ const struct vs_scenario vs_cloudday = {
 	"largest K at which the p99 of the requests of VMs that stay within their\n"
 	"profile is at most --slo and no VM met an out-of-memory failure while\n"
 	"within its profile (a VM bursting past its profile is best effort). VRAM\n"
-	"defaults to eight profiles (--vram).",
+	"defaults to eight profiles (--vram). The oracle (Belady's MIN over\n"
+	"chunks, computed from the day and its baseline) is swept like the\n"
+	"others, and every density is given over the oracle's.",
 	.outputs =
 	"  cloudday.md              density per model and the sweep\n"
 	"  cloudday.csv             one row per model and K\n"

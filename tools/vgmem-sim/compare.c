@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host-module/user/models/models.h"
 
 #define CP_MAX_MODELS	16
 #define CP_SETTINGS	2
@@ -60,14 +59,15 @@ static struct vs_param compare_params[] = {
 	{ "bo-size", VS_SIZE, &cp.bo_size, "BO size of the working sets" },
 	{ "pressure-pct", VS_U32, &cp.pressure_pct,
 	  "pressure VRAM, percent of the peak the VMs hold" },
-	{ "models", VS_STR, &cp.models, "'all' or a comma list of model specs" },
+	{ "models", VS_STR, &cp.models, "'all' or a comma list of model specs "
+	  "(vgmem-sim --help lists them)" },
 	{ "bw-scale", VS_U32, &cp.bw_scale, "divide the cost model's bandwidths by "
 	  "this (docs/vgmem-sim.md)" },
 	{ NULL, 0, NULL, NULL },
 };
 
 struct cp_run {
-	char spec[64];
+	char spec[PL_SPEC_LEN];
 	int setting;
 	uint64_t vram;
 	bool ok;		/* the model ran to the end */
@@ -82,7 +82,7 @@ struct cp_state {
 	struct pl_result base;
 	uint64_t base_vram, vram[CP_SETTINGS], chunk;
 	uint32_t nr_models;
-	char specs[CP_MAX_MODELS][64];
+	char specs[CP_MAX_MODELS][PL_SPEC_LEN];
 	struct cp_run runs[CP_SETTINGS][CP_MAX_MODELS];
 	uint32_t done, total;
 	const char *now;
@@ -95,38 +95,7 @@ static uint64_t cp_round_up(uint64_t v, uint64_t a)
 
 static int parse_models(struct cp_state *s)
 {
-	struct vg_model_params mp;
-	char buf[512], *tok, *save = NULL;
-	uint32_t i;
-
-	s->nr_models = 0;
-	if (!strcmp(cp.models, "all")) {
-		for (i = 0; vg_model_runs[i] && i < CP_MAX_MODELS; i++)
-			snprintf(s->specs[s->nr_models++], 64, "%s", vg_model_runs[i]);
-		return 0;
-	}
-	if (strlen(cp.models) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, cp.models);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		/* key=value after a comma continues the previous spec. */
-		if (strchr(tok, '=') && !strchr(tok, ':') && s->nr_models) {
-			char *prev = s->specs[s->nr_models - 1];
-
-			if (strlen(prev) + strlen(tok) + 2 > 64)
-				return -EINVAL;
-			strcat(prev, ",");
-			strcat(prev, tok);
-			continue;
-		}
-		if (s->nr_models == CP_MAX_MODELS || strlen(tok) >= 64)
-			return -EINVAL;
-		snprintf(s->specs[s->nr_models++], 64, "%s", tok);
-	}
-	for (i = 0; i < s->nr_models; i++)
-		if (vg_model_parse(s->specs[i], &mp))
-			return -EINVAL;
-	return s->nr_models ? 0 : -EINVAL;
+	return pl_parse_models(cp.models, s->specs, CP_MAX_MODELS, &s->nr_models);
 }
 
 static void apply_tiny(void)
@@ -163,7 +132,7 @@ static int compare_check(struct vs_ctx *ctx)
 	}
 	if (parse_models(&s)) {
 		fprintf(stderr, "vgmem-sim: compare: bad --models '%s' (all, or "
-			"specs like vgmem:policy=cold,static,paging:gran=64k)\n",
+			"specs like vgmem:policy=cold,static,paging:gran=64k,oracle)\n",
 			cp.models);
 		return -EINVAL;
 	}
@@ -182,6 +151,7 @@ static int run_one(struct cp_state *s, struct cp_run *run)
 	struct pl_cfg cfg = {
 		.model = run->spec, .vram = run->vram, .chunk_size = s->chunk,
 		.seed = s->ctx->c.seed, .bw_scale = cp.bw_scale,
+		.base = &s->base,
 	};
 	char now[160];
 	int err;
@@ -707,12 +677,16 @@ const struct vs_scenario vs_compare = {
 	"holding memory) and plays it, single-threaded on a logical clock, under\n"
 	"every model of --models (vgmem with each chunk policy, static,\n"
 	"admission, swsched, paging at 64K and 2M) and once with unlimited VRAM\n"
-	"(the baseline). Two VRAM sizes: roomy (all partitions and the peak the\n"
-	"VMs hold fit) and pressure (--pressure-pct of that peak, or --vram).\n"
-	"Slowdown is an iteration's simulated device time (cost model, plus the\n"
-	"model's copies, mediation and vgmem's allocation stall) over the same\n"
-	"iteration in the baseline: the tables repeat exactly for a seed. The\n"
-	"histograms of vgmem's suspensions and stalls are wall time and do not.",
+	"(the baseline); the oracle (Belady's MIN over chunks, knowing the whole\n"
+	"trace; oracle:evict=weighted within fair shares) is computed from the\n"
+	"trace and the baseline, and every model's PCIe bytes, mean and p99\n"
+	"slowdown are given over the oracle's. Two VRAM sizes: roomy (all\n"
+	"partitions and the peak the VMs hold fit) and pressure (--pressure-pct\n"
+	"of that peak, or --vram). Slowdown is an iteration's simulated device\n"
+	"time (cost model, plus the model's copies, mediation and vgmem's\n"
+	"allocation stall) over the same iteration in the baseline: the tables\n"
+	"repeat exactly for a seed. The histograms of vgmem's suspensions and\n"
+	"stalls are wall time and do not.",
 	.outputs =
 	"  compare.md               tables per VRAM size and the goals\n"
 	"  compare.csv              one row per setting and model\n"

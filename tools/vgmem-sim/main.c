@@ -45,6 +45,15 @@ static void usage_tool(FILE *f)
 		"  --vram SIZE        VRAM of the simulated GPU\n"
 		"  --quiet            no progress or tables, only errors\n"
 		"  --help             this text, or a scenario's with a scenario\n"
+		"\nmodels (compare and cloud-day --models; 'all' runs every one):\n"
+		"  vgmem:policy=random|lra|cold  the core: GPUswap relocation, chunk policy\n"
+		"  static                        fixed VRAM partitions (vGPU profiles, MIG)\n"
+		"  admission                     quotas may oversubscribe; VRAM full fails\n"
+		"  swsched                       Gdev-style mediation and working-set swap\n"
+		"  paging:gran=64k|2m            UVM-style demand paging, global LRU\n"
+		"  oracle                        the offline optimum: Belady's MIN over\n"
+		"                                chunks, knowing the whole trace\n"
+		"  oracle:evict=weighted         MIN only among VMs above their fair share\n"
 		"\nSIZE takes K, M, G suffixes (binary: 32M = 32 MiB). See docs/vgmem-sim.md.\n");
 }
 

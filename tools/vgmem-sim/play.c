@@ -22,7 +22,6 @@
 
 #include "host-module/user/models/models.h"
 
-#define PL_SCRATCH	(64ull << 10)	/* results at 0, gather output at 4 KiB */
 #define PL_GATHER_MAX	((PL_SCRATCH - 4096) / 4)
 
 struct pvm {
@@ -342,7 +341,7 @@ static void collect(struct player *p)
 		}
 }
 
-static int res_init(struct pl_result *res, const struct trace *t)
+int pl_result_init(struct pl_result *res, const struct trace *t)
 {
 	uint32_t i, k;
 
@@ -371,9 +370,19 @@ int pl_run(struct vs_ctx *ctx, const struct trace *t, const struct pl_cfg *cfg,
 	struct vg_host_config hc;
 	uint64_t vm_steps = 0;
 	uint32_t i, step = 0;
+	enum or_evict ev;
 	int err;
 
-	err = res_init(res, t);
+	/* The oracle is computed from the trace, not played on a host. */
+	err = or_spec_parse(cfg->model, &ev);
+	if (err != -ENOENT) {
+		if (!err)
+			err = or_play(t, cfg, res);
+		if (!err && progress)
+			progress(arg, 1.0);
+		return err;
+	}
+	err = pl_result_init(res, t);
 	if (err)
 		goto out_res;
 	p.v = calloc(t->nr_vms, sizeof(*p.v));
@@ -456,4 +465,51 @@ void pl_result_free(struct pl_result *r)
 			free(r->vm[i].iter_ns);
 	free(r->vm);
 	memset(r, 0, sizeof(*r));
+}
+
+int pl_model_check(const char *spec)
+{
+	struct vg_model_params mp;
+	enum or_evict ev;
+
+	return or_spec_parse(spec, &ev) && vg_model_parse(spec, &mp) ? -EINVAL : 0;
+}
+
+int pl_parse_models(const char *list, char (*specs)[PL_SPEC_LEN], uint32_t max,
+		    uint32_t *nr)
+{
+	static const char *const oracles[] = { "oracle", "oracle:evict=weighted" };
+	char buf[512], *tok, *save = NULL;
+	uint32_t i;
+
+	*nr = 0;
+	if (!strcmp(list, "all")) {
+		for (i = 0; vg_model_runs[i] && *nr < max; i++)
+			snprintf(specs[(*nr)++], PL_SPEC_LEN, "%s", vg_model_runs[i]);
+		for (i = 0; i < 2 && *nr < max; i++)
+			snprintf(specs[(*nr)++], PL_SPEC_LEN, "%s", oracles[i]);
+		return 0;
+	}
+	if (strlen(list) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		/* key=value after a comma continues the previous spec. */
+		if (strchr(tok, '=') && !strchr(tok, ':') && *nr) {
+			char *prev = specs[*nr - 1];
+
+			if (strlen(prev) + strlen(tok) + 2 > PL_SPEC_LEN)
+				return -EINVAL;
+			strcat(prev, ",");
+			strcat(prev, tok);
+			continue;
+		}
+		if (*nr == max || strlen(tok) >= PL_SPEC_LEN)
+			return -EINVAL;
+		snprintf(specs[(*nr)++], PL_SPEC_LEN, "%s", tok);
+	}
+	for (i = 0; i < *nr; i++)
+		if (pl_model_check(specs[i]))
+			return -EINVAL;
+	return *nr ? 0 : -EINVAL;
 }

@@ -15,8 +15,12 @@
 #ifndef VGSIM_PLAY_H
 #define VGSIM_PLAY_H
 
+#include "oracle.h"
 #include "trace.h"
 #include "vgsim.h"
+
+/* The player's own BO per VM: kernel results at 0, gather output at 4 KiB. */
+#define PL_SCRATCH	(64ull << 10)
 
 struct pl_cfg {
 	const char *model;		/* a spec of models.h ("vgmem:policy=cold") */
@@ -31,6 +35,11 @@ struct pl_cfg {
 	 * mediation) then stay in proportion.
 	 */
 	uint32_t bw_scale;
+	/*
+	 * The run with unlimited VRAM, for the models computed from it rather
+	 * than played (the oracle: oracle_play.c); NULL for the others.
+	 */
+	const struct pl_result *base;
 };
 
 /* What a model moved and how long it held VMs up (cumulative per run). */
@@ -73,9 +82,38 @@ struct pl_result {
 	int check;			/* the core's vg_gpu_check after the run */
 };
 
-/* progress(arg, fraction) is called now and then; may be NULL. */
+/*
+ * progress(arg, fraction) is called now and then; may be NULL. A model
+ * spec of models.h is played on a host; an oracle spec is computed
+ * (or_play).
+ */
 int pl_run(struct vs_ctx *ctx, const struct trace *t, const struct pl_cfg *cfg,
 	   struct pl_result *res, void (*progress)(void *arg, double frac), void *arg);
+/* An empty result for t (every sample PL_NO_SAMPLE): 0 or -ENOMEM. */
+int pl_result_init(struct pl_result *res, const struct trace *t);
 void pl_result_free(struct pl_result *r);
+
+/*
+ * Model specs of compare and cloud-day: a host model of models.h
+ * ("vgmem:policy=cold", "paging:gran=64k") or the oracle ("oracle",
+ * "oracle:evict=weighted"). pl_parse_models() takes "all" (every spec of
+ * vg_model_runs, then both oracles) or a comma list ("key=value" after a
+ * comma continues the previous spec); 0, or -EINVAL for an unknown spec,
+ * an empty list or more than max.
+ */
+#define PL_SPEC_LEN	64
+int pl_model_check(const char *spec);
+int pl_parse_models(const char *list, char (*specs)[PL_SPEC_LEN], uint32_t max,
+		    uint32_t *nr);
+
+/*
+ * The oracle (oracle_play.c): Belady's MIN over the trace's chunks under
+ * cfg->vram, each iteration timed as the baseline's (cfg->base) plus the
+ * copies the oracle makes it wait for, charged as vgmem's relocations.
+ * or_spec_parse: 0, -ENOENT (not an oracle spec) or -EINVAL.
+ */
+int or_spec_parse(const char *spec, enum or_evict *evict);
+int or_play(const struct trace *t, const struct pl_cfg *cfg,
+	    struct pl_result *res);
 
 #endif /* VGSIM_PLAY_H */
