@@ -4,8 +4,9 @@
  * binary: build[/asan]/bin/vgmem-sim next to build[/asan]/tests/): the
  * tables must be internally consistent (every slowdown at least 1 up to
  * the CSV's rounding, nothing moved over PCIe without pressure, vgmem
- * never out of memory, OOM and admission counts that add up) and two runs
- * with the same seed must write identical tables and traces.
+ * never out of memory, OOM and admission counts that add up, the oracle
+ * below every model that serves every VM) and two runs with the same seed
+ * must write identical tables and traces.
  */
 #include "itest.h"
 
@@ -283,6 +284,55 @@ static void test_models_table(void **state)
 	free(c.buf);
 }
 
+static double pcie(const struct csv *c, int r)
+{
+	return num(c, r, "pcie_copy_bytes") + num(c, r, "pcie_access_bytes");
+}
+
+/*
+ * The oracle (Belady's MIN, computed from the trace) never reads host
+ * memory, never fails, and moves no more bytes over PCIe than any model
+ * that serves every VM; its ratio to itself is 1.
+ */
+static void test_oracle_rows(void **state)
+{
+	const char *runs[] = { "a", "c" };
+	struct csv c;
+	char path[512];
+	int r, k, i, oracles = 0;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		out_path(path, sizeof(path), runs[i], "compare.csv");
+		assert_int_equal(csv_load(&c, path), 0);
+		for (r = 0; r < c.nrow; r++) {
+			if (strcmp(str(&c, r, "model"), "oracle"))
+				continue;
+			oracles++;
+			assert_true(num(&c, r, "pcie_access_bytes") == 0);
+			assert_true(num(&c, r, "oom") == 0);
+			assert_true(num(&c, r, "refused") == 0);
+			assert_true(num(&c, r, "mean") >= 0.9999);
+			if (pcie(&c, r) > 0)
+				assert_true(num(&c, r, "pcie_vs_oracle") == 1);
+			for (k = 0; k < c.nrow; k++) {
+				if (strcmp(str(&c, k, "setting"), str(&c, r, "setting")) ||
+				    !*str(&c, k, "admitted") ||
+				    num(&c, k, "admitted") != num(&c, k, "vms") ||
+				    num(&c, k, "oom") > 0)
+					continue;
+				if (pcie(&c, r) > pcie(&c, k))
+					fail_msg("%s %s: oracle %.0f bytes, %s %.0f",
+						 runs[i], str(&c, r, "setting"),
+						 pcie(&c, r), str(&c, k, "model"),
+						 pcie(&c, k));
+			}
+		}
+		free(c.buf);
+	}
+	assert_int_equal(oracles, 4);
+}
+
 /* The per-VM rows add up to the per-model rows. */
 static void test_vm_table(void **state)
 {
@@ -392,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_models_table),
 		cmocka_unit_test(test_vm_table),
+		cmocka_unit_test(test_oracle_rows),
 		cmocka_unit_test(test_bad_usage),
 		cmocka_unit_test(test_cloudday),
 	};

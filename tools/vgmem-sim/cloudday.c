@@ -251,10 +251,33 @@ static int sweep(struct cd_state *s, struct cd_model *m)
 	return 0;
 }
 
+/* Issue 16's goal: vgmem cold's density at least 0.85x the oracle's. */
+static void oracle_goal(struct cd_state *s, const struct cd_model *vg,
+			const struct cd_model *orc, FILE *md, json_t *res)
+{
+	char line[256];
+	double r;
+
+	if (!vg || !orc) {
+		snprintf(line, sizeof(line), "density against the oracle: not "
+			 "measured (vgmem:policy=cold and oracle must be in "
+			 "--models)");
+	} else {
+		r = orc->density > 0 ? vg->density / orc->density : 0;
+		snprintf(line, sizeof(line), "density at p99 <= %.2f: vgmem cold "
+			 "%.2f VMs/GPU, oracle %.2f: %.2fx (goal >= 0.85x): %s",
+			 cd.slo, vg->density, orc->density, r,
+			 orc->density > 0 && r >= 0.85 ? "met" : "missed");
+		json_object_set_new(res, "vgmem_cold_vs_oracle", json_real(r));
+	}
+	fprintf(md, "\n%s\n", line);
+	vs_info(s->ctx, "goal: %s\n", line);
+}
+
 static int write_out(struct cd_state *s)
 {
 	FILE *f = vs_open(s->ctx, "cloudday.csv"), *md;
-	const struct cd_model *st = NULL, *vg = NULL;
+	const struct cd_model *st = NULL, *vg = NULL, *orc = NULL;
 	json_t *res = json_object(), *jd = json_object();
 	char path[4200], title[128];
 	struct svg_plot p;
@@ -277,9 +300,9 @@ static int write_out(struct cd_state *s)
 		"requests of VMs that stay within their profile is <= %.2f and no VM "
 		"met an out-of-memory failure while within its profile (a VM that "
 		"bursts past its profile is best effort: it may be refused or "
-		"slowed).\n\n| model | density (VMs/GPU) | at K | p99 there | "
-		"per K: avg VMs / p99 within profile (all VMs) / OOM (within "
-		"profile) |\n|---|---|---|---|---|\n",
+		"slowed).\n\n| model | density (VMs/GPU) | / oracle | at K | p99 "
+		"there | per K: avg VMs / p99 within profile (all VMs) / OOM "
+		"(within profile) |\n|---|---|---|---|---|---|\n",
 		(unsigned long long)s->ctx->c.seed,
 		(unsigned long long)tr_hash(&s->t), s->t.nr_vms, s->t.steps,
 		vs_mib(s->vram), vs_mib(cd.entitlement), cd.slo);
@@ -288,20 +311,26 @@ static int write_out(struct cd_state *s)
 		 "p99 slowdown (VMs within profile)");
 	p.y_from_zero = true;
 	p.x_from_zero = true;
+	for (mi = 0; mi < s->nr_models; mi++)
+		if (s->mod[mi].ok && !strcmp(s->mod[mi].spec, "oracle"))
+			orc = &s->mod[mi];
 	for (mi = 0; mi < s->nr_models; mi++) {
 		const struct cd_model *m = &s->mod[mi];
 		const struct cd_point *dp = NULL;
+		char ratio[16] = "";
 		json_t *jm;
 
 		if (m->failed)
-			fprintf(md, "| %s | (a run failed: %s) | | | |\n", m->spec,
-				strerror(-m->failed));
+			fprintf(md, "| %s | (a run failed: %s) | | | | |\n",
+				m->spec, strerror(-m->failed));
 		if (!m->ok) {
 			if (!m->failed)
-				fprintf(md, "| %s | (not in this build) | | | |\n",
+				fprintf(md, "| %s | (not in this build) | | | | |\n",
 					m->spec);
 			continue;
 		}
+		if (orc)
+			mt_ratio_str(m->density, orc->density, ratio, sizeof(ratio));
 		if (!strcmp(m->spec, "static"))
 			st = m;
 		if (!strcmp(m->spec, "vgmem:policy=cold"))
@@ -320,8 +349,8 @@ static int write_out(struct cd_state *s)
 				q->pass);
 			svg_add_point(&p, sr, q->r.vms_avg, q->m.p99_in_profile);
 		}
-		fprintf(md, "| %s | %.2f | %u | %.3f |", m->spec, m->density,
-			m->density_k, dp ? dp->m.p99_in_profile : 0);
+		fprintf(md, "| %s | %.2f | %s | %u | %.3f |", m->spec, m->density,
+			ratio, m->density_k, dp ? dp->m.p99_in_profile : 0);
 		for (i = 0; i < m->nr; i++)
 			fprintf(md, " K=%u: %.1f / %.2f (%.2f) / %u (%u);",
 				m->pt[i].k, m->pt[i].r.vms_avg,
@@ -348,6 +377,7 @@ static int write_out(struct cd_state *s)
 			"static %.2f: %.2fx (goal >= 2x)\n", cd.slo, vg->density,
 			st->density, ratio);
 	}
+	oracle_goal(s, vg, orc, md, res);
 	json_object_set_new(s->ctx->summary, "result", res);
 	err = fclose(md) ? -EIO : 0;
 	if (!err)

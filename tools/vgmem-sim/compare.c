@@ -176,6 +176,40 @@ static uint64_t pcie(const struct cp_run *r)
 	return r->r.st.pcie_copy_bytes + r->r.st.pcie_access_bytes;
 }
 
+/* The run of exactly this spec in setting st, if it ran. */
+static const struct cp_run *find_spec(const struct cp_state *s, int st,
+				      const char *spec)
+{
+	uint32_t mi;
+
+	for (mi = 0; mi < s->nr_models; mi++)
+		if (s->runs[st][mi].ok && !strcmp(s->runs[st][mi].spec, spec))
+			return &s->runs[st][mi];
+	return NULL;
+}
+
+/* Every model is measured against MIN's run ("oracle"), when it ran. */
+static const struct cp_run *oracle_of(const struct cp_state *s, int st)
+{
+	return find_spec(s, st, "oracle");
+}
+
+/* r's PCIe bytes, mean and p99 slowdown over the oracle's, as text. */
+static void vs_oracle(const struct cp_state *s, int st, const struct cp_run *r,
+		      char out[3][16])
+{
+	const struct cp_run *o = oracle_of(s, st);
+	int k;
+
+	for (k = 0; k < 3 && !o; k++)
+		snprintf(out[k], 16, "%s", "");
+	if (!o)
+		return;
+	mt_ratio_str((double)pcie(r), (double)pcie(o), out[0], 16);
+	mt_ratio_str(r->m.mean, o->m.mean, out[1], 16);
+	mt_ratio_str(r->m.p99, o->m.p99, out[2], 16);
+}
+
 static int write_csv(struct cp_state *s)
 {
 	FILE *f = vs_open(s->ctx, "compare.csv"), *g;
@@ -190,21 +224,25 @@ static int write_csv(struct cp_state *s)
 	}
 	fprintf(f, "setting,model,vram,vms,admitted,refused,oom,oom_vms,"
 		"iterations,median,p99,min,jain,worst_vm,worst_p99,"
-		"pcie_copy_bytes,pcie_access_bytes,model_ns,stall_ns,relocations\n");
+		"pcie_copy_bytes,pcie_access_bytes,model_ns,stall_ns,relocations,"
+		"mean,pcie_vs_oracle,mean_vs_oracle,p99_vs_oracle\n");
 	fprintf(g, "setting,model,vm,kind,entitlement,admitted,oom,iters_ok,"
 		"iters_failed,median,p99,mean,device_ns,baseline_ns\n");
 	for (st = 0; st < CP_SETTINGS; st++) {
 		for (mi = 0; mi < s->nr_models; mi++) {
 			const struct cp_run *r = &s->runs[st][mi];
+			char ro[3][16];
 
 			if (!r->ok) {
-				fprintf(f, "%s,%s,%llu,%u,,,,,,,,,,,,,,,,\n",
+				fprintf(f, "%s,%s,%llu,%u,,,,,,,,,,,,,,,,,,,,\n",
 					setting_name[st], r->spec,
 					(unsigned long long)r->vram, s->t.nr_vms);
 				continue;
 			}
+			vs_oracle(s, (int)st, r, ro);
 			fprintf(f, "%s,%s,%llu,%u,%u,%u,%u,%u,%u,%.4f,%.4f,%.4f,"
-				"%.4f,%s,%.4f,%llu,%llu,%llu,%llu,%llu\n",
+				"%.4f,%s,%.4f,%llu,%llu,%llu,%llu,%llu,%.4f,%s,%s,"
+				"%s\n",
 				setting_name[st], r->spec,
 				(unsigned long long)r->vram, s->t.nr_vms,
 				r->r.admitted, r->r.refused, r->r.oom,
@@ -216,7 +254,10 @@ static int write_csv(struct cp_state *s)
 				(unsigned long long)r->r.st.pcie_access_bytes,
 				(unsigned long long)r->r.st.model_ns,
 				(unsigned long long)r->r.st.stall_ns,
-				(unsigned long long)r->r.st.relocations);
+				(unsigned long long)r->r.st.relocations, r->m.mean,
+				strcmp(ro[0], "-") ? ro[0] : "",
+				strcmp(ro[1], "-") ? ro[1] : "",
+				strcmp(ro[2], "-") ? ro[2] : "");
 			for (v = 0; v < s->t.nr_vms; v++) {
 				const struct pl_vm_result *pv = &r->r.vm[v];
 				const struct mt_vm *mv = &r->m.vm[v];
@@ -367,6 +408,56 @@ static double worst_of(const struct cp_run *r)
 	return r ? r->m.worst_p99 : 0;
 }
 
+static const char *met(bool ok)
+{
+	return ok ? "met" : "missed";
+}
+
+/*
+ * Issue 16's goals against the oracle, under pressure: vgmem cold's PCIe
+ * bytes at most 1.5x MIN's, its mean slowdown within 1.3x; and how both
+ * oracles fare on p99 and Jain. Lines into line[0..), their count back.
+ */
+static uint32_t oracle_goals(struct cp_state *s, char (*line)[256], json_t *j)
+{
+	const struct cp_run *o = oracle_of(s, 1);
+	const struct cp_run *w = find_spec(s, 1, "oracle:evict=weighted");
+	const struct cp_run *c = find_spec(s, 1, "vgmem:policy=cold");
+	double rp, rm;
+
+	if (!o || !c) {
+		snprintf(line[0], 256, "pressure: vgmem cold against the oracle: "
+			 "not measured (both must be in --models)");
+		return 1;
+	}
+	rp = pcie(o) ? (double)pcie(c) / (double)pcie(o) : 0;
+	rm = o->m.mean > 0 ? c->m.mean / o->m.mean : 0;
+	snprintf(line[0], 256, "pressure: PCIe bytes vgmem cold %.1f MiB, oracle "
+		 "%.1f MiB: %.2fx (goal <= 1.5x): %s", vs_mib(pcie(c)),
+		 vs_mib(pcie(o)), rp, met(pcie(o) && rp <= 1.5));
+	snprintf(line[1], 256, "pressure: mean slowdown vgmem cold %.3f, oracle "
+		 "%.3f: %.2fx (goal <= 1.3x): %s", c->m.mean, o->m.mean, rm,
+		 met(rm > 0 && rm <= 1.3));
+	snprintf(line[2], 256, "pressure: p99 vgmem cold %.3f, oracle %.3f; Jain "
+		 "vgmem cold %.3f, oracle %.3f, weighted oracle %.3f (%.1f MiB "
+		 "over PCIe)", c->m.p99, o->m.p99, c->m.jain, o->m.jain,
+		 w ? w->m.jain : 0, w ? vs_mib(pcie(w)) : 0);
+	json_object_set_new(j, "oracle_pcie_bytes", json_integer((json_int_t)pcie(o)));
+	json_object_set_new(j, "cold_pcie_bytes", json_integer((json_int_t)pcie(c)));
+	json_object_set_new(j, "cold_vs_oracle_pcie", json_real(rp));
+	json_object_set_new(j, "oracle_mean", json_real(o->m.mean));
+	json_object_set_new(j, "cold_mean", json_real(c->m.mean));
+	json_object_set_new(j, "cold_vs_oracle_mean", json_real(rm));
+	json_object_set_new(j, "oracle_p99", json_real(o->m.p99));
+	json_object_set_new(j, "oracle_jain", json_real(o->m.jain));
+	if (w) {
+		json_object_set_new(j, "oracle_weighted_jain", json_real(w->m.jain));
+		json_object_set_new(j, "oracle_weighted_pcie_bytes",
+				    json_integer((json_int_t)pcie(w)));
+	}
+	return 3;
+}
+
 /* The issue's goals from this run, to stdout, compare.md and summary.json. */
 static void goals(struct cp_state *s, FILE *md, json_t *j)
 {
@@ -376,9 +467,9 @@ static void goals(struct cp_state *s, FILE *md, json_t *j)
 	const struct cp_run *ad = find(s, 1, "admission");
 	const struct cp_run *pg = find(s, 1, "paging");
 	const struct cp_run *ps = find(s, 1, "static");
-	uint32_t vgmem_oom = 0, mi;
+	uint32_t vgmem_oom = 0, mi, nl;
 	double jain_min = 1, vgmem_roomy_worst = 0;
-	char line[6][256];
+	char line[9][256];
 
 	for (mi = 0; mi < s->nr_models; mi++) {
 		const struct cp_run *r = &s->runs[1][mi];
@@ -416,8 +507,9 @@ static void goals(struct cp_state *s, FILE *md, json_t *j)
 	snprintf(line[5], 256, "pressure: VMs admitted per GPU: vgmem %u, static %u "
 		 "of %u (density at p99 1.2: see cloud-day)",
 		 pr ? pr->r.admitted : 0, ps ? ps->r.admitted : 0, s->t.nr_vms);
+	nl = 6 + oracle_goals(s, line + 6, j);
 	fprintf(md, "\n## Goals (this run)\n\n");
-	for (mi = 0; mi < 6; mi++) {
+	for (mi = 0; mi < nl; mi++) {
 		fprintf(md, "- %s\n", line[mi]);
 		vs_info(s->ctx, "goal: %s\n", line[mi]);
 	}
@@ -438,6 +530,24 @@ static void goals(struct cp_state *s, FILE *md, json_t *j)
 	json_object_set_new(j, "paging_worst_p99", json_real(worst_of(pg)));
 	json_object_set_new(j, "static_admitted", json_integer(ps ? ps->r.admitted : 0));
 	json_object_set_new(j, "vgmem_admitted", json_integer(pr ? pr->r.admitted : 0));
+}
+
+/* The per-VM p99 table's last row: vgmem cold's p99 over the oracle's. */
+static void vm_ratio_row(const struct cp_state *s, int st, FILE *f)
+{
+	const struct cp_run *o = oracle_of(s, st);
+	const struct cp_run *c = find_spec(s, st, "vgmem:policy=cold");
+	char buf[16];
+	uint32_t v;
+
+	if (!o || !c)
+		return;
+	fprintf(f, "| vgmem:policy=cold / oracle |");
+	for (v = 0; v < s->t.nr_vms; v++)
+		fprintf(f, " %s |", c->m.vm[v].n && o->m.vm[v].n ?
+			mt_ratio_str(c->m.vm[v].p99, o->m.vm[v].p99, buf,
+				     sizeof(buf)) : "n/a");
+	fprintf(f, "\n");
 }
 
 static int write_md(struct cp_state *s)
@@ -465,33 +575,40 @@ static int write_md(struct cp_state *s)
 
 		fprintf(f, "\n## %s: %.0f MiB of VRAM\n\n", setting_name[st],
 			vs_mib(s->vram[st]));
-		fprintf(f, "| model | admitted | OOM | median | p99 | worst VM (p99) "
-			"| Jain | PCIe MiB (copies + remote) |\n"
-			"|---|---|---|---|---|---|---|---|\n");
+		fprintf(f, "| model | admitted | OOM | median | mean | p99 | worst VM "
+			"(p99) | Jain | PCIe MiB (copies + remote) | / oracle: PCIe "
+			"| mean | p99 |\n"
+			"|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (mi = 0; mi < s->nr_models; mi++) {
 			const struct cp_run *r = &s->runs[st][mi];
+			char ro[3][16];
 			json_t *jm;
 
 			if (!r->ok) {
-				fprintf(f, "| %s | (%s%s) | | | | | | |\n", r->spec,
+				fprintf(f, "| %s | (%s%s) | | | | | | | | | | |\n",
+					r->spec,
 					r->failed ? "failed: " : "not in this build",
 					r->failed ? strerror(-r->failed) : "");
 				continue;
 			}
-			fprintf(f, "| %s | %u/%u | %u | %.3f | %.3f | %s (%.3f) | "
-				"%.3f | %.1f + %.1f |\n", r->spec, r->r.admitted,
-				s->t.nr_vms, r->r.oom, r->m.median, r->m.p99,
+			vs_oracle(s, (int)st, r, ro);
+			fprintf(f, "| %s | %u/%u | %u | %.3f | %.3f | %.3f | %s "
+				"(%.3f) | %.3f | %.1f + %.1f | %s | %s | %s |\n",
+				r->spec, r->r.admitted, s->t.nr_vms, r->r.oom,
+				r->m.median, r->m.mean, r->m.p99,
 				/* No victim when nobody is slowed down. */
 				r->m.worst_vm >= 0 && r->m.worst_p99 >= 1.0005 ?
 				s->t.vms[r->m.worst_vm].name : "-",
 				r->m.worst_p99, r->m.jain,
 				vs_mib(r->r.st.pcie_copy_bytes),
-				vs_mib(r->r.st.pcie_access_bytes));
+				vs_mib(r->r.st.pcie_access_bytes), ro[0], ro[1],
+				ro[2]);
 			jm = json_object();
 			json_object_set_new(jm, "vram", json_integer((json_int_t)r->vram));
 			json_object_set_new(jm, "admitted", json_integer(r->r.admitted));
 			json_object_set_new(jm, "oom", json_integer(r->r.oom));
 			json_object_set_new(jm, "median", json_real(r->m.median));
+			json_object_set_new(jm, "mean", json_real(r->m.mean));
 			json_object_set_new(jm, "p99", json_real(r->m.p99));
 			json_object_set_new(jm, "jain", json_real(r->m.jain));
 			json_object_set_new(jm, "worst_p99", json_real(r->m.worst_p99));
@@ -523,6 +640,7 @@ static int write_md(struct cp_state *s)
 			}
 			fprintf(f, "\n");
 		}
+		vm_ratio_row(s, (int)st, f);
 		json_object_set_new(res, setting_name[st], js);
 	}
 	goals(s, f, jg);

@@ -7,6 +7,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,10 +49,20 @@ double mt_jain(const double *x, const double *w, uint32_t n)
 	return swx * swx / (sw * swx2);
 }
 
+const char *mt_ratio_str(double a, double b, char *buf, size_t len)
+{
+	if (b > 0)
+		snprintf(buf, len, "%.2f", a / b);
+	else
+		snprintf(buf, len, "%s", a > 0 ? "inf" : "-");
+	return buf;
+}
+
 int mt_compute(const struct trace *t, const struct pl_result *run,
 	       const struct pl_result *base, struct mt_run *out)
 {
 	double *all = NULL, *one = NULL, *x = NULL, *w = NULL, *in = NULL;
+	double sum_all = 0;
 	uint32_t total = 0, i, k, nj = 0, nin = 0;
 	int err = -ENOMEM;
 
@@ -83,6 +94,7 @@ int mt_compute(const struct trace *t, const struct pl_result *run,
 			s = (double)a / (double)b;
 			one[n++] = s;
 			all[out->n++] = s;
+			sum_all += s;
 			if (t->vms[i].peak <= t->vms[i].entitlement)
 				in[nin++] = s;
 			sum += (double)a;
@@ -104,6 +116,7 @@ int mt_compute(const struct trace *t, const struct pl_result *run,
 		}
 	}
 	out->jain = mt_jain(x, w, nj);
+	out->mean = out->n ? sum_all / out->n : 0;
 	out->p99 = mt_quantile(all, out->n, 0.99);
 	out->median = mt_quantile(all, out->n, 0.5);
 	out->p99_in_profile = mt_quantile(in, nin, 0.99);

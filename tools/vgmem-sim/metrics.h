@@ -20,6 +20,7 @@ struct mt_run {
 	struct mt_vm *vm;	/* [trace nr_vms] */
 	uint32_t n;		/* iterations of all VMs */
 	double median, p99;	/* pooled over every VM's iterations */
+	double mean;		/* of the same per-iteration slowdowns */
 	/*
 	 * p99 pooled over the VMs that never hold more than their profile
 	 * (entitlement) in the trace: what a profile promises. A VM that
@@ -36,6 +37,11 @@ struct mt_run {
 double mt_quantile(double *v, uint32_t n, double q);
 /* (sum w x)^2 / (sum w * sum w x^2); 1 for n == 0. */
 double mt_jain(const double *x, const double *w, uint32_t n);
+/*
+ * a / b for a table, into buf: "-" when both are 0 (nothing to compare),
+ * "inf" when only b is, else two decimals. Returns buf.
+ */
+const char *mt_ratio_str(double a, double b, char *buf, size_t len);
 /* 0 or -ENOMEM. */
 int mt_compute(const struct trace *t, const struct pl_result *run,
 	       const struct pl_result *base, struct mt_run *out);
