@@ -228,6 +228,28 @@ err_free:
 	return err;
 }
 
+u64 vg_mig_save_max(struct vg_vm *vm, u32 dev_len)
+{
+	struct vg_gpu *gpu = vm->gpu;
+	struct vg_bo *bo;
+	u64 n;
+
+	/* The header, VM, DEV and END records. */
+	n = VG_MIG_HDR_LEN + VG_MIG_REC_LEN + 24 + VG_MIG_REC_LEN + 8;
+	if (dev_len)
+		n += VG_MIG_REC_LEN + dev_len;
+	mutex_lock(&gpu->lock);
+	list_for_each_entry(bo, &vm->bos, node) {
+		/* Its BO record, and a DATA record for each chunk. */
+		n += VG_MIG_REC_LEN + 16;
+		n += (u64)bo->nr_chunks * (VG_MIG_REC_LEN + 16) + bo->size;
+	}
+	n += (u64)vm->nr_chans * (VG_MIG_REC_LEN + VG_MIG_CHAN_HEAD +
+				  VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
+	mutex_unlock(&gpu->lock);
+	return n;
+}
+
 /* Staging is page aligned and chunks are whole pages: a word at a time. */
 static bool vg_mig_all_zero(const u8 *p, u64 len)
 {

@@ -366,6 +366,15 @@ struct vg_mig_save;
 struct vg_mig_load;
 int vg_mig_save_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
 		      struct vg_mig_save **out);
+/*
+ * The most bytes vg_mig_save_* would hand out for this VM as it is now,
+ * with a DEV record of dev_len bytes (0: none): every chunk counted as a
+ * DATA record (a stream leaves chunks of zeroes out, so it is shorter by
+ * theirs) and every channel's GPU driver state at VG_CHAN_STATE_MAX. Exact
+ * for a VM without channels whose chunks all hold data. Takes gpu->lock;
+ * any time, frozen or not (a VMM's estimate of the stop-and-copy phase).
+ */
+u64 vg_mig_save_max(struct vg_vm *vm, u32 dev_len);
 ssize_t vg_mig_save_read(struct vg_mig_save *s, void *buf, size_t len);
 void vg_mig_save_end(struct vg_mig_save *s);
 int vg_mig_load_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,

@@ -38,6 +38,7 @@ struct world {
 	uint64_t va_a, va_b, va_z;
 	u8 *stream;
 	size_t len;
+	u64 max;		/* vg_mig_save_max() just before the save */
 };
 
 static void side_init(struct side *s, u64 vram, u64 quota)
@@ -120,6 +121,7 @@ static int world_setup(void **state)
 	assert_true(vm_stat(w->src.g, 1) > 0);
 	/* Saved frozen, as a stop-and-copy does it, then running again. */
 	assert_int_equal(vg_vm_freeze(vg_host_guest_vm(w->src.g)), 0);
+	w->max = vg_mig_save_max(vg_host_guest_vm(w->src.g), 0);
 	save_all(w);
 	vg_vm_thaw(vg_host_guest_vm(w->src.g));
 	/* The source is unchanged by being read, and works on. */
@@ -247,6 +249,76 @@ static void test_zero_chunks_left_out(void **state)
 
 	assert_true(w->len < vm_stat(w->src.g, 0) - BO_Z + 2 * 4096 +
 			     VG_CHAN_STATE_MAX + 4096);
+}
+
+static u64 get64(const u8 *p);
+
+/*
+ * What vg_mig_save_max() should have said of a stream b: its length, plus
+ * the DATA records of the chunks it left out (their head, va and offset,
+ * and the chunk's bytes) and what each channel's state fell short of
+ * VG_CHAN_STATE_MAX.
+ */
+static u64 stream_max(const u8 *b, size_t len)
+{
+	u64 bo_va[64], bo_size[64], data[256][2];
+	u64 max = len, plen, i, j, off, chunk, have;
+	unsigned int nbo = 0, ndata = 0;
+	u32 type;
+
+	for (off = 32; off + 16 <= len; off += 16 + plen) {
+		type = (u32)(get64(b + off) & 0xffffffffu);
+		plen = get64(b + off + 8);
+		if (type == 2) {		/* BO: va, size */
+			assert_true(nbo < 64);
+			bo_va[nbo] = get64(b + off + 16);
+			bo_size[nbo++] = get64(b + off + 24);
+		} else if (type == 3) {		/* DATA: va, offset */
+			assert_true(ndata < 256);
+			data[ndata][0] = get64(b + off + 16);
+			data[ndata++][1] = get64(b + off + 24);
+		} else if (type == 4) {		/* CHAN: state length at 32 */
+			max += VG_CHAN_STATE_MAX -
+			       (get64(b + off + 16 + 32) & 0xffffffffu);
+		}
+	}
+	assert_int_equal(off, len);
+	for (i = 0; i < nbo; i++) {
+		for (off = 0; off < bo_size[i]; off += CHUNK) {
+			chunk = bo_size[i] - off < CHUNK ? bo_size[i] - off : CHUNK;
+			for (j = 0, have = 0; j < ndata && !have; j++)
+				have = data[j][0] == bo_va[i] && data[j][1] == off;
+			if (!have)
+				max += 16 + 16 + chunk;
+		}
+	}
+	return max;
+}
+
+/*
+ * The size a VMM is told before the stop-and-copy: the stream's bound,
+ * exactly the stream plus what it left out (a never-written BO, a
+ * channel's state shorter than the most), with a device state too.
+ */
+static void test_save_max(void **state)
+{
+	struct world *w = *state;
+	struct vg_vm *src = vg_host_guest_vm(w->src.g);
+	struct vg_mig_dev sdev = { .len = 320 };
+	u8 blob[320];
+	size_t len;
+	u8 *b;
+
+	assert_int_equal(w->max, stream_max(w->stream, w->len));
+	assert_true(w->max >= w->len + 4 * (16 + 16) + BO_Z);
+
+	memset(blob, 0x5a, sizeof(blob));
+	sdev.state = blob;
+	b = save_vm(src, &sdev, &len);
+	assert_int_equal(vg_mig_save_max(src, sizeof(blob)), stream_max(b, len));
+	assert_int_equal(vg_mig_save_max(src, sizeof(blob)),
+			 vg_mig_save_max(src, 0) + 16 + sizeof(blob));
+	free(b);
 }
 
 /* Cut short anywhere: refused, and the destination is empty again. */
@@ -626,6 +698,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_zero_chunks_left_out),
+		cmocka_unit_test(test_save_max),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_hostile_fields),
 		cmocka_unit_test(test_quota),
