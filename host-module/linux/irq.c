@@ -60,7 +60,7 @@ static void vgk_irq_fire(struct vgk_vgpu *v)
 			return;
 		v->intx_masked = true;
 	}
-	eventfd_signal(v->irq_trigger, 1);
+	vgk_eventfd_signal(v->irq_trigger);
 }
 
 void vgk_irq_update(struct vgk_vgpu *v, bool was_pending)
@@ -184,7 +184,7 @@ static int vgk_irq_trigger(struct vgk_vgpu *v, enum vgk_irq_type type,
 			return 0;
 		spin_lock(&v->reg_lock);
 		if (v->irq_trigger)
-			eventfd_signal(v->irq_trigger, 1);
+			vgk_eventfd_signal(v->irq_trigger);
 		spin_unlock(&v->reg_lock);
 		return 0;
 	}
@@ -301,7 +301,7 @@ static int vgk_req_trigger(struct vgk_vgpu *v, struct vfio_irq_set *hdr,
 			return 0;
 		spin_lock(&v->reg_lock);
 		if (v->req_trigger)
-			eventfd_signal(v->req_trigger, 1);
+			vgk_eventfd_signal(v->req_trigger);
 		spin_unlock(&v->reg_lock);
 		return 0;
 	}
@@ -334,7 +334,7 @@ void vgk_irq_request(struct vgk_vgpu *v, unsigned int count)
 		if (!count)
 			dev_notice(mdev_dev(v->mdev),
 				   "asking the user to release the vGPU\n");
-		eventfd_signal(v->req_trigger, 1);
+		vgk_eventfd_signal(v->req_trigger);
 	} else if (!count) {
 		dev_notice(mdev_dev(v->mdev),
 			   "in use, no request eventfd: waiting for the user to release it\n");

@@ -43,13 +43,6 @@
 
 #include "vgk_drv.h"
 
-/*
- * Exported by fs/namei.c (EXPORT_SYMBOL) but declared in fs/internal.h in
- * 6.1, which modules cannot include.
- */
-int vfs_path_lookup(struct dentry *dentry, struct vfsmount *mnt,
-		    const char *name, unsigned int flags, struct path *path);
-
 #define VGK_LOOKUP_BENEATH	(LOOKUP_FOLLOW | LOOKUP_BENEATH | \
 				 LOOKUP_NO_SYMLINKS | LOOKUP_NO_MAGICLINKS)
 #define VGK_LOOKUP_RETRIES	4	/* -EAGAIN: a racing rename or mount */

@@ -270,18 +270,20 @@ static int vgk_mig_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/*
+ * No .llseek: the data files are streams (stream_open), so lseek and
+ * pread/pwrite fail with -ESPIPE.
+ */
 static const struct file_operations vgk_mig_save_fops = {
 	.owner = THIS_MODULE,
 	.read = vgk_mig_read,
 	.release = vgk_mig_release,
-	.llseek = no_llseek,
 };
 
 static const struct file_operations vgk_mig_load_fops = {
 	.owner = THIS_MODULE,
 	.write = vgk_mig_write,
 	.release = vgk_mig_release,
-	.llseek = no_llseek,
 };
 
 static struct vgk_mig_file *vgk_mig_file_new(struct vgk_vgpu *v,

@@ -530,14 +530,14 @@ static int vgk_nl_dump_vms_of(struct sk_buff *skb,
 static int vgk_nl_get_vm_dumpit(struct sk_buff *skb,
 				struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr **attrs = vgk_genl_dump_attrs(cb);
 	struct vgk_nl_dump *d = (struct vgk_nl_dump *)cb->ctx;
-	struct nlattr *only = info->attrs[VGMEM_A_GPU_INDEX];
+	struct nlattr *only = attrs[VGMEM_A_GPU_INDEX];
 	struct vgk_gpu *gpu;
 	int ret = 0;
 
-	if (info->attrs[VGMEM_A_VM_UUID]) {
-		NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[VGMEM_A_VM_UUID],
+	if (attrs[VGMEM_A_VM_UUID]) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, attrs[VGMEM_A_VM_UUID],
 				    "a dump takes no UUID: ask for one vGPU without NLM_F_DUMP");
 		return -EINVAL;
 	}

@@ -373,7 +373,7 @@ EXPORT_SYMBOL_GPL(vgk_unregister_gpu);
 
 int vgk_registry_init(void)
 {
-	vgk_class = class_create(THIS_MODULE, "vgmem");
+	vgk_class = vgk_class_create("vgmem");
 	return PTR_ERR_OR_ZERO(vgk_class);
 }
 

@@ -164,8 +164,8 @@ int vgk_userd_mmap(struct vgk_vgpu *v, struct vm_area_struct *vma)
 	/* A private copy would not be the device's page. */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+		     VM_DONTCOPY);
 	vma->vm_private_data = v;
 	vma->vm_ops = &vgk_userd_vm_ops;
 	return 0;

@@ -30,6 +30,7 @@
 
 #include "core/vg.h"
 #include "core/lrc/lrc.h"
+#include "vgk_compat.h"
 #include "vgk_gpu.h"
 
 /*

@@ -670,13 +670,14 @@ static void vgk_vgpu_release(struct vfio_device *vdev)
 	__free_page(v->absent);
 	mutex_destroy(&v->userd_lock);
 	mutex_destroy(&v->lock);
-	vfio_free_device(vdev);
+	vgk_vfio_release_free(vdev);
 }
 
 const struct vfio_device_ops vgk_vfio_ops = {
 	.name = "vgmem",
 	.init = vgk_vgpu_init,
 	.release = vgk_vgpu_release,
+	VGK_VFIO_EMULATED_IOMMUFD_OPS
 	.open_device = vgk_open_device,
 	.close_device = vgk_close_device,
 	.read = vgk_read,
