@@ -450,7 +450,8 @@ int vgk_lrc_init(void)
 	};
 	int ret;
 
-	vgk_store_cred = prepare_kernel_cred(NULL);
+	/* init's credentials (NULL meant those only until 6.2, which warns). */
+	vgk_store_cred = prepare_kernel_cred(&init_task);
 	if (!vgk_store_cred)
 		return -ENOMEM;
 	get_fs_root(current->fs, &vgk_host_root);
