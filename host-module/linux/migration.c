@@ -519,9 +519,32 @@ static int vgk_mig_get_state(struct vfio_device *vdev,
 	return 0;
 }
 
+/*
+ * VFIO_DEVICE_FEATURE_MIG_DATA_SIZE (6.2 and later), in any state: what
+ * the stop-and-copy stream would take, were it begun now. The stream's
+ * bound from the VM's BOs and channels (vg_mig_save_max): every chunk as
+ * data, the most a channel's state can be, this device's DEV record; the
+ * stream itself is shorter by the chunks of zeroes it leaves out.
+ */
+static int __maybe_unused vgk_mig_get_data_size(struct vfio_device *vdev,
+						unsigned long *len)
+{
+	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
+	int err = 0;
+
+	mutex_lock(&v->lock);
+	if (v->vm)
+		*len = vg_mig_save_max(v->vm, sizeof(struct vgk_devstate));
+	else
+		err = -ENODEV;		/* a reset failed: there is no VM */
+	mutex_unlock(&v->lock);
+	return err;
+}
+
 static const struct vfio_migration_ops vgk_mig_ops = {
 	.migration_set_state = vgk_mig_set_state,
 	.migration_get_state = vgk_mig_get_state,
+	VGK_MIG_DATA_SIZE_OP(vgk_mig_get_data_size)
 };
 
 void vgk_mig_init(struct vgk_vgpu *v)

@@ -101,4 +101,17 @@ static inline void vgk_vfio_release_free(struct vfio_device *vdev)
 #define VGK_VFIO_EMULATED_IOMMUFD_OPS
 #endif
 
+/*
+ * 6.2: struct vfio_migration_ops gained migration_get_data_size
+ * (VFIO_DEVICE_FEATURE_MIG_DATA_SIZE), which the VFIO core calls without
+ * checking for NULL: a migratable device must have it. For a struct
+ * vfio_migration_ops initialiser; fn is unused before 6.2 (mark it
+ * __maybe_unused).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define VGK_MIG_DATA_SIZE_OP(fn)	.migration_get_data_size = (fn),
+#else
+#define VGK_MIG_DATA_SIZE_OP(fn)
+#endif
+
 #endif /* VGK_LINUX_COMPAT_H */

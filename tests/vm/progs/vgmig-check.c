@@ -12,6 +12,10 @@
  *  - the device offers STOP_COPY;
  *  - a migration cancelled in STOP and in STOP_COPY leaves the source
  *    running, its data fd dead;
+ *  - the data fd is a stream (lseek fails with ESPIPE), and on kernels
+ *    that ask (6.2 and later: VFIO_DEVICE_FEATURE_MIG_DATA_SIZE) the size
+ *    the device announces, the same running and stopped, is at least the
+ *    stream and at most the BOs' bytes and the records' overhead;
  *  - streams that are garbage, cut short or carry another device's config
  *    space are refused on DST, which is then in ERROR with nothing of them
  *    in it, and a reset makes it RUNNING and empty again;
@@ -36,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/vfio.h>
@@ -53,7 +58,22 @@
 /* The DEV record's config space in a stream: header, VM record, DEV head, state head. */
 #define DEV_CFG_AT	(32 + 16 + 24 + 16 + 16)
 
+/* Linux 6.2's; Debian 12's <linux/vfio.h> is 6.1's. */
+#ifndef VFIO_DEVICE_FEATURE_MIG_DATA_SIZE
+#define VFIO_DEVICE_FEATURE_MIG_DATA_SIZE 9
+struct vfio_device_feature_mig_data_size {
+	__aligned_u64 stop_copy_length;
+};
+#endif
+/*
+ * What the announced size may hold beyond the BOs' bytes: the records'
+ * heads (32 bytes a BO and a chunk), two channels with their pages and
+ * the most state (12 KiB each), the device's state: far less than this.
+ */
+#define SIZE_SLACK	(1 * MiB)
+
 static const char *src_uuid, *dst_uuid;
+static int no_size_err;		/* MIG_DATA_SIZE's errno before 6.2 */
 
 static void fail(const char *fmt, ...)
 {
@@ -133,6 +153,39 @@ static uint32_t mig_get(int dev)
 	if (ret)
 		fail("getting the migration state: %s", strerror(-ret));
 	return m.device_state;
+}
+
+/* Running 6.2 or later, whose VFIO core asks the device for the data size. */
+static int kernel_has_data_size(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		fail("uname: cannot read the kernel's version");
+	return major > 6 || (major == 6 && minor >= 2);
+}
+
+/* MIG_DATA_SIZE, GET: the size, or 0 on a kernel without it (checked). */
+static uint64_t data_size(int dev, const char *when)
+{
+	struct vfio_device_feature_mig_data_size sz = { 0 };
+	int ret = feature(dev, VFIO_DEVICE_FEATURE_GET |
+			  VFIO_DEVICE_FEATURE_MIG_DATA_SIZE, &sz, sizeof(sz));
+
+	if (!kernel_has_data_size()) {
+		/* Before 6.2 the VFIO core knows no such feature. */
+		if (ret != -EINVAL && ret != -ENOTTY)
+			fail("MIG_DATA_SIZE %s on a kernel without it: %s", when,
+			     ret ? strerror(-ret) : "answered");
+		no_size_err = -ret;
+		return 0;
+	}
+	if (ret)
+		fail("MIG_DATA_SIZE %s: %s", when, strerror(-ret));
+	if (!sz.stop_copy_length)
+		fail("MIG_DATA_SIZE %s: 0 bytes", when);
+	return sz.stop_copy_length;
 }
 
 static void expect_state(int dev, uint32_t want, const char *what)
@@ -354,7 +407,7 @@ int main(int argc, char **argv)
 	struct vgmem_dev *dev;
 	struct vgmem_chan *w, *p;
 	struct vgmem_vm_stats st;
-	uint64_t va_a, va_b, va_s, va_x, seq_p, allocated;
+	uint64_t va_a, va_b, va_s, va_x, seq_p, allocated, size_run, size_stop;
 	uint32_t d[4], one = 1, mark;
 	uint8_t *stream, *bad;
 	size_t len;
@@ -445,11 +498,29 @@ int main(int argc, char **argv)
 	dst = vgmem_vfio_open_peer(dev, dst_uuid);
 	if (dst < 0)
 		fail("opening %s: %s", dst_uuid, vgmem_vfio_error());
+	size_run = data_size(src, "running");
+	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "source");
+	size_stop = data_size(src, "stopped");
 	set_or_die(src, VFIO_DEVICE_STATE_STOP_COPY, &fd, "source");
+	if (lseek(fd, 0, SEEK_SET) != -1)
+		fail("lseek on the data fd worked: it is no stream");
+	if (errno != ESPIPE)
+		fail("lseek on the data fd: %s, not ESPIPE", strerror(errno));
 	stream = read_stream(fd, &len);
 	close(fd);
 	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "source");
 	ok("source: a stream of %zu bytes for %" PRIu64 " bytes of BOs", len, allocated);
+	if (!kernel_has_data_size()) {
+		ok("no MIG_DATA_SIZE on this kernel (before 6.2): %s", strerror(no_size_err));
+	} else if (size_run != size_stop || size_stop < len || size_stop < allocated ||
+		   size_stop - allocated > SIZE_SLACK) {
+		fail("MIG_DATA_SIZE: %" PRIu64 " bytes running, %" PRIu64 " stopped, for a"
+		     " stream of %zu and %" PRIu64 " bytes of BOs", size_run, size_stop,
+		     len, allocated);
+	} else {
+		ok("MIG_DATA_SIZE: %" PRIu64 " bytes, running and stopped (the stream"
+		   " took %zu)", size_stop, len);
+	}
 
 	/* Hostile streams first: each refused, the destination untouched. */
 	bad = malloc(len);
