@@ -283,7 +283,7 @@ GUEST_MODULE_LOG := $(BUILD)/guest-module.log
 
 # ---- targets ------------------------------------------------------------------------
 .PHONY: all asan tests check run bench module module-clean clean help deps \
-	run-tests guest-module guest-module-clean tsan
+	run-tests guest-module guest-module-clean tsan module-6.12
 
 all: $($(BUILD)_LIBS) $($(BUILD)_BIN) $($(BUILD)_TESTS)
 
@@ -396,7 +396,7 @@ module:
 	@if grep -qi 'warning' $(MODULE_LOG); then \
 		echo "module: the kernel build printed warnings:"; \
 		grep -i 'warning' $(MODULE_LOG); exit 1; fi
-	@echo "module: built host-module/vgmem.ko against $(KDIR)"
+	@echo "module: built $(MODULE_DIR:$(CURDIR)/%=%)/vgmem.ko against $(KDIR)"
 
 module-clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
@@ -412,11 +412,33 @@ guest-module:
 	@if grep -qi 'warning' $(GUEST_MODULE_LOG); then \
 		echo "guest-module: the kernel build printed warnings:"; \
 		grep -i 'warning' $(GUEST_MODULE_LOG); exit 1; fi
-	@echo "guest-module: built guest-driver/kernel/vgmem_guest.ko against $(KDIR)"
+	@echo "guest-module: built $(GUEST_MODULE_DIR:$(CURDIR)/%=%)/vgmem_guest.ko against $(KDIR)"
 
 guest-module-clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
 		$(MAKE) -C $(KDIR) M=$(GUEST_MODULE_DIR) clean; fi
+
+# The same modules for 6.12 from bookworm-backports, the second kernel
+# vgmem runs on (docs/testing.md): scripts/fetch-kernel-6.12.sh unpacks its
+# headers and image into build/kernel-6.12/ (downloaded once, cached after)
+# and names them in kernel.env. Both modules build, at W=1 and failing on
+# any warning as above, in kernel.env's MODSRC: a tree of links to the sources
+# (host-module/, guest-driver/kernel/, include/), so the 6.1 objects in the
+# checkout stay as they are (the links are made afresh each time; the
+# kernel build's own files, *.mod.c among them, are never linked).
+K612_ENV := $(BUILD)/kernel-6.12/kernel.env
+module-6.12:
+	@scripts/fetch-kernel-6.12.sh --quiet
+	@set -e; . $(K612_ENV); \
+	mkdir -p "$$MODSRC"; find "$$MODSRC" -type l -delete; \
+	find host-module guest-driver/kernel include -type f \( -name '*.[ch]' -o -name Kbuild \) \
+		! -name '*.mod.c' ! -name '.*' | \
+	while read -r f; do \
+		mkdir -p "$$MODSRC/$${f%/*}"; ln -s "$(CURDIR)/$$f" "$$MODSRC/$$f"; \
+	done; \
+	$(MAKE) --no-print-directory module guest-module KVER="$$KVER" KDIR="$$KDIR" \
+		MODULE_DIR="$$MODSRC/host-module" GUEST_MODULE_DIR="$$MODSRC/guest-driver/kernel" \
+		MODULE_LOG=$(BUILD)/module-6.12.log GUEST_MODULE_LOG=$(BUILD)/guest-module-6.12.log
 
 clean: module-clean guest-module-clean
 	rm -rf $(BUILD)
@@ -542,6 +564,7 @@ help:
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
 	@echo "make module     build host-module/vgmem.ko (KDIR=... overrides headers)"
 	@echo "make guest-module  build guest-driver/kernel/vgmem_guest.ko (the VM's driver)"
+	@echo "make module-6.12   both modules for 6.12 of bookworm-backports (fetched once)"
 	@echo "make fuzz       run each fuzzer (tests/fuzz) FUZZ_SECONDS (300), FUZZERS=name,..."
 	@echo "make soak       the integrity test for 10^5 relocation cycles (SOAK_CYCLES, SOAK_SECONDS)"
 	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...)"
