@@ -8,9 +8,15 @@
 #
 # Cached: the .deb stays in build/vm/cache/, the extracted tree in
 # build/vm/kernel/<kver>/; both are skipped when present. Writes
-# build/vm/kernel.env (KVER, VMLINUZ, MODROOT) for mkinitramfs.sh and run.sh.
+# build/vm/kernel.env (KVER, VMLINUZ, MODROOT, and MODDIR and GUEST_MODDIR:
+# where our modules built for it are) for mkinitramfs.sh, mkl2.sh and run.sh.
 #
-# Environment: VM_KVER overrides the ABI name (e.g. 6.1.0-56-amd64);
+# VM_KERNEL=6.12 takes the 6.12 kernel of bookworm-backports instead, which
+# scripts/fetch-kernel-6.12.sh fetches with its headers (`make module-6.12`
+# builds our modules for it, in a tree of its own).
+#
+# Environment: VM_KERNEL (empty or 6.1: the installed headers' kernel; 6.12),
+# VM_KVER overrides the ABI name (e.g. 6.1.0-56-amd64);
 # VM_BUILD overrides build/vm.
 set -euo pipefail
 
@@ -19,6 +25,24 @@ VM_BUILD=${VM_BUILD:-$ROOT/build/vm}
 CACHE=$VM_BUILD/cache
 
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
+
+case "${VM_KERNEL:-}" in
+""|6.1) ;;
+6.12)
+	"$ROOT/scripts/fetch-kernel-6.12.sh"
+	# shellcheck source=/dev/null
+	. "$ROOT/build/kernel-6.12/kernel.env"
+	mkdir -p "$VM_BUILD"
+	cat > "$VM_BUILD/kernel.env" <<-EOF
+	KVER=$KVER
+	VMLINUZ=$VMLINUZ
+	MODROOT=$MODROOT
+	MODDIR=$MODSRC/host-module
+	GUEST_MODDIR=$MODSRC/guest-driver/kernel
+	EOF
+	exit 0 ;;
+*) die "VM_KERNEL=$VM_KERNEL: known kernels are 6.1 (the default) and 6.12" ;;
+esac
 
 # "linux-headers-6.1.0-56-amd64 (= 6.1.192-2)" -> kver + package version.
 deps=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null) ||
@@ -38,6 +62,8 @@ write_env() {
 	KVER=$KVER
 	VMLINUZ=$VMLINUZ
 	MODROOT=$MODROOT
+	MODDIR=$ROOT/host-module
+	GUEST_MODDIR=$ROOT/guest-driver/kernel
 	EOF
 }
 

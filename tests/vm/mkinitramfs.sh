@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # Builds the test VM's initramfs (cpio newc, gzip): busybox-static, the stock
-# vfio/vfio_iommu_type1/mdev modules with their dependencies, our modules
-# (host-module/*.ko, in /lib/modules/<kver>/extra so modprobe finds them), the
+# vfio/vfio_iommu_type1/mdev modules with their dependencies (uncompressed:
+# busybox's modprobe reads plain .ko files only), our modules (host-module/*.ko,
+# or those built for the kernel kernel.env names, in
+# /lib/modules/<kver>/extra so modprobe finds them), the
 # static test programs in build/vm/bin/, build/bin/{mgmtd,vgmemctl} with their
 # shared libraries, tests/vm/{init,lib.sh,cases/}.
 #
@@ -34,8 +36,9 @@ BUSYBOX=$(readlink -f "$BUSYBOX")
 is_static "$BUSYBOX" || die "$BUSYBOX is not static (apt-get install busybox-static)"
 
 shopt -s nullglob
-OUR_MODS=("$ROOT"/host-module/*.ko)
-[ ${#OUR_MODS[@]} -gt 0 ] || die "no host-module/*.ko: run 'make module'"
+MODDIR=${MODDIR:-$ROOT/host-module}
+OUR_MODS=("$MODDIR"/*.ko)
+[ ${#OUR_MODS[@]} -gt 0 ] || die "no $MODDIR/*.ko: run 'make module' (or 'make module-6.12')"
 
 STAGE=$VM_BUILD/initramfs
 rm -rf "$STAGE"
@@ -59,12 +62,15 @@ done
 ours=" $(for ko in "${OUR_MODS[@]}"; do basename "$ko" .ko; done | tr '\n' ' ') "
 
 declare -A seen=()
-add_stock() {	# $1: path relative to $KMODS, e.g. kernel/drivers/vfio/vfio.ko
+add_stock() {	# $1: path relative to $KMODS, e.g. kernel/drivers/vfio/vfio.ko(.xz)
 	local rel=$1 dep
 	[ -n "${seen[$rel]:-}" ] && return 0
 	seen[$rel]=1
 	mkdir -p "$STAGE/lib/modules/$KVER/$(dirname "$rel")"
-	cp "$KMODS/$rel" "$STAGE/lib/modules/$KVER/$rel"
+	case "$rel" in
+	*.ko.xz) xz -dc "$KMODS/$rel" > "$STAGE/lib/modules/$KVER/${rel%.xz}" ;;
+	*) cp "$KMODS/$rel" "$STAGE/lib/modules/$KVER/$rel" ;;
+	esac
 	for dep in $(grep "^$rel:" "$KMODS/modules.dep" | cut -d: -f2); do
 		add_stock "$dep"
 	done
@@ -73,7 +79,8 @@ for m in "${wanted[@]}"; do
 	# modules.dep names files with '-' or '_' as built; modinfo uses '_'.
 	[[ "$ours" == *" $m "* ]] && continue
 	pat=$(sed 's/[-_]/[-_]/g' <<<"$m")
-	rel=$(grep -oE "^[^:]*/$pat\.ko" "$KMODS/modules.dep" | head -n1 || true)
+	rel=$(grep -oE "^[^:]*/$pat\.ko(\.xz)?:" "$KMODS/modules.dep" | head -n1 || true)
+	rel=${rel%:}
 	if [ -z "$rel" ]; then
 		grep -qE "/$pat\.ko$" "$KMODS/modules.builtin" 2>/dev/null && continue
 		die "module $m is neither in $KVER's modules.dep nor built in"

@@ -12,8 +12,10 @@
 #   - /l2/vmlinux: the kernel L1 runs, uncompressed: L2 runs it too;
 #   - /l2/initramfs.cpio.gz: L2's initramfs: busybox-static, tests/vm/l2/
 #     (init, lib.sh), the static programs of build/vm/bin/ (stripped) in
-#     /l2/bin, guest-driver/kernel/*.ko (if built) in /l2/modules, and the
-#     virtio-fs modules in /l2/share-modules with their load order.
+#     /l2/bin, the guest driver built for that kernel (guest-driver/kernel/
+#     *.ko, or kernel.env's GUEST_MODDIR; if built) in /l2/modules, and the
+#     virtio-fs modules (uncompressed) in /l2/share-modules with their load
+#     order.
 # L1 appends each launch's /l2/run.sh to L2's initramfs (tests/vm/l2.sh).
 #
 # Usage: mkl2.sh [OUTPUT]   (default build/vm/l2.cpio.gz)
@@ -70,15 +72,23 @@ mapfile -t libs < <(ldd_libs "$QEMU" "$ACCEL" "$VIRTIOFSD")
 for lib in "${libs[@]}"; do put "$lib"; done
 for f in "${FIRMWARE[@]}"; do put "$f"; done
 # L2 boots the kernel uncompressed, through its PVH entry (CONFIG_PVH):
-# decompressing the bzImage's xz payload is most of a nested boot under TCG
-# (one level: 48 s against 20 s to init at load 8). The payload starts at
-# the xz magic; a truncated read past its end is expected (the bzImage
-# goes on), so the result is judged as an ELF with a PVH entry note.
-off=$(grep -abo $'\xfd7zXZ\x00' "$VMLINUZ" | head -n1 | cut -d: -f1)
-[ -n "$off" ] || die "no xz payload in $VMLINUZ"
-tail -c +$((off + 1)) "$VMLINUZ" | xz -dc 2>/dev/null > "$STAGE/l2/vmlinux" || true
-readelf -nW "$STAGE/l2/vmlinux" 2>/dev/null | grep -q 'Xen.*0x00000012' ||
-	die "the kernel in $VMLINUZ has no PVH entry (an ELF note Xen type 0x12)"
+# decompressing the bzImage's payload is most of a nested boot under TCG
+# (one level: 48 s against 20 s to init at load 8). The payload is xz
+# (Debian's 6.1) or zstd (6.12) and starts at its format's magic; a
+# truncated read past its end is expected (the bzImage goes on), so the
+# result is judged as an ELF with a PVH entry note, and the next place the
+# magic occurs is tried if it is none.
+pvh() { readelf -nW "$1" 2>/dev/null | grep -q 'Xen.*0x00000012'; }
+for fmt in xz:fd377a585a00 zstd:28b52ffd; do
+	tool=${fmt%%:*}
+	magic=$(sed 's/../\\x&/g' <<<"${fmt#*:}")
+	for off in $(LC_ALL=C grep -aboP "$magic" "$VMLINUZ" | cut -d: -f1 | head -n 4); do
+		tail -c +$((off + 1)) "$VMLINUZ" | "$tool" -dc 2>/dev/null > "$STAGE/l2/vmlinux" || true
+		pvh "$STAGE/l2/vmlinux" && break 2
+	done
+done
+pvh "$STAGE/l2/vmlinux" ||
+	die "no xz or zstd payload in $VMLINUZ that is a kernel with a PVH entry (an ELF note Xen type 0x12)"
 
 # L2's initramfs.
 cp "$BUSYBOX" "$L2/bin/busybox"
@@ -91,17 +101,24 @@ for b in "$VM_BUILD"/bin/*; do
 	[ -x "$b" ] && strip -o "$L2/l2/bin/${b##*/}" "$b"
 done
 shopt -s nullglob
-for ko in "$ROOT"/guest-driver/kernel/*.ko; do
+for ko in "${GUEST_MODDIR:-$ROOT/guest-driver/kernel}"/*.ko; do
 	strip --strip-debug -o "$L2/l2/modules/${ko##*/}" "$ko"
 done
-# virtio-fs: the modules modprobe would load, in its order.
+# virtio-fs: the modules modprobe would load, in its order (none where
+# both are built in, as in Debian's 6.12).
+: > "$L2/l2/share-modules/order"
 for m in virtio_pci virtiofs; do
-	modprobe -d "$MODROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	deps=$(modprobe -d "$MODROOT" -S "$KVER" --show-depends "$m" 2>/dev/null) ||
+		die "no $m in $MODROOT: neither a module nor built in"
+	awk '$1 == "insmod" { print $2 }' <<<"$deps"
 done | awk '!seen[$0]++' | while read -r ko; do
-	cp "$ko" "$L2/l2/share-modules/"
-	echo "${ko##*/}" >> "$L2/l2/share-modules/order"
+	name=${ko##*/}
+	case "$name" in
+	*.ko.xz) name=${name%.xz}; xz -dc "$ko" > "$L2/l2/share-modules/$name" ;;
+	*) cp "$ko" "$L2/l2/share-modules/" ;;
+	esac
+	echo "$name" >> "$L2/l2/share-modules/order"
 done
-[ -s "$L2/l2/share-modules/order" ] || die "no virtio-fs modules in $MODROOT"
 [ "$(id -u)" = 0 ] && mknod -m 600 "$L2/dev/console" c 5 1
 (cd "$L2" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9 > "$STAGE/l2/initramfs.cpio.gz"

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # Runs the in-VM tests: builds the module and the static guest programs,
-# fetches Debian's kernel matching the installed headers, makes the initramfs,
-# boots it under QEMU TCG and judges the console log. Fails on any failed case,
+# fetches Debian's kernel matching the installed headers (or, with
+# VM_KERNEL=6.12, the 6.12 kernel of bookworm-backports with its headers, and
+# builds the modules for it), makes the initramfs, boots it under QEMU TCG
+# and judges the console log. Fails on any failed case,
 # a missing "VMTEST DONE" (crash, hang, panic) and on any line of
 # tests/vm/bad-patterns.txt in the kernel log. See docs/testing.md.
 #
@@ -13,6 +15,8 @@
 # --bench boots the same VM but runs tests/vm/bench/*.sh (or the --case names
 # among them) instead of the cases and prints their "VMBENCH ..." lines.
 # Environment: VMCASE (same as --case), VMSTRICT=1 (a skipped case fails),
+# VM_KERNEL (6.1, the default: the installed headers' kernel; 6.12: the one
+# of bookworm-backports, console log console-6.12.log),
 # VM_TIMEOUT (hard limit for the whole VM, default 900 s, plus the limits of
 # the cases that boot a nested guest), VM_MEM (MiB),
 # VM_SMP, VM_APPEND (extra kernel arguments), QEMU (binary).
@@ -22,8 +26,14 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VM_BUILD=${VM_BUILD:-$ROOT/build/vm}
 export VM_BUILD
 HERE=$ROOT/tests/vm
-CONSOLE=$VM_BUILD/console.log
 QEMU=${QEMU:-qemu-system-x86_64}
+# Which kernel: its modules' make target and its console log's name.
+case "${VM_KERNEL:-}" in
+""|6.1) module_target=module; suffix= ;;
+6.12) module_target=module-6.12; suffix=-6.12 ;;
+*) echo "vm: VM_KERNEL=$VM_KERNEL: known kernels are 6.1 (the default) and 6.12" >&2; exit 2 ;;
+esac
+CONSOLE=$VM_BUILD/console$suffix.log
 
 cases=${VMCASE:-}
 shell=0
@@ -64,7 +74,7 @@ mkdir -p "$VM_BUILD"
 cdir=cases
 if [ $bench = 1 ]; then
 	cdir=bench
-	CONSOLE=$VM_BUILD/bench-console.log
+	CONSOLE=$VM_BUILD/bench-console$suffix.log
 	[ -n "$cases" ] || cases=$(cd "$HERE/bench" && ls *.sh | sed 's/\.sh$//' | tr '\n' ',')
 	cases=${cases%,}
 fi
@@ -77,7 +87,7 @@ done
 if [ $build = 1 ]; then
 	log=$VM_BUILD/build.log
 	echo "vm: building the module and the VM programs (log: $log)"
-	if ! make -C "$ROOT" --no-print-directory module vm-bins > "$log" 2>&1; then
+	if ! make -C "$ROOT" --no-print-directory "$module_target" vm-bins > "$log" 2>&1; then
 		tail -n 40 "$log" >&2
 		die "build failed (full log: $log)"
 	fi
