@@ -473,6 +473,8 @@ void vg_bo_free_locked(struct vg_bo *bo)
 	u32 i;
 
 	lockdep_assert_held(&gpu->lock);
+	/* A pre-copy migration tells its destination the BO is gone. */
+	vg_mig_track_bo_freed(bo);
 	/* The GPU must stop reaching the memory before it is freed. */
 	gpu->ops->unmap(gpu->drv, vm->as, bo->va, bo->size);
 	gpu->ops->tlb_flush(gpu->drv, vm->as);

@@ -222,9 +222,9 @@ static u32 vg_restore_maps(struct vg_vm *vm, enum vg_loc to, u32 n,
 		if (i++ > n)
 			break;
 		vg_resched_every(&k);
-		if (!ops->map(b, vm->as, va, c->size, c->mem, 0))
+		if (!vg_chunk_map(vm, c, c->mem))
 			continue;
-		if (!ops->map(b, vm->as, va, c->size, c->new_mem, 0)) {
+		if (!vg_chunk_map(vm, c, c->new_mem)) {
 			pr_err("vgmem: %s: could not restore the mapping at 0x%llx, kept the chunk in %s\n",
 			       vm->name, (unsigned long long)va,
 			       vg_loc_name(to));
@@ -382,7 +382,8 @@ int vg_relocate_vm(struct vg_vm *vm, enum vg_loc to)
 	i = 0;
 	list_for_each_entry(c, &vm->marked, mark_node) {
 		vg_resched_every(&k);
-		err = ops->map(b, vm->as, vg_chunk_va(c), c->size, c->new_mem, 0);
+		/* With its protection: read-only while a migration tracks it. */
+		err = vg_chunk_map(vm, c, c->new_mem);
 		if (err) {
 			what = "map";
 			goto err_restore_maps;

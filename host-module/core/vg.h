@@ -319,9 +319,9 @@ int vg_vm_file_protect(struct vg_vm *vm, u64 va, u64 size, u64 rw_pages);
 void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
 
 /*
- * Migration of a VM's GPU memory (migrate.c, docs/migration.md): its BOs
- * and their bytes as a versioned stream, produced and consumed in pieces
- * of any size (as VFIO's migration data fd moves them). Calls take
+ * Migration of a VM's GPU memory (mig_save.c, mig_load.c, mig_track.c;
+ * docs/migration.md): its BOs and their bytes as a versioned stream,
+ * produced and consumed in pieces of any size (as VFIO's migration data fd moves them). Calls take
  * gpu->lock for themselves; call with no core lock held.
  *
  * vg_mig_save_begin/read/end: a VM with channels must be frozen
@@ -346,10 +346,11 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * The platform's own device state (a PCI device's config space and
  * registers, say) travels in the same stream as one DEV record, opaque to
  * the core, of 1 to VG_MIG_DEV_MAX bytes: the source passes its bytes to
- * save_begin (copied there; -EINVAL for another size), and the
- * destination's load() gets them whole, before any BO, to check them and
- * keep them for after a good finish: 0, or a negative errno with a
- * sentence in why, which refuses the stream. A load begun with a
+ * save_begin or, for a pre-copy, to save_stop (copied there; -EINVAL for
+ * another size), and the destination's load() gets them whole (before
+ * any BO from a stop-only save, after the BOs from a pre-copy) to check
+ * them and keep them for after a good finish: 0, or a negative errno
+ * with a sentence in why, which refuses the stream. A load begun with a
  * vg_mig_dev needs one DEV record (-EBADMSG at END without it); a load
  * begun without one refuses any (-EPROTONOSUPPORT: a device state this
  * host cannot restore). NULL for either: no device state.
@@ -377,6 +378,49 @@ int vg_mig_save_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
 u64 vg_mig_save_max(struct vg_vm *vm, u32 dev_len);
 ssize_t vg_mig_save_read(struct vg_mig_save *s, void *buf, size_t len);
 void vg_mig_save_end(struct vg_mig_save *s);
+/*
+ * Pre-copy: the stream begins while the VM runs, as VFIO's PRE_COPY
+ * state wants it. vg_mig_precopy_begin needs a GPU driver with read-only
+ * PTEs and replayable faults (-EOPNOTSUPP without; the write tracking of
+ * mig_track.c) and a VM without file maps (-EOPNOTSUPP), one pre-copy
+ * per VM at a time (-EBUSY). The guest goes on allocating, freeing and
+ * writing meanwhile. vg_mig_save_read hands out the chunks not sent yet
+ * or written by the GPU since they were sent (relocated ones first), and
+ * -ENOMSG once a whole pass over the VM found nothing to send: the
+ * temporary end of the stream, for now (read again later for more).
+ * vg_mig_precopy_info: what is left, as VFIO_MIG_GET_PRECOPY_INFO gives
+ * it: bytes of the first pass not sent yet, and bytes to send again.
+ * vg_mig_save_stop: the VM is frozen now (vg_vm_freeze; -EBUSY if it has
+ * channels and is not; -EOPNOTSUPP if a file map was made meanwhile): reads go on with what is still dirty, the
+ * channels and dev's state, then END (0 after it). -EINVAL if not a
+ * pre-copy or stopped already. vg_mig_save_end ends a pre-copy at any
+ * point: the VM's memory is writable again and nothing of the tracking
+ * is left (the VM runs on, as if nothing had begun). The VM must not be
+ * destroyed before its save has ended.
+ */
+int vg_mig_precopy_begin(struct vg_vm *vm, struct vg_mig_save **out);
+/* Can this GPU's VMs be pre-copied (its GPU driver has what it takes)? */
+bool vg_mig_precopy_possible(struct vg_gpu *gpu);
+/*
+ * The most bytes the rest of s would take were the VM stopped now (a
+ * pre-copy: what is not clean, the channels, a DEV record of dev_len,
+ * END; a stop-only save: vg_mig_save_max). A VMM's estimate of the
+ * stop-and-copy phase.
+ */
+u64 vg_mig_save_left(struct vg_mig_save *s, u32 dev_len);
+void vg_mig_precopy_info(struct vg_mig_save *s, u64 *initial, u64 *dirty);
+int vg_mig_save_stop(struct vg_mig_save *s, const struct vg_mig_dev *dev);
+/* What a save handed out so far (for tests, benchmarks and logs). */
+struct vg_mig_save_stats {
+	u64 bytes;			/* of the stream */
+	u64 stop_bytes;			/* read after vg_mig_save_stop */
+	u64 data_records;		/* chunks sent */
+	u64 stop_data_records;		/* of which after the stop */
+	u64 walks;			/* a pre-copy's finished passes */
+	u64 dirtied;			/* bytes of sent chunks written again */
+};
+void vg_mig_save_stats(const struct vg_mig_save *s,
+		       struct vg_mig_save_stats *st);
 int vg_mig_load_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
 		      struct vg_mig_load **out);
 ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len);

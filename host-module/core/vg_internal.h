@@ -53,6 +53,18 @@ struct vg_chunk {
 	bool marked;
 	struct list_head mark_node;	/* vm->marked */
 	struct vg_mem *new_mem;		/* destination during a relocation */
+
+	/*
+	 * A pre-copy migration's view of the chunk (mig_track.c; gpu->lock),
+	 * both false when none runs. mig_clean: the destination holds the
+	 * chunk's current bytes and the chunk is mapped read-only, so the
+	 * GPU's next write to it faults and clears this (every mapping of it
+	 * goes through vg_chunk_map()). mig_sent: its bytes went to the
+	 * destination once, so even a chunk of zeroes must be sent again
+	 * (the destination's copy may hold older bytes).
+	 */
+	bool mig_clean;
+	bool mig_sent;
 };
 
 struct vg_bo {
@@ -62,6 +74,13 @@ struct vg_bo {
 	u32 nr_chunks;
 	struct list_head node;	/* vm->bos, sorted by va */
 	struct vg_va_node va_node;	/* vm->va: [va, va + size) */
+	/*
+	 * Pre-copy (mig_track.c; gpu->lock): the destination has a BO record
+	 * of it; its range's fault registration while a chunk of it may be
+	 * read-only (NULL otherwise).
+	 */
+	bool mig_announced;
+	struct vg_fault_reg *mig_reg;
 	struct vg_chunk chunks[];
 };
 
@@ -139,6 +158,11 @@ struct vg_vm {
 	 * is visible (vg_vm_cache_private()).
 	 */
 	u64 cache_private;
+	/*
+	 * The pre-copy migration tracking the GPU's writes to this VM's BOs
+	 * (mig_track.c), or NULL; set and cleared under gpu->lock.
+	 */
+	struct vg_mig_track *mig_track;
 	struct vgmem_vm_stats stats;	/* cumulative parts; sizes filled on read */
 	atomic64_t faults;		/* channel errors: the engine thread adds, no lock */
 };
@@ -496,6 +520,38 @@ u64 vg_chunk_va(const struct vg_chunk *c);
  */
 void vg_fault_init(struct vg_gpu *gpu);
 void vg_fault_fini(struct vg_gpu *gpu);
+
+/*
+ * mig_track.c: the GPU's writes to a VM's BOs during a pre-copy migration
+ * (docs/migration.md). A chunk whose bytes were sent is mapped read-only;
+ * the GPU's first write faults, the handler marks the chunk dirty (clears
+ * mig_clean), maps it writable and the access replays.
+ *
+ * vg_mig_track_start: -EOPNOTSUPP if the GPU driver has no replayable
+ * faults, -EBUSY if the VM is tracked already. Takes gpu->lock.
+ * vg_mig_track_clean: make c clean: its BO's range registered, c mapped
+ * read-only and the TLB flushed, so that every GPU write after this
+ * returns faults; the caller copies the bytes out afterwards. gpu->lock.
+ * vg_mig_track_stop: every chunk writable again, every flag cleared, the
+ * ranges unregistered; t is gone after it. Takes gpu->lock.
+ * vg_mig_track_bo_freed: the BO is going (vg_bo_free_locked): its range
+ * is unregistered and, if the destination knew it, its VA is kept for a
+ * BO_FREE record. gpu->lock.
+ * vg_mig_track_take_freed: the oldest VA kept so (true) or none. gpu->lock.
+ * vg_chunk_map: map c's VA to mem with c's protection (relocation).
+ */
+struct vg_mig_track;
+int vg_mig_track_start(struct vg_vm *vm, struct vg_mig_track **out);
+int vg_mig_track_clean(struct vg_mig_track *t, struct vg_chunk *c);
+void vg_mig_track_stop(struct vg_mig_track *t);
+/* vg_vm_destroy() of a VM still tracked (a platform bug): tracking ends. */
+void vg_mig_track_vm_gone(struct vg_vm *vm);
+void vg_mig_track_bo_freed(struct vg_bo *bo);
+bool vg_mig_track_take_freed(struct vg_mig_track *t, u64 *va);
+/* Sticky error of the tracking (-ENOMEM: a free could not be kept). */
+int vg_mig_track_error(const struct vg_mig_track *t);
+u64 vg_mig_track_dirtied(const struct vg_mig_track *t);
+int vg_chunk_map(struct vg_vm *vm, struct vg_chunk *c, struct vg_mem *mem);
 
 /* return.c */
 int vg_return_start(struct vg_gpu *gpu);

@@ -126,6 +126,9 @@ void vg_vm_destroy(struct vg_vm *vm)
 	 */
 	vg_vm_files_destroy(vm);
 	mutex_lock(&gpu->lock);
+	/* The platform ends a migration's save first (vg.h); if not, cut it off. */
+	if (WARN_ON(vm->mig_track))
+		vg_mig_track_vm_gone(vm);
 	/* Channels first: nothing may run on the memory we free next. */
 	list_for_each_entry_safe(ch, tch, &vm->chans, node)
 		vg_chan_destroy_locked(ch);

@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * VFIO device migration, protocol v2 (<linux/vfio.h>,
- * VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE): the stop-and-copy states.
+ * VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE): stop-and-copy, and pre-copy on
+ * kernels that have it (6.2 and later, VGK_HAVE_PRECOPY).
  *
  *   RUNNING -> STOP       the control queue holds doorbells, the VM is
  *                         frozen (vg_vm_freeze: channels preempted, the
  *                         guest's USERD writes land in shadow pages);
  *   STOP -> STOP_COPY     a data file (read-only) hands out the stream:
- *                         the core's records (core/migrate.c) with this
+ *                         the core's records (core/mig_save.c) with this
  *                         device's own state as their DEV record;
+ *   RUNNING -> PRE_COPY   the same data file, with the VM running: the
+ *                         core sends its chunks and tracks the GPU's
+ *                         writes to them (core/mig_track.c); a read with
+ *                         nothing to send now fails with ENOMSG, and
+ *                         VFIO_MIG_GET_PRECOPY_INFO says what is left;
+ *   PRE_COPY -> STOP_COPY the VM stops as for STOP, and the file goes on
+ *                         with what was written since it was sent, the
+ *                         channels, the DEV record, END;
+ *   PRE_COPY -> RUNNING   the data file ends; the VM ran all along;
  *   STOP -> RESUMING      a fresh VM, as a reset makes it, and a data file
  *                         (write-only) that loads a stream into it;
  *   RESUMING -> STOP      the stream must have been whole and good: the
@@ -72,7 +82,9 @@ struct vgk_mig_file {
 	struct vgk_vgpu *v;
 	bool disabled;
 	int err;			/* sticky: the stream is broken */
-	struct vg_mig_save *save;	/* STOP_COPY */
+	struct vg_mig_save *save;	/* PRE_COPY, STOP_COPY */
+	bool precopy;			/* save began in PRE_COPY */
+	bool stopped;			/* and went on to STOP_COPY */
 	struct vg_mig_load *load;	/* RESUMING */
 	struct vg_mig_dev dev;
 	struct vgk_devstate state;	/* sent, or received and checked */
@@ -205,6 +217,11 @@ static ssize_t vgk_mig_read(struct file *filp, char __user *ubuf, size_t len,
 		size_t want = min_t(size_t, len - done, VGK_MIG_BUF);
 
 		n = vg_mig_save_read(f->save, f->buf, want);
+		if (n == -ENOMSG) {
+			/* PRE_COPY: nothing to send for now; not an error. */
+			done = done ? done : n;
+			break;
+		}
 		if (n < 0) {
 			f->err = n;
 			done = done ? done : n;
@@ -258,6 +275,37 @@ out_unlock:
 	return done;
 }
 
+#if VGK_HAVE_PRECOPY
+/* VFIO_MIG_GET_PRECOPY_INFO: what PRE_COPY has left to send; -EINVAL after. */
+static long vgk_mig_ioctl(struct file *filp, unsigned int cmd,
+			  unsigned long arg)
+{
+	const unsigned long minsz = offsetofend(struct vfio_precopy_info,
+						dirty_bytes);
+	struct vgk_mig_file *f = filp->private_data;
+	struct vfio_precopy_info info;
+	int err = 0;
+
+	if (cmd != VFIO_MIG_GET_PRECOPY_INFO)
+		return -ENOTTY;
+	if (copy_from_user(&info, (void __user *)arg, minsz))
+		return -EFAULT;
+	if (info.argsz < minsz)
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	if (f->disabled || !f->save || !f->precopy || f->stopped)
+		err = -EINVAL;
+	else
+		vg_mig_precopy_info(f->save, &info.initial_bytes,
+				    &info.dirty_bytes);
+	mutex_unlock(&f->lock);
+	if (err)
+		return err;
+	info.flags = 0;
+	return copy_to_user((void __user *)arg, &info, minsz) ? -EFAULT : 0;
+}
+#endif
+
 static int vgk_mig_release(struct inode *inode, struct file *filp)
 {
 	struct vgk_mig_file *f = filp->private_data;
@@ -277,6 +325,10 @@ static int vgk_mig_release(struct inode *inode, struct file *filp)
 static const struct file_operations vgk_mig_save_fops = {
 	.owner = THIS_MODULE,
 	.read = vgk_mig_read,
+#if VGK_HAVE_PRECOPY
+	.unlocked_ioctl = vgk_mig_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+#endif
 	.release = vgk_mig_release,
 };
 
@@ -394,6 +446,59 @@ static struct file *vgk_mig_save_start(struct vgk_vgpu *v)
 	return f->filp;
 }
 
+#if VGK_HAVE_PRECOPY
+/* RUNNING -> PRE_COPY: the save begins with the VM running. */
+static struct file *vgk_mig_precopy_start(struct vgk_vgpu *v)
+{
+	struct vgk_mig_file *f;
+	int err;
+
+	lockdep_assert_held(&v->lock);
+	if (!v->vm)
+		return ERR_PTR(-ENODEV);
+	f = vgk_mig_file_new(v, &vgk_mig_save_fops, O_RDONLY);
+	if (IS_ERR(f))
+		return ERR_CAST(f);
+	err = vg_mig_precopy_begin(v->vm, &f->save);
+	if (err) {
+		fput(f->filp);
+		return ERR_PTR(err);
+	}
+	f->precopy = true;
+	get_file(f->filp);
+	v->mig_file = f;
+	return f->filp;
+}
+
+/*
+ * PRE_COPY -> STOP_COPY: stopped as RUNNING -> STOP stops it, the device's
+ * state taken now, and the same file goes on to the end of the stream.
+ */
+static int vgk_mig_precopy_stop(struct vgk_vgpu *v)
+{
+	struct vgk_mig_file *f = v->mig_file;
+	int err;
+
+	lockdep_assert_held(&v->lock);
+	if (WARN_ON(!f || !f->precopy))
+		return -EINVAL;
+	err = vgk_mig_stop(v);
+	if (err)
+		return err;
+	mutex_lock(&f->lock);
+	vgk_mig_dev_save(v, &f->state);
+	f->dev.state = &f->state;
+	f->dev.len = sizeof(f->state);
+	err = f->err ? f->err : vg_mig_save_stop(f->save, &f->dev);
+	if (!err)
+		f->stopped = true;
+	mutex_unlock(&f->lock);
+	if (err)
+		vgk_mig_run(v);	/* still PRE_COPY, running */
+	return err;
+}
+#endif
+
 static struct file *vgk_mig_load_start(struct vgk_vgpu *v)
 {
 	struct vgk_mig_file *f;
@@ -465,6 +570,21 @@ static struct file *vgk_mig_step(struct vgk_vgpu *v,
 		err = vgk_mig_load_end(v);
 		return err ? ERR_PTR(err) : NULL;
 	}
+#if VGK_HAVE_PRECOPY
+	if (cur == VFIO_DEVICE_STATE_RUNNING &&
+	    next == VFIO_DEVICE_STATE_PRE_COPY)
+		return vgk_mig_precopy_start(v);
+	if (cur == VFIO_DEVICE_STATE_PRE_COPY &&
+	    next == VFIO_DEVICE_STATE_RUNNING) {
+		vgk_mig_file_end(v);
+		return NULL;
+	}
+	if (cur == VFIO_DEVICE_STATE_PRE_COPY &&
+	    next == VFIO_DEVICE_STATE_STOP_COPY) {
+		err = vgk_mig_precopy_stop(v);
+		return err ? ERR_PTR(err) : NULL;
+	}
+#endif
 	/* vfio_mig_get_next_state() offers no other arc for our flags. */
 	WARN_ON_ONCE(1);
 	return ERR_PTR(-EINVAL);
@@ -521,22 +641,32 @@ static int vgk_mig_get_state(struct vfio_device *vdev,
 
 /*
  * VFIO_DEVICE_FEATURE_MIG_DATA_SIZE (6.2 and later), in any state: what
- * the stop-and-copy stream would take, were it begun now. The stream's
- * bound from the VM's BOs and channels (vg_mig_save_max): every chunk as
- * data, the most a channel's state can be, this device's DEV record; the
- * stream itself is shorter by the chunks of zeroes it leaves out.
+ * the stop-and-copy phase would take, were it begun now. In PRE_COPY what
+ * the pre-copy has not sent or must send again (vg_mig_save_left), else
+ * the stream's bound from the VM's BOs and channels (vg_mig_save_max):
+ * every chunk as data, the most a channel's state can be, this device's
+ * DEV record; the stream itself is shorter by the chunks of zeroes it
+ * leaves out.
  */
 static int __maybe_unused vgk_mig_get_data_size(struct vfio_device *vdev,
 						unsigned long *len)
 {
 	struct vgk_vgpu *v = vgk_vgpu_from_vdev(vdev);
+	struct vgk_mig_file *f;
 	int err = 0;
 
 	mutex_lock(&v->lock);
-	if (v->vm)
-		*len = vg_mig_save_max(v->vm, sizeof(struct vgk_devstate));
-	else
+	f = v->mig_file;
+	if (!v->vm) {
 		err = -ENODEV;		/* a reset failed: there is no VM */
+	} else if (f && f->precopy) {
+		mutex_lock(&f->lock);
+		*len = f->save ? vg_mig_save_left(f->save,
+						  sizeof(struct vgk_devstate)) : 0;
+		mutex_unlock(&f->lock);
+	} else {
+		*len = vg_mig_save_max(v->vm, sizeof(struct vgk_devstate));
+	}
 	mutex_unlock(&v->lock);
 	return err;
 }
@@ -550,6 +680,11 @@ static const struct vfio_migration_ops vgk_mig_ops = {
 void vgk_mig_init(struct vgk_vgpu *v)
 {
 	v->vdev.migration_flags = VFIO_MIGRATION_STOP_COPY;
+#if VGK_HAVE_PRECOPY
+	/* The GPU's writes are tracked with read-only PTEs and faults. */
+	if (vg_mig_precopy_possible(v->gpu->core))
+		v->vdev.migration_flags |= VFIO_MIGRATION_PRE_COPY;
+#endif
 	v->vdev.mig_ops = &vgk_mig_ops;
 	v->mig_state = VFIO_DEVICE_STATE_RUNNING;
 }

@@ -114,4 +114,15 @@ static inline void vgk_vfio_release_free(struct vfio_device *vdev)
 #define VGK_MIG_DATA_SIZE_OP(fn)
 #endif
 
+/*
+ * 6.2: pre-copy (VFIO_MIGRATION_PRE_COPY, the PRE_COPY states and
+ * VFIO_MIG_GET_PRECOPY_INFO on the data fd). Before it the device offers
+ * stop-and-copy only.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define VGK_HAVE_PRECOPY	1
+#else
+#define VGK_HAVE_PRECOPY	0
+#endif
+
 #endif /* VGK_LINUX_COMPAT_H */

@@ -11,11 +11,14 @@
  * types     u8 u16 u32 u64 s32 s64 bool size_t uintptr_t, true/false, NULL
  * errors    EINVAL ENOMEM ENOSPC EBUSY EEXIST ENOENT EFAULT EIO ETIMEDOUT
  *           EAGAIN E2BIG ERANGE EPERM EOVERFLOW EINTR ENODEV ESHUTDOWN
+ *           EBADMSG EPROTONOSUPPORT EFBIG ESTALE EOPNOTSUPP ENOMSG
  * helpers   min max min_t max_t clamp ARRAY_SIZE ALIGN IS_ALIGNED
  *           is_power_of_2 ilog2 roundup_pow_of_two BIT BIT_ULL DIV_ROUND_UP
  *           container_of likely unlikely prefetch READ_ONCE WRITE_ONCE
  *           check_add_overflow check_mul_overflow div64_u64 fls64
  *           GENMASK hweight16
+ *           get_unaligned_le32 get_unaligned_le64 put_unaligned_le32
+ *           put_unaligned_le64 (little-endian fields at any alignment)
  *           memcpy memset memcmp strscpy snprintf
  *           WARN_ON WARN_ON_ONCE BUG_ON (user: WARN prints and counts,
  *           os_warn_count() reads the count so tests can fail on it)

@@ -35,6 +35,13 @@
 #include <linux/printk.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/version.h>
+/* The unaligned accessors moved from <asm/unaligned.h> in 6.12. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 
 #include <linux/gfp.h>
 #include <linux/mm.h>

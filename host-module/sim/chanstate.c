@@ -233,7 +233,14 @@ int sim_chan_load(struct vg_sim *sim, struct vg_bchan *ch, const void *buf,
 	t = kmalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
+	/*
+	 * ch is stopped, so the engine writes nothing of it but its place
+	 * in sim->chans (each turn moves it, under chan_lock): copy under
+	 * that lock. Only the fields written back below are used.
+	 */
+	mutex_lock(&sim->chan_lock);
 	*t = *ch;
+	mutex_unlock(&sim->chan_lock);
 	memset(&t->pb, 0, offsetof(struct sim_pb, buf_start));
 	memset(&t->job, 0, sizeof(t->job));
 	memset(t->obj, 0, sizeof(t->obj));

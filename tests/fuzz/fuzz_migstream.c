@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * A migration stream from another host (core/migrate.c, docs/migration.md)
+ * A migration stream from another host (core/mig_load.c, docs/migration.md)
  * loaded into an empty VM on a live userspace host, beside a peer VM whose
  * memory must never change.
  *
@@ -12,14 +12,17 @@
  * Invariants: vg_mig_load_write returns all of its piece or a negative
  * errno; vg_mig_load_finish returns 0 or a negative errno, and on an error
  * the target holds no byte and says why in a sentence; on success it holds
- * exactly the BOs' bytes the stream's VM record announced. Either way the
+ * exactly the BOs' bytes the stream announced (version 1: its VM record;
+ * version 2, a pre-copy's: its END record). Either way the
  * core's books check out (vg_gpu_check), the peer's BO reads back its
  * pattern, and once the target is gone (a new, empty one takes its place)
  * the GPU holds only the peer's bytes again.
  *
  * LLVMFuzzerInitialize can save real streams of a small VM, as seeds:
  * VGFUZZ_WRITE_SEED=PATH without channels, VGFUZZ_WRITE_SEED_CHAN=PATH with
- * the channel that wrote its memory (how the seed corpus began). Streams
+ * the channel that wrote its memory (how the seed corpus began),
+ * VGFUZZ_WRITE_SEED_PRE=PATH a pre-copy's (version 2: BO_FREE, a BO made
+ * and a chunk sent again after the first pass). Streams
  * with channels are over 8 KiB: fuzz_migstream.options raises max_len.
  */
 #include <errno.h>
@@ -76,8 +79,24 @@ static uint64_t get64(const uint8_t *p)
  * reader takes partial data), after a first byte that makes the reader
  * take it in pieces of 38 bytes.
  */
-static void write_seed(const char *path, bool with_chan)
+/* Read a pre-copy until it has nothing for now. */
+static size_t seed_drain(struct vg_mig_save *s, uint8_t *buf, size_t len)
 {
+	ssize_t n;
+
+	while ((n = vg_mig_save_read(s, buf + len, (1 << 20) - len)) > 0)
+		len += (size_t)n;
+	if (n != -ENOMSG)
+		fuzz_die("seed: pre-copy read %zd", n);
+	return len;
+}
+
+enum seed_kind { SEED_PLAIN, SEED_CHAN, SEED_PRECOPY };
+
+static void write_seed(const char *path, enum seed_kind kind)
+{
+	bool with_chan = kind == SEED_CHAN;
+	uint64_t va1, va2;
 	struct vg_host_guest *src;
 	struct vgmem_chan *ch;
 	struct vg_mig_save *s;
@@ -91,15 +110,33 @@ static void write_seed(const char *path, bool with_chan)
 		fuzz_die("seed: %s", path);
 	if (vg_host_guest_create(w.h, "source", 0, 1 * MiB, &src) ||
 	    vgmem_chan_create(vg_host_guest_dev(src), 16, 4096, 64 << 10, &ch) ||
-	    vgmem_bo_alloc(vg_host_guest_dev(src), 128 << 10, &va) ||
-	    vgmem_fill_pattern(ch, va, 8192, 7) ||
+	    vgmem_bo_alloc(vg_host_guest_dev(src), 128 << 10, &va1) ||
+	    vgmem_fill_pattern(ch, va1, 8192, 7) ||
 	    vgmem_bo_alloc(vg_host_guest_dev(src), 64 << 10, &va))
 		fuzz_die("seed: the source VM");
-	if (!with_chan)
+	if (kind == SEED_PRECOPY) {
+		/*
+		 * A version 2 stream: a pass, then the guest rewrites part of
+		 * a BO, frees one and makes another; a second pass; the stop.
+		 */
+		if (vg_mig_precopy_begin(vg_host_guest_vm(src), &s))
+			fuzz_die("seed: pre-copy");
+		len = seed_drain(s, buf, len);
+		if (vgmem_fill_pattern(ch, va1, 4096, 9) ||
+		    vgmem_bo_free(vg_host_guest_dev(src), va) ||
+		    vgmem_bo_alloc(vg_host_guest_dev(src), 64 << 10, &va2) ||
+		    vgmem_fill_pattern(ch, va2, 4096, 3))
+			fuzz_die("seed: the guest's work in pre-copy");
+		len = seed_drain(s, buf, len);
 		vgmem_chan_destroy(ch);
-	else if (vg_vm_freeze(vg_host_guest_vm(src)))
+		if (vg_mig_save_stop(s, NULL))
+			fuzz_die("seed: stop");
+	} else if (!with_chan) {
+		vgmem_chan_destroy(ch);
+	} else if (vg_vm_freeze(vg_host_guest_vm(src))) {
 		fuzz_die("seed: freeze");
-	if (vg_mig_save_begin(vg_host_guest_vm(src), NULL, &s))
+	}
+	if (kind != SEED_PRECOPY && vg_mig_save_begin(vg_host_guest_vm(src), NULL, &s))
 		fuzz_die("seed: save");
 	while ((n = vg_mig_save_read(s, buf + len, (1 << 20) - len)) > 0)
 		len += (size_t)n;
@@ -135,6 +172,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct vg_host_config cfg;
 	const char *seed = getenv("VGFUZZ_WRITE_SEED");
 	const char *seed_chan = getenv("VGFUZZ_WRITE_SEED_CHAN");
+	const char *seed_pre = getenv("VGFUZZ_WRITE_SEED_PRE");
 	uint32_t i;
 
 	(void)argc;
@@ -154,9 +192,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	    vg_host_guest_create(w.h, "target", 0, 1 * MiB, &w.target))
 		fuzz_die("setup: host, peer and target");
 	if (seed)
-		write_seed(seed, false);
+		write_seed(seed, SEED_PLAIN);
 	if (seed_chan)
-		write_seed(seed_chan, true);
+		write_seed(seed_chan, SEED_CHAN);
+	if (seed_pre)
+		write_seed(seed_pre, SEED_PRECOPY);
 	w.pattern = malloc(PEER_BO);
 	w.readback = malloc(PEER_BO);
 	if (!w.pattern || !w.readback)
@@ -170,18 +210,35 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The stream's VM record's byte count, if it has one where a good one is. */
+/*
+ * The bytes a taken stream leaves in its VM: version 1, the VM record's
+ * count; version 2 (a pre-copy's, whose BOs come and go), the count its
+ * END record gives. -1 if the stream does not have it where a good one
+ * does (then nothing is checked).
+ */
 static int announced(const uint8_t *d, size_t n, uint64_t *bytes)
 {
-	uint64_t v = 0;
-	int i;
+	size_t off = 32;
+	uint64_t len;
 
 	if (n < 32 + 16 + 24 || d[32] != 1)
 		return -1;
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | d[32 + 16 + 8 + i];
-	*bytes = v;
-	return 0;
+	if (d[8] == 1) {
+		*bytes = get64(d + 32 + 16 + 8);
+		return 0;
+	}
+	while (off + 16 <= n) {
+		len = get64(d + off + 8);
+		if (d[off] == 0xff && d[off + 1] == 0xff && len == 24 &&
+		    off + 16 + 24 <= n) {
+			*bytes = get64(d + off + 16 + 16);
+			return 0;
+		}
+		if (len > n - off - 16)
+			break;
+		off += 16 + len;
+	}
+	return -1;
 }
 
 /* A target that took a stream goes, and an empty one takes its place. */

@@ -412,8 +412,11 @@ static void test_hostile_fields(void **state)
 	b[0] ^= 1;
 	expect_refused(w, b, len, -EBADMSG, "not a vgmem migration stream");
 	memcpy(b, w->stream, len);
-	b[8] = 2;
-	expect_refused(w, b, len, -EPROTONOSUPPORT, "stream version 2");
+	b[8] = 3;
+	expect_refused(w, b, len, -EPROTONOSUPPORT, "stream version 3");
+	memcpy(b, w->stream, len);
+	b[8] = 2;	/* a pre-copy's: its END is longer */
+	expect_refused(w, b, len, -EBADMSG, "END after");
 	memcpy(b, w->stream, len);
 	b[vm] = 9;		/* an unknown record the reader must not skip */
 	expect_refused(w, b, len, -EBADMSG, "unknown type 9");

@@ -6,8 +6,12 @@
 # running; garbage, cut and foreign-device streams are refused with the
 # destination left empty; the real stream moves the guest, whose parked
 # channel goes on and whose every byte checks out. Then the kernel log has
-# each refusal with its reason, and both mdevs are clean.
-# vmtest-timeout: 300
+# each refusal with its reason, and both mdevs are clean. On 6.2 and later
+# the same with pre-copy (vgmig-check --precopy): the guest writes, frees
+# and allocates while the stream is read, the stop sends only what it
+# wrote last, and every BO arrives as it last wrote it; before 6.2 the
+# device must not offer pre-copy.
+# vmtest-timeout: 400
 
 command -v vgmig-check > /dev/null || skip "vgmig-check not built (make vm-bins)"
 vg_setup gpus=2 vram_mb=16
@@ -26,5 +30,8 @@ echo "$log" | grep -q "migration stream refused: device state refused: config sp
 # Closed: both VMs are gone, nothing is left allocated.
 expect_eq "$(mdev_attr $src allocated)" 0 "allocated on the source after the guest left"
 expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after close"
+vgmig-check --precopy $src $dst || fail "vgmig-check --precopy $src -> $dst"
+expect_eq "$(mdev_attr $src allocated)" 0 "allocated on the source after the pre-copy"
+expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after the pre-copy"
 mdev_remove $src
 mdev_remove $dst

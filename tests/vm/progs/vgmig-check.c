@@ -24,6 +24,16 @@
  *    out and new work runs.
  * Prints "ok: ..." per check, "FAIL: ..." and exits 1 at the first failure.
  *
+ * vgmig-check --precopy SRC DST (kernels 6.2 and later): the same
+ * migration with pre-copy. The device offers PRE_COPY; in it the guest
+ * runs on, allocates, frees and writes while the stream is read: a read
+ * with nothing new fails with ENOMSG, VFIO_MIG_GET_PRECOPY_INFO counts the
+ * first pass down to 0 and the guest's writes up as dirty bytes, the
+ * announced stop-copy size is what is left; cancelled in PRE_COPY the
+ * source runs on with a dead data fd; the real one's stop phase carries
+ * only the one BO written last (plus the channels and the device's
+ * state), and on DST every BO holds what the guest last wrote.
+ *
  * vgmig-check --bench MIB ROUNDS A B: the stop phase's cost. A guest with
  * MIB MiB of written BOs migrates A -> B -> A ... ROUNDS times; each round
  * times STOP -> STOP_COPY and reading the whole stream (the source's part),
@@ -72,6 +82,19 @@ struct vfio_device_feature_mig_data_size {
  */
 #define SIZE_SLACK	(1 * MiB)
 
+/* Linux 6.2's pre-copy; Debian 12's <linux/vfio.h> is 6.1's. */
+#ifndef VFIO_MIGRATION_PRE_COPY
+#define VFIO_MIGRATION_PRE_COPY		(1 << 2)
+#define VFIO_DEVICE_STATE_PRE_COPY	6
+struct vfio_precopy_info {
+	__u32 argsz;
+	__u32 flags;
+	__aligned_u64 initial_bytes;
+	__aligned_u64 dirty_bytes;
+};
+#define VFIO_MIG_GET_PRECOPY_INFO	_IO(VFIO_TYPE, VFIO_BASE + 21)
+#endif
+
 static const char *src_uuid, *dst_uuid;
 static int no_size_err;		/* MIG_DATA_SIZE's errno before 6.2 */
 
@@ -107,6 +130,7 @@ static const char *state_name(uint32_t s)
 	case VFIO_DEVICE_STATE_RUNNING: return "RUNNING";
 	case VFIO_DEVICE_STATE_STOP_COPY: return "STOP_COPY";
 	case VFIO_DEVICE_STATE_RESUMING: return "RESUMING";
+	case VFIO_DEVICE_STATE_PRE_COPY: return "PRE_COPY";
 	}
 	return "?";
 }
@@ -312,6 +336,222 @@ static void refused(int dst, const uint8_t *buf, size_t len, int err,
 	   strerror(-err));
 }
 
+/* ---- pre-copy (--precopy) ------------------------------------------------ */
+
+struct sbuf {
+	uint8_t *b;
+	size_t len, cap;
+};
+
+static void sbuf_room(struct sbuf *sb, size_t more)
+{
+	while (sb->cap - sb->len < more) {
+		sb->cap = sb->cap ? sb->cap * 2 : 64 * MiB;
+		sb->b = realloc(sb->b, sb->cap);
+		if (!sb->b)
+			fail("no memory for the stream");
+	}
+}
+
+/* Read a PRE_COPY data fd until it has nothing for now (ENOMSG). */
+static size_t drain(int fd, struct sbuf *sb, const char *what)
+{
+	size_t before = sb->len;
+	ssize_t n;
+
+	for (;;) {
+		sbuf_room(sb, 1000003);
+		n = read(fd, sb->b + sb->len, 1000003);
+		if (n < 0 && errno == ENOMSG)
+			break;
+		if (n < 0)
+			fail("%s: reading the pre-copy at %zu: %s", what, sb->len,
+			     strerror(errno));
+		if (!n)
+			fail("%s: the pre-copy's stream ended in PRE_COPY", what);
+		sb->len += (size_t)n;
+	}
+	return sb->len - before;
+}
+
+static void precopy_info(int fd, uint64_t *initial, uint64_t *dirty)
+{
+	struct vfio_precopy_info info = { .argsz = sizeof(info) };
+
+	if (ioctl(fd, VFIO_MIG_GET_PRECOPY_INFO, &info))
+		fail("VFIO_MIG_GET_PRECOPY_INFO: %s", strerror(errno));
+	*initial = info.initial_bytes;
+	*dirty = info.dirty_bytes;
+}
+
+static uint64_t vm_allocated(struct vgmem_dev *dev)
+{
+	struct vgmem_vm_stats st;
+
+	if (vgmem_stats(dev, &st))
+		fail("stats");
+	return st.allocated;
+}
+
+static int precopy(void)
+{
+	struct vfio_device_feature_migration m = { 0 };
+	struct vgmem_dev *dev;
+	struct vgmem_chan *w;
+	struct vgmem_vm_stats st;
+	uint64_t va_a, va_b, va_c, va_d, va_x, va_s, ini, dirty, size;
+	uint64_t allocated, first, again;
+	struct sbuf sb = { 0 };
+	size_t stop_at;
+	uint8_t *tail;
+	size_t tail_len;
+	int src, dst, fd, ret;
+
+	if (vgmem_open_vfio(src_uuid, RAM, &dev))
+		fail("opening %s: %s", src_uuid, vgmem_vfio_error());
+	src = vgmem_vfio_device_fd(dev, NULL, NULL);
+	ret = feature(src, VFIO_DEVICE_FEATURE_GET | VFIO_DEVICE_FEATURE_MIGRATION,
+		      &m, sizeof(m));
+	if (ret)
+		fail("VFIO_DEVICE_FEATURE_MIGRATION: %s", strerror(-ret));
+	if (!kernel_has_data_size()) {
+		/* Before 6.2 there is no pre-copy to offer. */
+		if (m.flags & VFIO_MIGRATION_PRE_COPY)
+			fail("PRE_COPY offered on a kernel without it");
+		ok("no pre-copy before 6.2 (flags %#llx)", (unsigned long long)m.flags);
+		vgmem_close_vfio(dev);
+		printf("vgmig-check: all passed\n");
+		return 0;
+	}
+	if (!(m.flags & VFIO_MIGRATION_PRE_COPY))
+		fail("migration flags %#llx lack PRE_COPY", (unsigned long long)m.flags);
+	ok("the vGPU offers pre-copy (flags %#llx)", (unsigned long long)m.flags);
+
+	/* The guest: BOs in VRAM and host RAM; X goes, D is written last. */
+	if (vgmem_chan_create(dev, 64, 0, 0, &w))
+		fail("channel: %s", vgmem_vfio_error());
+	if (vgmem_bo_alloc(dev, BO_A, &va_a) || vgmem_bo_alloc(dev, BO_B, &va_b) ||
+	    vgmem_bo_alloc(dev, 64 << 10, &va_x) ||
+	    vgmem_bo_alloc(dev, 64 << 10, &va_d) ||
+	    vgmem_bo_alloc(dev, 64 << 10, &va_s))
+		fail("BOs: %s", vgmem_vfio_error());
+	if (vgmem_fill_pattern(w, va_a, BO_A, SEED_A) ||
+	    vgmem_fill_pattern(w, va_b, BO_B, SEED_B) ||
+	    vgmem_fill_pattern(w, va_x, 64 << 10, 0x11) ||
+	    vgmem_fill_pattern(w, va_d, 64 << 10, 0xd1))
+		fail("filling the BOs");
+	if (vgmem_stats(dev, &st) || !st.relocated)
+		fail("nothing in host RAM: the test needs both");
+	ok("guest: %" PRIu64 " bytes of BOs, %" PRIu64 " of them in host RAM",
+	   st.allocated, st.relocated);
+
+	/* Cancelled in PRE_COPY: the source runs on, writable. */
+	set_or_die(src, VFIO_DEVICE_STATE_PRE_COPY, &fd, "cancel in PRE_COPY");
+	first = drain(fd, &sb, "cancel in PRE_COPY");
+	set_or_die(src, VFIO_DEVICE_STATE_RUNNING, NULL, "cancel in PRE_COPY");
+	if (read(fd, sb.b, 16) >= 0 || errno != ENODEV)
+		fail("cancel in PRE_COPY: the data fd still reads");
+	close(fd);
+	if (vgmem_fill_pattern(w, va_x, 64 << 10, 0x12))
+		fail("writing after a cancel in PRE_COPY");
+	check_sum(w, va_x, 64 << 10, 0x12, va_s, "after a cancel in PRE_COPY");
+	ok("cancelled in PRE_COPY after %" PRIu64 " bytes: the source runs on, its"
+	   " data fd is dead", first);
+	sb.len = 0;
+
+	/* The first pass, with the guest running. */
+	set_or_die(src, VFIO_DEVICE_STATE_PRE_COPY, &fd, "pre-copy");
+	expect_state(src, VFIO_DEVICE_STATE_PRE_COPY, "pre-copy");
+	precopy_info(fd, &ini, &dirty);
+	allocated = vm_allocated(dev);
+	if (ini < BO_A + BO_B)
+		fail("PRECOPY_INFO: %" PRIu64 " initial bytes for %" PRIu64
+		     " bytes of BOs", ini, allocated);
+	first = drain(fd, &sb, "the first pass");
+	precopy_info(fd, &ini, &dirty);
+	if (ini || dirty)
+		fail("after the first pass: %" PRIu64 " initial, %" PRIu64 " dirty bytes",
+		     ini, dirty);
+	size = data_size(src, "after the first pass");
+	if (size >= BO_B)
+		fail("MIG_DATA_SIZE after the first pass: %" PRIu64 " bytes", size);
+	if (read(fd, sb.b + sb.len, 4096) >= 0 || errno != ENOMSG)
+		fail("a read with nothing new did not fail with ENOMSG");
+	ok("first pass: %" PRIu64 " bytes, then ENOMSG; PRECOPY_INFO 0/0; the stop"
+	   " would take %" PRIu64 " bytes", first, size);
+
+	/* The guest works meanwhile: rewrites B, frees X, makes C. */
+	if (vgmem_fill_pattern(w, va_b, BO_B, SEED_B + 1) ||
+	    vgmem_bo_free(dev, va_x) || vgmem_bo_alloc(dev, 2 * MiB, &va_c) ||
+	    vgmem_fill_pattern(w, va_c, 2 * MiB, 0xc))
+		fail("the guest's work in PRE_COPY: %s", vgmem_vfio_error());
+	precopy_info(fd, &ini, &dirty);
+	size = data_size(src, "with B dirty");
+	if (ini || dirty < BO_B || size < BO_B)
+		fail("with B written: %" PRIu64 " initial, %" PRIu64 " dirty bytes, the"
+		     " stop %" PRIu64, ini, dirty, size);
+	again = drain(fd, &sb, "the second pass");
+	if (again < BO_B + 2 * MiB)
+		fail("the second pass sent %" PRIu64 " bytes", again);
+	precopy_info(fd, &ini, &dirty);
+	if (dirty)
+		fail("after the second pass: %" PRIu64 " dirty bytes", dirty);
+	ok("the guest wrote B, freed X and made C: %" PRIu64 " dirty bytes sent", again);
+
+	/* The last write, then the stop: only D is left to send. */
+	if (vgmem_fill_pattern(w, va_d, 64 << 10, 0xd2))
+		fail("writing D");
+	allocated = vm_allocated(dev);
+	set_or_die(src, VFIO_DEVICE_STATE_STOP_COPY, NULL, "source");
+	{
+		struct vfio_precopy_info info = { .argsz = sizeof(info) };
+
+		if (!ioctl(fd, VFIO_MIG_GET_PRECOPY_INFO, &info) || errno != EINVAL)
+			fail("PRECOPY_INFO in STOP_COPY did not fail with EINVAL");
+	}
+	stop_at = sb.len;
+	tail = read_stream(fd, &tail_len);
+	sbuf_room(&sb, tail_len);
+	memcpy(sb.b + sb.len, tail, tail_len);
+	sb.len += tail_len;
+	free(tail);
+	close(fd);
+	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "source");
+	if (tail_len < (64 << 10) || tail_len > (128 << 10))
+		fail("the stop phase sent %zu bytes for one dirty 64 KiB BO", tail_len);
+	ok("stop phase: %zu bytes of a %zu-byte stream (the 64 KiB written last,"
+	   " the channel, the device)", sb.len - stop_at, sb.len);
+
+	dst = vgmem_vfio_open_peer(dev, dst_uuid);
+	if (dst < 0)
+		fail("opening %s: %s", dst_uuid, vgmem_vfio_error());
+	set_or_die(dst, VFIO_DEVICE_STATE_RESUMING, &fd, "destination");
+	ret = write_stream(fd, sb.b, sb.len);
+	if (ret)
+		fail("destination: writing the stream: %s (see dmesg)", strerror(-ret));
+	set_or_die(dst, VFIO_DEVICE_STATE_RUNNING, NULL, "destination");
+	close(fd);
+	free(sb.b);
+	if (mdev_attr(dst_uuid, "allocated") != allocated)
+		fail("destination holds %" PRIu64 " bytes, the source had %" PRIu64,
+		     mdev_attr(dst_uuid, "allocated"), allocated);
+	if (vgmem_vfio_switch_device(dev, dst))
+		fail("switching the guest to the destination: %s", vgmem_vfio_error());
+	check_sum(w, va_a, BO_A, SEED_A, va_s, "A on the destination");
+	check_sum(w, va_b, BO_B, SEED_B + 1, va_s, "B on the destination");
+	check_sum(w, va_c, 2 * MiB, 0xc, va_s, "C on the destination");
+	check_sum(w, va_d, 64 << 10, 0xd2, va_s, "D on the destination");
+	if (vgmem_fill_pattern(w, va_a, BO_A, 0x77))
+		fail("new work on the destination");
+	check_sum(w, va_a, BO_A, 0x77, va_s, "new work on the destination");
+	ok("destination: the guest's %" PRIu64 " bytes as it last wrote them, and"
+	   " it works on", allocated);
+	vgmem_chan_destroy(w);
+	vgmem_close_vfio(dev);
+	printf("vgmig-check: all passed\n");
+	return 0;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -415,8 +655,15 @@ int main(int argc, char **argv)
 
 	if (argc == 6 && !strcmp(argv[1], "--bench"))
 		return bench(strtoull(argv[2], NULL, 10), atoi(argv[3]), argv[4], argv[5]);
+	if (argc == 4 && !strcmp(argv[1], "--precopy")) {
+		src_uuid = argv[2];
+		dst_uuid = argv[3];
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return precopy();
+	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID\n"
+			"       vgmig-check --precopy SRC-UUID DST-UUID\n"
 			"       vgmig-check --bench MIB ROUNDS A-UUID B-UUID\n");
 		return 2;
 	}

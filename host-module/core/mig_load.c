@@ -1,457 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * A VM's GPU memory as a migration stream (docs/migration.md): its BOs and
- * every byte of them, wherever each chunk is (VRAM or host RAM), written
- * by one host and read back into an empty VM by another.
- *
- * Both ends are incremental, as VFIO's migration data fd wants them: the
- * source hands out the stream in pieces of any size (vg_mig_save_read),
- * one chunk at a time through a staging buffer, and the destination takes
- * it in pieces of any size (vg_mig_load_write), so neither side ever holds
- * the whole image. Neither holds gpu->lock between calls: each step finds
- * its BO again by VA, so a relocation that moves a chunk in between costs
- * nothing (the bytes are the same wherever they are).
- *
- * The stream (little endian):
- *   header  magic "VGMEMMIG", u32 version (1), u32 header length (32),
- *           u64 the source's chunk size, u64 0;
- *   records u32 type, u32 flags, u64 payload length, the payload:
- *     VM    u64 quota, u64 allocated bytes, u64 number of BOs;
- *     DEV   the platform's device state (struct vg_mig_dev), opaque here;
- *     BO    u64 va, u64 size (in increasing VA order);
- *     DATA  u64 va of a BO, u64 offset in it, then bytes up to the BO's
- *           end (one source chunk; chunks of zeroes are left out, as a new
- *           BO reads as zeroes);
- *     CHAN  u32 id, u32 ring entries, u64 ring's guest-physical address,
- *           char[16] the GPU driver's name, u32 state length, u32 0, the
- *           USERD page the GPU writes, the shadow page the guest wrote
- *           while frozen, and the driver's state (channel_save);
- *     END   u64 number of records before it.
- *   A record the reader does not know is refused unless its flags have
- *   VG_MIG_F_OPTIONAL (then skipped), so a newer writer can add records
- *   an older reader may ignore.
- *
- * The reader trusts nothing: every length, VA, size and offset is checked
- * before anything is allocated or written; a BO goes through vg_bo_alloc
- * at its fixed VA, so the destination's quota, VA rules and memory
- * pressure apply (where VRAM is short the reducer moves chunks to host
- * RAM, the new VM's or others'); and a stream that ends early or breaks a
- * rule leaves the VM as it was, empty.
+ * The destination's half of a migration (mig_stream.h has the format): a
+ * stream from another host, taken in pieces of any size into an empty VM.
+ * Version 1 (a stop-only save) and version 2 (a pre-copy's: BOs freed on
+ * the way, chunks sent again) are both read; everything is checked as
+ * hostile input, and a stream refused at any point leaves the VM empty.
  */
-#include "vg_internal.h"
-
-#define VG_MIG_MAGIC		"VGMEMMIG"
-#define VG_MIG_VERSION		1u
-#define VG_MIG_HDR_LEN		32u
-#define VG_MIG_REC_LEN		16u
-
-enum vg_mig_rec {
-	VG_MIG_REC_VM = 1,
-	VG_MIG_REC_BO = 2,
-	VG_MIG_REC_DATA = 3,
-	VG_MIG_REC_CHAN = 4,
-	VG_MIG_REC_DEV = 5,
-	VG_MIG_REC_END = 0xffff,
-};
-
-#define VG_MIG_F_OPTIONAL	(1u << 0)
-/* Longest payload of a record the reader buffers whole (all but DATA). */
-#define VG_MIG_SMALL_MAX	64u
-/* A CHAN record's head: id, entries, ring, driver, state length, 0. */
-#define VG_MIG_CHAN_HEAD	40u
-#define VG_MIG_DRV_NAME		16u
-#define VG_MIG_CHAN_PAGES	(2u * VGMEM_USERD_SIZE)
-/* An optional record the reader skips may be longer, up to this. */
-#define VG_MIG_SKIP_MAX		(1ull << 30)
-
-static void vg_mig_put32(u8 *p, u32 v)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (u8)(v >> (8 * i));
-}
-
-static void vg_mig_put64(u8 *p, u64 v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (u8)(v >> (8 * i));
-}
-
-static u32 vg_mig_get32(const u8 *p)
-{
-	return p[0] | (u32)p[1] << 8 | (u32)p[2] << 16 | (u32)p[3] << 24;
-}
-
-static u64 vg_mig_get64(const u8 *p)
-{
-	return vg_mig_get32(p) | (u64)vg_mig_get32(p + 4) << 32;
-}
-
-/*
- * A chunk's bytes to or from the staging buffer, [off, off + len) of the
- * chunk. VRAM goes through the copy engine, host RAM is copied by the CPU
- * when the GPU driver gives its address. gpu->lock held.
- */
-static int vg_mig_chunk_io(struct vg_gpu *gpu, struct vg_chunk *c, u64 off,
-			   u64 len, struct vg_mem *stage, bool to_stage)
-{
-	struct vg_copy cp = {
-		.src = to_stage ? c->mem : stage,
-		.src_off = to_stage ? off : 0,
-		.dst = to_stage ? stage : c->mem,
-		.dst_off = to_stage ? 0 : off,
-		.len = len,
-	};
-	u64 fence;
-	int err;
-
-	lockdep_assert_held(&gpu->lock);
-	if (WARN_ON(!c->mem || off > c->size || len > c->size - off))
-		return -EINVAL;
-	err = gpu->ops->copy_submit(gpu->drv, &cp, 1, &fence);
-	if (!err)
-		err = gpu->ops->copy_wait(gpu->drv, fence, NULL);
-	return err;
-}
-
-/* ---- the source -------------------------------------------------------- */
-
-struct vg_mig_save {
-	struct vg_vm *vm;
-	struct vg_mem *stage;
-	u8 *stage_va;
-	u64 chunk;			/* the source GPU's chunk size */
-	/* What read() hands out next: out[pos..len) then, if data, data. */
-	u8 out[VG_MIG_HDR_LEN + VG_MIG_REC_LEN + VG_MIG_SMALL_MAX];
-	u32 out_len, out_pos;
-	u64 data_len, data_pos;		/* stage_va bytes after out */
-	/* Where the walk is: the BO at or after va, its chunk index. */
-	enum { VG_MIG_S_DEV, VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_CHANS,
-	       VG_MIG_S_END, VG_MIG_S_DONE } step;
-	void *dev;			/* the DEV record's bytes, or NULL */
-	u32 dev_len;
-	u64 va;
-	u32 idx;
-	u32 next_chan;			/* the lowest channel id not yet sent */
-	u64 records;
-	int err;			/* sticky */
-};
-
-static void vg_mig_emit(struct vg_mig_save *s, u32 type, u32 flags,
-			const u8 *payload, u32 len)
-{
-	u8 *p = s->out + s->out_len;
-
-	vg_mig_put32(p, type);
-	vg_mig_put32(p + 4, flags);
-	vg_mig_put64(p + 8, len);
-	if (len)
-		memcpy(p + VG_MIG_REC_LEN, payload, len);
-	s->out_len += VG_MIG_REC_LEN + len;
-	s->records++;
-}
-
-int vg_mig_save_begin(struct vg_vm *vm, const struct vg_mig_dev *dev,
-		      struct vg_mig_save **out)
-{
-	struct vg_gpu *gpu = vm->gpu;
-	struct vg_mig_save *s;
-	struct vg_va_node *n;
-	struct vg_bo *bo;
-	u8 pl[24];
-	u64 nr = 0;
-	int err;
-
-	/*
-	 * Channels are saved stopped: a frozen VM's, or none. File maps are
-	 * not in the stream yet: refused rather than lost on the way.
-	 */
-	mutex_lock(&gpu->lock);
-	err = vm->nr_chans && !vm->frozen ? -EBUSY : 0;
-	for (n = vg_va_first(&vm->va); n && !err; n = vg_va_next(n))
-		if (n->file)
-			err = -EOPNOTSUPP;
-	mutex_unlock(&gpu->lock);
-	if (err == -EOPNOTSUPP)
-		pr_warn_ratelimited("vgmem: %s: cannot migrate a VM with file maps (not supported yet)\n",
-				    vm->name);
-	if (err)
-		return err;
-	if (dev && (!dev->len || dev->len > VG_MIG_DEV_MAX))
-		return -EINVAL;
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	s->vm = vm;
-	if (dev) {
-		/* A snapshot: the platform's state may move on after begin. */
-		s->dev = kmemdup(dev->state, dev->len, GFP_KERNEL);
-		if (!s->dev) {
-			err = -ENOMEM;
-			goto err_free;
-		}
-		s->dev_len = dev->len;
-	}
-	/* A staging chunk holds a channel's pages and state too. */
-	s->chunk = max_t(u64, gpu->chunk_size,
-			 VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
-	err = vg_gpu_host_mem_alloc(gpu, s->chunk, &s->stage,
-				    (void **)&s->stage_va);
-	if (err)
-		goto err_free;
-
-	memcpy(s->out, VG_MIG_MAGIC, 8);
-	vg_mig_put32(s->out + 8, VG_MIG_VERSION);
-	vg_mig_put32(s->out + 12, VG_MIG_HDR_LEN);
-	vg_mig_put64(s->out + 16, s->chunk);
-	vg_mig_put64(s->out + 24, 0);
-	s->out_len = VG_MIG_HDR_LEN;
-	mutex_lock(&gpu->lock);
-	list_for_each_entry(bo, &vm->bos, node)
-		nr++;
-	vg_mig_put64(pl, vm->quota);
-	vg_mig_put64(pl + 8, vm->allocated);
-	vg_mig_put64(pl + 16, nr);
-	mutex_unlock(&gpu->lock);
-	vg_mig_emit(s, VG_MIG_REC_VM, 0, pl, sizeof(pl));
-	s->step = s->dev ? VG_MIG_S_DEV : VG_MIG_S_BOS;
-	s->va = 0;
-	*out = s;
-	return 0;
-
-err_free:
-	kfree(s->dev);
-	kfree(s);
-	return err;
-}
-
-u64 vg_mig_save_max(struct vg_vm *vm, u32 dev_len)
-{
-	struct vg_gpu *gpu = vm->gpu;
-	struct vg_bo *bo;
-	u64 n;
-
-	/* The header, VM, DEV and END records. */
-	n = VG_MIG_HDR_LEN + VG_MIG_REC_LEN + 24 + VG_MIG_REC_LEN + 8;
-	if (dev_len)
-		n += VG_MIG_REC_LEN + dev_len;
-	mutex_lock(&gpu->lock);
-	list_for_each_entry(bo, &vm->bos, node) {
-		/* Its BO record, and a DATA record for each chunk. */
-		n += VG_MIG_REC_LEN + 16;
-		n += (u64)bo->nr_chunks * (VG_MIG_REC_LEN + 16) + bo->size;
-	}
-	n += (u64)vm->nr_chans * (VG_MIG_REC_LEN + VG_MIG_CHAN_HEAD +
-				  VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
-	mutex_unlock(&gpu->lock);
-	return n;
-}
-
-/* Staging is page aligned and chunks are whole pages: a word at a time. */
-static bool vg_mig_all_zero(const u8 *p, u64 len)
-{
-	const u64 *w = (const u64 *)p;
-	u64 i, acc = 0;
-
-	for (i = 0; i < len / 8; i++) {
-		acc |= w[i];
-		/* Most chunks that are not zero say so in their first line. */
-		if ((i & 511) == 7 && acc)
-			return false;
-	}
-	for (i = len & ~7ull; i < len; i++)
-		acc |= p[i];
-	return !acc;
-}
-
-/*
- * The next channel's record, the one with the lowest id not sent yet:
- * -ENOENT when there is none left. Its head goes in s->out, its pages and
- * the GPU driver's state in staging.
- */
-static int vg_mig_save_chan(struct vg_mig_save *s)
-{
-	struct vg_gpu *gpu = s->vm->gpu;
-	struct vg_chan *ch, *c;
-	u8 head[VG_MIG_CHAN_HEAD];
-	int n;
-
-	if (!gpu->ops->channel_save)
-		return -EOPNOTSUPP;
-	mutex_lock(&gpu->lock);
-	ch = NULL;
-	list_for_each_entry(c, &s->vm->chans, node)
-		if (c->id >= s->next_chan && (!ch || c->id < ch->id))
-			ch = c;
-	if (!ch) {
-		mutex_unlock(&gpu->lock);
-		return -ENOENT;
-	}
-	if (!s->vm->frozen || !ch->stopped) {
-		mutex_unlock(&gpu->lock);
-		return -EBUSY;
-	}
-	memcpy(s->stage_va, ch->real, VGMEM_USERD_SIZE);
-	memcpy(s->stage_va + VGMEM_USERD_SIZE, ch->shadow, VGMEM_USERD_SIZE);
-	n = gpu->ops->channel_save(gpu->drv, ch->bchan,
-				   s->stage_va + VG_MIG_CHAN_PAGES,
-				   VG_CHAN_STATE_MAX);
-	memset(head, 0, sizeof(head));
-	vg_mig_put32(head, ch->id);
-	vg_mig_put32(head + 4, ch->entries);
-	vg_mig_put64(head + 8, ch->gpfifo_gpa);
-	strscpy((char *)head + 16, gpu->ops->name, VG_MIG_DRV_NAME);
-	vg_mig_put32(head + 32, n > 0 ? (u32)n : 0);
-	s->next_chan = ch->id + 1;
-	mutex_unlock(&gpu->lock);
-	if (n < 0)
-		return n;
-	vg_mig_emit(s, VG_MIG_REC_CHAN, 0, head, sizeof(head));
-	s->data_len = VG_MIG_CHAN_PAGES + (u32)n;
-	vg_mig_put64(s->out + 8, sizeof(head) + s->data_len);
-	return 0;
-}
-
-/* Make the next record (or run out of them): s->out is empty. */
-static int vg_mig_save_next(struct vg_mig_save *s)
-{
-	struct vg_gpu *gpu = s->vm->gpu;
-	struct vg_chunk *c;
-	struct vg_bo *bo;
-	u8 pl[16];
-	int err = 0;
-
-	s->out_len = 0;
-	s->out_pos = 0;
-	s->data_len = 0;
-	s->data_pos = 0;
-	for (;;) {
-		switch (s->step) {
-		case VG_MIG_S_DEV:
-			/* Head in out, the bytes through staging like data. */
-			memcpy(s->stage_va, s->dev, s->dev_len);
-			vg_mig_emit(s, VG_MIG_REC_DEV, 0, NULL, 0);
-			vg_mig_put64(s->out + 8, s->dev_len);
-			s->data_len = s->dev_len;
-			s->step = VG_MIG_S_BOS;
-			return 0;
-		case VG_MIG_S_BOS:
-			mutex_lock(&gpu->lock);
-			bo = vg_bo_from(s->vm, s->va);
-			if (bo) {
-				vg_mig_put64(pl, bo->va);
-				vg_mig_put64(pl + 8, bo->size);
-				s->va = bo->va + 1;
-			}
-			mutex_unlock(&gpu->lock);
-			if (bo) {
-				vg_mig_emit(s, VG_MIG_REC_BO, 0, pl, 16);
-				return 0;
-			}
-			s->step = VG_MIG_S_DATA;
-			s->va = 0;
-			s->idx = 0;
-			continue;
-		case VG_MIG_S_DATA:
-			mutex_lock(&gpu->lock);
-			bo = vg_bo_from(s->vm, s->va);
-			if (bo && bo->va != s->va)
-				s->idx = 0;
-			if (!bo) {
-				mutex_unlock(&gpu->lock);
-				s->step = VG_MIG_S_CHANS;
-				continue;
-			}
-			s->va = bo->va;
-			if (s->idx >= bo->nr_chunks) {
-				/* The VM was not kept stopped: its BOs changed. */
-				mutex_unlock(&gpu->lock);
-				return -ESTALE;
-			}
-			c = &bo->chunks[s->idx];
-			err = vg_mig_chunk_io(gpu, c, 0, c->size, s->stage, true);
-			vg_mig_put64(pl, bo->va);
-			vg_mig_put64(pl + 8, (u64)s->idx * gpu->chunk_size);
-			s->data_len = c->size;
-			if (++s->idx == bo->nr_chunks) {
-				s->va = bo->va + 1;
-				s->idx = 0;
-			}
-			mutex_unlock(&gpu->lock);
-			if (err)
-				return err;
-			if (vg_mig_all_zero(s->stage_va, s->data_len)) {
-				s->data_len = 0;
-				continue;
-			}
-			/* The header says how long the record is; data follows. */
-			vg_mig_emit(s, VG_MIG_REC_DATA, 0, pl, 16);
-			vg_mig_put64(s->out + 8, 16 + s->data_len);
-			return 0;
-		case VG_MIG_S_CHANS:
-			err = vg_mig_save_chan(s);
-			if (err == -ENOENT) {
-				s->step = VG_MIG_S_END;
-				continue;
-			}
-			return err;
-		case VG_MIG_S_END:
-			vg_mig_put64(pl, s->records);
-			vg_mig_emit(s, VG_MIG_REC_END, 0, pl, 8);
-			s->step = VG_MIG_S_DONE;
-			return 0;
-		case VG_MIG_S_DONE:
-			return 0;
-		}
-	}
-}
-
-ssize_t vg_mig_save_read(struct vg_mig_save *s, void *buf, size_t len)
-{
-	u8 *dst = buf;
-	size_t done = 0, n;
-	int err;
-
-	if (s->err)
-		return s->err;
-	while (done < len) {
-		if (s->out_pos == s->out_len && s->data_pos == s->data_len) {
-			if (s->step == VG_MIG_S_DONE)
-				break;
-			err = vg_mig_save_next(s);
-			if (err) {
-				s->err = err;
-				return done ? (ssize_t)done : err;
-			}
-			continue;
-		}
-		if (s->out_pos < s->out_len) {
-			n = min_t(size_t, len - done, s->out_len - s->out_pos);
-			memcpy(dst + done, s->out + s->out_pos, n);
-			s->out_pos += n;
-		} else {
-			n = min_t(u64, len - done, s->data_len - s->data_pos);
-			memcpy(dst + done, s->stage_va + s->data_pos, n);
-			s->data_pos += n;
-		}
-		done += n;
-	}
-	return done;
-}
-
-void vg_mig_save_end(struct vg_mig_save *s)
-{
-	if (!s)
-		return;
-	vg_gpu_host_mem_free(s->vm->gpu, s->stage);
-	kfree(s->dev);
-	kfree(s);
-}
-
-/* ---- the destination --------------------------------------------------- */
+#include "mig_stream.h"
 
 struct vg_mig_load {
 	struct vg_vm *vm;
@@ -459,6 +14,7 @@ struct vg_mig_load {
 	u8 *stage_va;
 	u64 chunk;			/* the destination GPU's chunk size */
 	u8 hdr[VG_MIG_HDR_LEN];
+	u32 version;			/* the stream's, once its header came */
 	u8 rec[VG_MIG_REC_LEN + VG_MIG_SMALL_MAX];
 	u32 have;			/* bytes of hdr, or of rec, so far */
 	bool in_header, in_payload, done;
@@ -472,7 +28,10 @@ struct vg_mig_load {
 	u64 data_va, data_off;
 	u64 fill;			/* bytes in staging, from data_off + flushed */
 	u64 flushed;
-	/* What the VM record announced, and what has come. */
+	/*
+	 * What the VM record announced, and the BOs made so far (version 2:
+	 * less the ones freed again).
+	 */
 	bool vm_seen;
 	u64 nr_bos, bos, bytes, last_end;
 	u64 vm_bytes;			/* the BOs' total the VM record gave */
@@ -588,9 +147,9 @@ static int vg_mig_record(struct vg_mig_load *l)
 		 * The guest was told its vGPU's size: a smaller one here would
 		 * fail allocations it was promised (0: the source had none).
 		 */
-		size = vg_mig_get64(p);
-		bytes = vg_mig_get64(p + 8);
-		l->nr_bos = vg_mig_get64(p + 16);
+		size = get_unaligned_le64(p);
+		bytes = get_unaligned_le64(p + 8);
+		l->nr_bos = get_unaligned_le64(p + 16);
 		if (vm->quota && (!size || size > vm->quota))
 			return vg_mig_fail(l, -EFBIG,
 					   "the VM's vGPU had a quota of %llu bytes%s, this vGPU's quota is %llu",
@@ -610,12 +169,16 @@ static int vg_mig_record(struct vg_mig_load *l)
 			return vg_mig_fail(l, -EBADMSG, "record %llu: BO record %s",
 					   (unsigned long long)l->records,
 					   l->vm_seen ? "of a wrong length" : "before the VM record");
-		va = vg_mig_get64(p);
-		size = vg_mig_get64(p + 8);
-		if (l->bos == l->nr_bos)
+		va = get_unaligned_le64(p);
+		size = get_unaligned_le64(p + 8);
+		/*
+		 * Version 1 gives every BO once, in VA order. A pre-copy's come
+		 * and go: vg_bo_alloc refuses one over another at its fixed VA.
+		 */
+		if (l->version == VG_MIG_VERSION && l->bos == l->nr_bos)
 			return vg_mig_fail(l, -EBADMSG, "more BOs than the %llu announced",
 					   (unsigned long long)l->nr_bos);
-		if (l->bos && va < l->last_end)
+		if (l->version == VG_MIG_VERSION && l->bos && va < l->last_end)
 			return vg_mig_fail(l, -EBADMSG, "BO at %#llx is not after the one before",
 					   (unsigned long long)va);
 		err = vg_bo_alloc(vm, size, VGMEM_BO_FIXED_VA, &va);
@@ -623,20 +186,27 @@ static int vg_mig_record(struct vg_mig_load *l)
 			return vg_mig_fail(l, err,
 					   "BO of %llu bytes at %#llx: %d",
 					   (unsigned long long)size,
-					   (unsigned long long)vg_mig_get64(p), err);
+					   (unsigned long long)get_unaligned_le64(p), err);
 		l->bos++;
 		l->bytes += size;
 		l->last_end = va + size;
 		return 0;
 	case VG_MIG_REC_END:
-		if (l->len != 8 || vg_mig_get64(p) != l->records)
+		if (l->len != (l->version == VG_MIG_VERSION ? VG_MIG_END_LEN :
+			       VG_MIG_END_LEN_PRE) ||
+		    get_unaligned_le64(p) != l->records)
 			return vg_mig_fail(l, -EBADMSG,
 					   "END after %llu records says %llu",
 					   (unsigned long long)l->records,
-					   (unsigned long long)(l->len == 8 ? vg_mig_get64(p) : 0));
+					   (unsigned long long)(l->len >= 8 ? get_unaligned_le64(p) : 0));
 		if (l->dev && !l->dev_seen)
 			return vg_mig_fail(l, -EBADMSG,
 					   "END without the device's state");
+		/* Version 2: the VM as the source left it, not as it began. */
+		if (l->version != VG_MIG_VERSION) {
+			l->nr_bos = get_unaligned_le64(p + 8);
+			l->vm_bytes = get_unaligned_le64(p + 16);
+		}
 		if (!l->vm_seen || l->bos != l->nr_bos ||
 		    l->bytes != l->vm_bytes)
 			return vg_mig_fail(l, -EBADMSG,
@@ -647,10 +217,26 @@ static int vg_mig_record(struct vg_mig_load *l)
 					   (unsigned long long)l->vm_bytes);
 		l->done = true;
 		return 0;
+	case VG_MIG_REC_BO_FREE:
+		if (!l->vm_seen || l->len != 8)
+			return vg_mig_fail(l, -EBADMSG, "record %llu: BO_FREE record %s",
+					   (unsigned long long)l->records,
+					   l->vm_seen ? "of a wrong length" : "before the VM record");
+		va = get_unaligned_le64(p);
+		mutex_lock(&vm->gpu->lock);
+		bo = vg_bo_find(vm, va);
+		size = bo ? bo->size : 0;
+		mutex_unlock(&vm->gpu->lock);
+		if (!bo || vg_bo_free(vm, va))
+			return vg_mig_fail(l, -EBADMSG, "BO_FREE at %#llx names no BO",
+					   (unsigned long long)va);
+		l->bos--;
+		l->bytes -= size;
+		return 0;
 	case VG_MIG_REC_DATA:
 		/* Its 16-byte head: the range must lie in one BO. */
-		va = vg_mig_get64(p);
-		off = vg_mig_get64(p + 8);
+		va = get_unaligned_le64(p);
+		off = get_unaligned_le64(p + 8);
 		size = l->len - 16;
 		mutex_lock(&vm->gpu->lock);
 		bo = vg_bo_find(vm, va);
@@ -686,16 +272,16 @@ static int vg_mig_chan(struct vg_mig_load *l)
 	struct vg_vm *vm = l->vm;
 	struct vg_gpu *gpu = vm->gpu;
 	char drv[VG_MIG_DRV_NAME + 1];
-	u32 id = vg_mig_get32(p), entries = vg_mig_get32(p + 4);
-	u64 gpa = vg_mig_get64(p + 8);
-	u32 slen = vg_mig_get32(p + 32);
+	u32 id = get_unaligned_le32(p), entries = get_unaligned_le32(p + 4);
+	u64 gpa = get_unaligned_le64(p + 8);
+	u32 slen = get_unaligned_le32(p + 32);
 	struct vg_chan *ch;
 	int err;
 
 	memcpy(drv, p + 16, VG_MIG_DRV_NAME);
 	drv[VG_MIG_DRV_NAME] = 0;
 	if (slen != l->len - VG_MIG_CHAN_HEAD - VG_MIG_CHAN_PAGES ||
-	    vg_mig_get32(p + 36))
+	    get_unaligned_le32(p + 36))
 		return vg_mig_fail(l, -EBADMSG, "channel %u: state of %u bytes in a record of %llu",
 				   id, slen, (unsigned long long)l->len);
 	if (strncmp(drv, gpu->ops->name, VG_MIG_DRV_NAME) ||
@@ -728,10 +314,10 @@ static int vg_mig_chan(struct vg_mig_load *l)
 	memcpy(ch->real, l->stage_va, VGMEM_USERD_SIZE);
 	spin_lock(&ch->map_lock);
 	memcpy(ch->shadow, l->stage_va + VGMEM_USERD_SIZE, VGMEM_USERD_SIZE);
-	ch->swap_put = vg_mig_get32((u8 *)ch->real + VGMEM_USERD_GP_PUT);
+	ch->swap_put = get_unaligned_le32((u8 *)ch->real + VGMEM_USERD_GP_PUT);
 	spin_unlock(&ch->map_lock);
 	atomic_set(&ch->error,
-		   (int)vg_mig_get32((u8 *)ch->real + VGMEM_USERD_ERROR));
+		   (int)get_unaligned_le32((u8 *)ch->real + VGMEM_USERD_ERROR));
 	mutex_unlock(&gpu->lock);
 	return 0;
 }
@@ -788,13 +374,16 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 				continue;
 			if (memcmp(l->hdr, VG_MIG_MAGIC, 8))
 				return vg_mig_fail(l, -EBADMSG, "not a vgmem migration stream");
-			if (vg_mig_get32(l->hdr + 8) != VG_MIG_VERSION)
+			l->version = get_unaligned_le32(l->hdr + 8);
+			if (l->version != VG_MIG_VERSION &&
+			    l->version != VG_MIG_VERSION_PRE)
 				return vg_mig_fail(l, -EPROTONOSUPPORT,
-						   "stream version %u, this host reads %u",
-						   vg_mig_get32(l->hdr + 8), VG_MIG_VERSION);
-			if (vg_mig_get32(l->hdr + 12) != VG_MIG_HDR_LEN)
+						   "stream version %u, this host reads %u and %u",
+						   l->version, VG_MIG_VERSION,
+						   VG_MIG_VERSION_PRE);
+			if (get_unaligned_le32(l->hdr + 12) != VG_MIG_HDR_LEN)
 				return vg_mig_fail(l, -EBADMSG, "header of %u bytes",
-						   vg_mig_get32(l->hdr + 12));
+						   get_unaligned_le32(l->hdr + 12));
 			l->in_header = false;
 			l->have = 0;
 			continue;
@@ -806,14 +395,20 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 			done += n;
 			if (l->have < VG_MIG_REC_LEN)
 				continue;
-			l->type = vg_mig_get32(l->rec);
-			l->flags = vg_mig_get32(l->rec + 4);
-			l->len = vg_mig_get64(l->rec + 8);
+			l->type = get_unaligned_le32(l->rec);
+			l->flags = get_unaligned_le32(l->rec + 4);
+			l->len = get_unaligned_le64(l->rec + 8);
 			l->got = 0;
 			if (l->flags & ~VG_MIG_F_OPTIONAL)
 				return vg_mig_fail(l, -EBADMSG, "record %llu: flags %#x",
 						   (unsigned long long)l->records, l->flags);
 			switch (l->type) {
+			case VG_MIG_REC_BO_FREE:
+				if (l->version == VG_MIG_VERSION)
+					return vg_mig_fail(l, -EBADMSG,
+							   "record %llu: BO_FREE in a version 1 stream",
+							   (unsigned long long)l->records);
+				fallthrough;
 			case VG_MIG_REC_VM:
 			case VG_MIG_REC_BO:
 			case VG_MIG_REC_END:
@@ -894,6 +489,7 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 				vg_mig_dev(l);
 		} else if (l->type == VG_MIG_REC_DATA || l->type == VG_MIG_REC_VM ||
 			   l->type == VG_MIG_REC_BO || l->type == VG_MIG_REC_END ||
+			   l->type == VG_MIG_REC_BO_FREE ||
 			   l->type == VG_MIG_REC_CHAN) {
 			want = l->type == VG_MIG_REC_DATA ? 16 :
 			       l->type == VG_MIG_REC_CHAN ? VG_MIG_CHAN_HEAD :
