@@ -181,6 +181,12 @@ $(1)/tests/unit/test_oracle_play: $(1)/obj/tests/unit/test_oracle_play.o $(call 
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(SIM_LIB_SRCS)) \
 		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
 
+# The replay's load and statistics, played on the host's models.
+$(1)/tests/unit/test_replay: $(1)/obj/tests/unit/test_replay.o $(call obj,$(1),$(SIM_LIB_SRCS)) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(SIM_LIB_SRCS)) \
+		-Wl,--start-group $$($(1)_LIBS) -Wl,--end-group $$(TEST_LDLIBS)
+
 $(1)/tests/unit/%: $(1)/obj/tests/unit/%.o $(call obj,$(1),$(UNIT_SUPPORT)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $(call obj,$(1),$(UNIT_SUPPORT)) \

@@ -14,7 +14,7 @@
 
 static const struct vs_scenario *const scenarios[] = {
 	&vs_fairness, &vs_slowdown, &vs_delay, &vs_demo, &vs_compare,
-	&vs_cloudday,
+	&vs_cloudday, &vs_replay,
 };
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -45,7 +45,7 @@ static void usage_tool(FILE *f)
 		"  --vram SIZE        VRAM of the simulated GPU\n"
 		"  --quiet            no progress or tables, only errors\n"
 		"  --help             this text, or a scenario's with a scenario\n"
-		"\nmodels (compare and cloud-day --models; 'all' runs every one):\n"
+		"\nmodels (compare, cloud-day and replay --models; 'all' runs every one):\n"
 		"  vgmem:policy=random|lra|cold  the core: GPUswap relocation, chunk policy\n"
 		"  static                        fixed VRAM partitions (vGPU profiles, MIG)\n"
 		"  admission                     quotas may oversubscribe; VRAM full fails\n"

@@ -299,15 +299,32 @@ static int play_event(struct player *p, const struct tr_event *e)
 	}
 }
 
-static int tick(struct player *p)
+/* What each placed VM holds after the step, if the caller asked. */
+static void sample_mem(struct player *p, uint32_t step)
 {
-	s64 moved;
+	uint64_t *row = p->cfg->mem + (size_t)step * p->t->nr_vms * 2;
+	struct vg_model_vm_stats st;
+	uint32_t i;
+
+	for (i = 0; i < p->t->nr_vms; i++) {
+		if (!p->v[i].live)
+			continue;
+		vg_host_guest_model_stats(p->v[i].g, &st);
+		row[2 * i] = st.allocated;
+		row[2 * i + 1] = st.resident;
+	}
+}
+
+static int tick(struct player *p, uint32_t step)
+{
+	s64 moved = 0;
 	int err = flush(p);
 
-	if (err || !p->is_vgmem)
-		return err;
-	moved = vg_gpu_return_once(vg_host_gpu(p->h));
-	return moved < 0 ? (int)moved : 0;
+	if (!err && p->is_vgmem)
+		moved = vg_gpu_return_once(vg_host_gpu(p->h));
+	if (!err && moved >= 0 && p->cfg->mem)
+		sample_mem(p, step);
+	return err ? err : moved < 0 ? (int)moved : 0;
 }
 
 static void collect(struct player *p)
@@ -415,7 +432,7 @@ int pl_run(struct vs_ctx *ctx, const struct trace *t, const struct pl_cfg *cfg,
 		const struct tr_event *e = &t->ev[i];
 
 		while (step < e->step && !err) {
-			err = tick(&p);
+			err = tick(&p, step);
 			vm_steps += p.running;
 			step++;
 			if (progress)
@@ -433,7 +450,7 @@ int pl_run(struct vs_ctx *ctx, const struct trace *t, const struct pl_cfg *cfg,
 		}
 	}
 	while (step < t->steps && !err) {
-		err = tick(&p);
+		err = tick(&p, step);
 		vm_steps += p.running;
 		step++;
 	}

@@ -40,6 +40,13 @@ struct pl_cfg {
 	 * than played (the oracle: oracle_play.c); NULL for the others.
 	 */
 	const struct pl_result *base;
+	/*
+	 * If set, [steps][nr_vms][2]: each placed VM's bytes allocated and
+	 * resident in VRAM (the model's per-VM statistics, its scratch BO
+	 * included) at the end of every step, for plots over time. Played
+	 * models only: the oracle places nothing on a GPU.
+	 */
+	uint64_t *mem;
 };
 
 /* What a model moved and how long it held VMs up (cumulative per run). */

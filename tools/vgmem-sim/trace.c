@@ -82,7 +82,7 @@ struct gen {
 	bool full;		/* leak: reached its target */
 };
 
-static int push(struct trace *t, const struct tr_event *e)
+int tr_push(struct trace *t, const struct tr_event *e)
 {
 	if (t->nr_ev == t->cap_ev) {
 		uint32_t cap = t->cap_ev ? t->cap_ev * 2 : 4096;
@@ -109,7 +109,7 @@ static int ev(struct trace *t, struct gen *g, uint32_t step, enum tr_op op,
 		.bo = bo, .arg = arg, .off = off, .bytes = bytes,
 	};
 
-	return push(t, &e);
+	return tr_push(t, &e);
 }
 
 static int alloc(struct trace *t, struct gen *g, uint32_t step, uint64_t bytes,

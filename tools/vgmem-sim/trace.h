@@ -129,6 +129,8 @@ const char *tr_op_name(enum tr_op op);
 int tr_build_mix(const struct tr_mix *p, struct trace *t);
 int tr_build_day(const struct tr_day *p, struct trace *t);
 void tr_free(struct trace *t);
+/* Appends an event (for builders of other loads): 0 or -ENOMEM. */
+int tr_push(struct trace *t, const struct tr_event *e);
 
 /* FNV-1a of every event and VM: equal traces, equal hashes. */
 uint64_t tr_hash(const struct trace *t);

@@ -67,6 +67,7 @@ extern const struct vs_scenario vs_delay;
 extern const struct vs_scenario vs_demo;
 extern const struct vs_scenario vs_compare;
 extern const struct vs_scenario vs_cloudday;
+extern const struct vs_scenario vs_replay;
 
 /* ---- helpers (common.c) ---- */
 int vs_parse_size(const char *s, uint64_t *out);
