@@ -3,10 +3,13 @@
  * bench_compare: a short `vgmem-sim compare` and `vgmem-sim cloud-day`
  * (this build's binary, build/bin/vgmem-sim) and the headline ratios of
  * issue 6, and issue 16's against the oracle, from their summary.json, in
- * the benchmarks' RATIO format. The numbers are simulated device time (the
+ * the benchmarks' RATIO format; then `vgmem-sim replay` of the Azure LLM
+ * trace (tests/data/traces/, read from the working directory, which `make
+ * bench` sets to the repository) on vgmem cold, static and the oracle, and
+ * issue 16's goals on it. The numbers are simulated device time (the
  * cost model), so they repeat for a seed and do not depend on the host's
  * load; the wall time is printed for information only. The outputs stay
- * in build/bench/compare and build/bench/cloud-day.
+ * in build/bench/compare, build/bench/cloud-day and build/bench/replay.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -54,10 +57,58 @@ static json_t *load(const char *dir, const char *what)
 	return j;
 }
 
+#define REPLAY_TRACE	"tests/data/traces/azure-llm-2023-conv.csv"
+
+/* The replay's goals (issue 16, item 3) from its summary.json. */
+static int replay(const char *bin, const char *out)
+{
+	const char *argv[] = { bin, "replay", "--quiet", "--trace", REPLAY_TRACE,
+			       "--models", "vgmem:policy=cold,static,oracle",
+			       "--out", out, NULL };
+	uint64_t t0 = bench_now_ns(), t1;
+	json_t *j, *g;
+
+	if (access(REPLAY_TRACE, R_OK)) {
+		fprintf(stderr, "bench_compare: %s not found: run from the "
+			"repository (make bench)\n", REPLAY_TRACE);
+		return 1;
+	}
+	if (run(argv)) {
+		fprintf(stderr, "bench_compare: vgmem-sim replay failed\n");
+		return 1;
+	}
+	t1 = bench_now_ns();
+	printf("replay (Azure LLM conversation trace, 16 VMs; cold, static, "
+	       "oracle and the sweep): %.1f s wall; table in %s/replay.md\n",
+	       (t1 - t0) / 1e9, out);
+	j = load(out, "replay");
+	if (!j)
+		return 1;
+	g = json_object_get(json_object_get(j, "result"), "goals");
+	bench_ratio("replay: PCIe bytes vgmem cold / oracle",
+		    jnum(g, "cold_vs_oracle_pcie"), 1.5, 1);
+	bench_ratio("replay: mean per-token slowdown vgmem cold / oracle",
+		    jnum(g, "cold_vs_oracle_mean"), 1.3, 1);
+	bench_ratio("replay: failed requests vgmem cold", jnum(g, "cold_failed"),
+		    0, 1);
+	bench_ratio("replay: Jain's index vgmem cold", jnum(g, "cold_jain"),
+		    0.95, 0);
+	bench_ratio("replay: VMs per GPU vgmem cold / oracle at p99 1.2",
+		    jnum(g, "cold_vs_oracle_density"), 0.85, 0);
+	if (json_object_get(g, "cold_vs_static_density"))
+		bench_ratio("replay: VMs per GPU vgmem cold / static at p99 1.2",
+			    jnum(g, "cold_vs_static_density"), 2.5, 0);
+	else
+		printf("replay: static serves no VMs-per-GPU cap without a "
+		       "failed request: no ratio (replay.md)\n");
+	json_decref(j);
+	return 0;
+}
+
 int main(void)
 {
 	char exe[PATH_MAX], bin[PATH_MAX + 32], cmp[PATH_MAX + 32],
-	     day[PATH_MAX + 32], *slash;
+	     day[PATH_MAX + 32], rpl[PATH_MAX + 32], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	json_t *jc, *jd, *g, *dens, *m;
 	uint64_t t0, t1;
@@ -70,6 +121,7 @@ int main(void)
 	snprintf(bin, sizeof(bin), "%s/bin/vgmem-sim", exe);
 	snprintf(cmp, sizeof(cmp), "%s/bench/compare", exe);
 	snprintf(day, sizeof(day), "%s/bench/cloud-day", exe);
+	snprintf(rpl, sizeof(rpl), "%s/bench/replay", exe);
 	if (access(bin, X_OK)) {
 		fprintf(stderr, "bench_compare: %s is not built\n", bin);
 		return 1;
@@ -163,5 +215,5 @@ int main(void)
 		    jnum(json_object_get(jd, "result"), "vgmem_cold_vs_oracle"),
 		    0.85, 0);
 	json_decref(jd);
-	return 0;
+	return replay(bin, rpl);
 }
