@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * vgmem-sim compare and cloud-day on their --tiny presets (this build's
+ * vgmem-sim compare and cloud-day on their --tiny presets, and replay on
+ * a small request trace written here (this build's
  * binary: build[/asan]/bin/vgmem-sim next to build[/asan]/tests/): the
  * tables must be internally consistent (every slowdown at least 1 up to
  * the CSV's rounding, nothing moved over PCIe without pressure, vgmem
  * never out of memory, OOM and admission counts that add up, the oracle
  * below every model that serves every VM) and two runs with the same seed
- * must write identical tables and traces.
+ * must write identical tables and traces; replay's table must add up (no
+ * request of vgmem fails, a passing K has no failure and p99s within the
+ * SLO, static places only what fits) and a malformed row must stop it with
+ * FILE:LINE.
  */
 #include "itest.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <spawn.h>
@@ -123,6 +128,24 @@ static int run_sim(const char *const argv[])
 	if (posix_spawn(&pid, sim_bin, NULL, NULL, (char *const *)argv, environ))
 		return -1;
 	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The same with stderr into a file, for the messages a test checks. */
+static int run_sim_err(const char *const argv[], const char *err_path)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st, ret;
+
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	posix_spawn_file_actions_addopen(&fa, 2, err_path,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ret = posix_spawn(&pid, sim_bin, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret || waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -436,9 +459,117 @@ static void test_cloudday(void **state)
 	free(c.buf);
 }
 
+/*
+ * A request trace of 60 requests, one every 2 s, in plain seconds, sizes
+ * from a fixed formula; rows beyond the header replaced by bad if given.
+ */
+static void write_trace(const char *path, const char *bad)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	assert_non_null(f);
+	fprintf(f, "TIMESTAMP,ContextTokens,GeneratedTokens\n");
+	for (i = 0; !bad && i < 60; i++)
+		fprintf(f, "%d.5,%d,%d\n", 2 * i, 200 + i * 997 % 3000,
+			10 + i * 331 % 900);
+	if (bad)
+		fputs(bad, f);
+	fclose(f);
+}
+
+static void run_replay(const char *trace, const char *run)
+{
+	char out[512];
+	const char *argv[] = { sim_bin, "replay", "--quiet", "--trace", trace,
+			       "--vms", "4", "--gpu", "48G", "--models",
+			       "vgmem:policy=cold,static,oracle", "--out", out,
+			       NULL };
+
+	snprintf(out, sizeof(out), "%s/%s", tmp_dir, run);
+	assert_int_equal(run_sim(argv), 0);
+}
+
+/*
+ * 4 VMs of 12.55 GiB weights on 48 GiB: pressure for those that serve
+ * every VM; static's 20 GiB profiles (+ scratch) fit twice.
+ */
+static void test_replay(void **state)
+{
+	char trace[512], path[600];
+	struct csv c;
+	int r, cold = 0;
+
+	(void)state;
+	snprintf(trace, sizeof(trace), "%s/rq.csv", tmp_dir);
+	write_trace(trace, NULL);
+	run_replay(trace, "rp");
+	run_replay(trace, "rp2");
+	assert_true(same_file("rp", "rp2", "replay.md"));
+	assert_true(same_file("rp", "rp2", "replay.csv"));
+	out_path(path, sizeof(path), "rp", "replay.csv");
+	assert_int_equal(csv_load(&c, path), 0);
+	for (r = 0; r < c.nrow; r++) {
+		const char *m = str(&c, r, "model");
+
+		assert_true(num(&c, r, "requests_failed") <=
+			    num(&c, r, "requests_placed"));
+		assert_true(num(&c, r, "admitted") <= num(&c, r, "k"));
+		if (num(&c, r, "pass") != 0)
+			assert_true(num(&c, r, "requests_failed") == 0 &&
+				    num(&c, r, "ttft_p99") <= 1.2 &&
+				    num(&c, r, "token_p99") <= 1.2);
+		if (num(&c, r, "requests_placed") > num(&c, r, "requests_failed"))
+			assert_true(num(&c, r, "ttft_p50") >= 0.9999 &&
+				    num(&c, r, "token_p50") >= 0.9999);
+		if (!strcmp(m, "static"))
+			assert_true(num(&c, r, "admitted") <= 2);
+		if (is_vgmem(m) && num(&c, r, "k") == 4) {
+			cold++;
+			assert_true(num(&c, r, "admitted") == 4);
+			assert_true(num(&c, r, "requests_failed") == 0);
+			assert_true(num(&c, r, "requests_placed") == 60);
+			/* 50 GiB of weights read every step on 48 GiB: it moves. */
+			assert_true(num(&c, r, "pcie_copy_bytes") +
+				    num(&c, r, "pcie_access_bytes") > 0);
+		}
+	}
+	assert_int_equal(cold, 1);
+	free(c.buf);
+	out_path(path, sizeof(path), "rp", "replay_vm4.svg");
+	assert_int_equal(access(path, R_OK), 0);
+}
+
+/* A malformed row names FILE:LINE; usage errors exit 2 before any run. */
+static void test_replay_errors(void **state)
+{
+	char trace[512], out[512], err[512];
+	const char *bad[] = { sim_bin, "replay", "--trace", trace, "--out", out,
+			      NULL };
+	const char *no_trace[] = { sim_bin, "replay", "--out", out, NULL };
+	const char *vram[] = { sim_bin, "replay", "--trace", trace, "--vram",
+			       "64M", "--out", out, NULL };
+	char *msg;
+
+	(void)state;
+	snprintf(trace, sizeof(trace), "%s/bad.csv", tmp_dir);
+	snprintf(out, sizeof(out), "%s/rpbad", tmp_dir);
+	snprintf(err, sizeof(err), "%s/rpbad.err", tmp_dir);
+	write_trace(trace, "0,100,10\n1,100,-3\n");
+	assert_int_equal(run_sim_err(bad, err), 1);
+	msg = slurp(err, NULL);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "bad.csv:3: column 3 (GeneratedTokens)"));
+	free(msg);
+	assert_int_equal(run_sim_err(no_trace, err), 2);
+	assert_int_equal(run_sim_err(vram, err), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_replay_errors),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_models_table),
 		cmocka_unit_test(test_vm_table),

@@ -249,7 +249,7 @@ static int replay_run(struct vs_ctx *ctx)
 	char (*specs)[PL_SPEC_LEN] = calloc(RP_MAX_MODELS, PL_SPEC_LEN);
 	struct rp_state *s = calloc(1, sizeof(*s));
 	char err_msg[256];
-	uint32_t mi;
+	uint32_t mi, k, per;
 	uint64_t bv;
 	int err;
 
@@ -279,7 +279,10 @@ static int replay_run(struct vs_ctx *ctx)
 	s->vram = (rp.gpu / rp.sv.scale & ~(SV_PAGE - 1)) +
 		  s->l.t.nr_vms * PL_SCRATCH;
 	vs_scale_info(s);
-	s->total = 1 + s->nr_models * (rp.sweep ? 4 : 1);
+	/* Progress: the main run and at most ceil(log2(VMs)) bisection steps. */
+	for (k = s->l.t.nr_vms, per = 1; rp.sweep && k > 1; k = (k + 1) / 2)
+		per++;
+	s->total = 1 + s->nr_models * per;
 	/* The baseline: room for everything, with a chunk of slack per VM. */
 	bv = s->l.t.peak_total + 2ull * s->l.t.nr_vms * (s->chunk + PL_SCRATCH);
 	bv = (bv + s->chunk - 1) / s->chunk * s->chunk;
