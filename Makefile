@@ -388,7 +388,8 @@ check:
 run:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	./$(BUILD)/bin/vgmem-sim demo --out $(BUILD)/run
+	./$(BUILD)/bin/vgmem-sim compare --out $(BUILD)/run \
+		--models static,admission,vgmem:policy=random,vgmem:policy=cold
 
 bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
@@ -578,7 +579,7 @@ help:
 	@echo "                then build for 6.12 and run a few VM cases there"
 	@echo "make tsan       build the threaded tests in build/tsan/ and run them under"
 	@echo "                ThreadSanitizer (a race fails it)"
-	@echo "make run        build, then vgmem-sim demo --out build/run"
+	@echo "make run        build, then vgmem-sim compare (static, admission, vgmem random and cold) --out build/run"
 	@echo "make deps       install scripts/deps.list (as root), then check it"
 	@echo "make bench      build and run tests/bench/bench_*.c, then make vm-bench"
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"

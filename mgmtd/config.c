@@ -45,7 +45,7 @@ static const struct key keys[] = {
 	  "embedded backend: chunk size (0: 2M)" },
 	{ "embedded_vm", K_SPECIAL, 0, 0, 0,
 	  "NAME:UUID:QUOTA[:GPU] a VM without libvirt (repeatable)" },
-	{ "policy", K_SPECIAL, 0, 0, 0, "victim chunk policy: random | lra | cold" },
+	{ "policy", K_SPECIAL, 0, 0, 0, "victim chunk policy: random | lra | cold (default cold)" },
 	{ "return_interval_ms", K_U32, OFF(knobs.return_interval_ms),
 	  VGMEM_RETURN_MS_MIN, VGMEM_RETURN_MS_MAX,
 	  "return worker period (50)" },
@@ -113,7 +113,7 @@ int mg_config_defaults(struct mg_config *cfg)
 	cfg->backend = MG_BACKEND_AUTO;
 	cfg->embedded_gpus = 1;
 	cfg->embedded_vram = 1ull << 30;
-	snprintf(cfg->knobs.policy, sizeof(cfg->knobs.policy), "random");
+	snprintf(cfg->knobs.policy, sizeof(cfg->knobs.policy), "cold");
 	cfg->knobs.return_interval_ms = 50;
 	cfg->knobs.oversub_pct = 200;
 	cfg->knobs.thrash_window_s = 60;

@@ -38,6 +38,43 @@ module_param(oversub_pct, uint, 0644);
 MODULE_PARM_DESC(oversub_pct,
 		 "sum of vGPU quotas a GPU admits, in percent of its VRAM (default 400)");
 
+/*
+ * The chunk policy of each GPU registered from now on (its sysfs policy
+ * changes one GPU's later): cold, the relocation that moves the chunks no
+ * sampled access has seen; random is GPUswap's, the baseline benchmarks
+ * compare with. A name the core does not know is refused (-EINVAL).
+ */
+static enum vg_chunk_policy vgk_policy = VG_POLICY_COLD;
+
+static int vgk_policy_set(const char *val, const struct kernel_param *kp)
+{
+	enum vg_chunk_policy p;
+	char name[16];
+	int ret;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	ret = vg_policy_parse(name, &p);
+	if (ret)
+		return ret;
+	*(enum vg_chunk_policy *)kp->arg = p;
+	return 0;
+}
+
+static int vgk_policy_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  vg_policy_name(*(enum vg_chunk_policy *)kp->arg));
+}
+
+static const struct kernel_param_ops vgk_policy_ops = {
+	.set = vgk_policy_set,
+	.get = vgk_policy_get,
+};
+module_param_cb(policy, &vgk_policy_ops, &vgk_policy, 0644);
+MODULE_PARM_DESC(policy,
+		 "chunk policy of GPUs registered from now on: cold, lra or random (default cold)");
+
 static const struct {
 	const char *sysfs_name;
 	const char *pretty_name;
@@ -284,6 +321,7 @@ int vgk_register_gpu(const struct vg_gpu_ops *ops, void *drv,
 {
 	struct vg_gpu_config cfg = {
 		.name = name,
+		.policy = READ_ONCE(vgk_policy),
 		.events = &vgk_nl_gpu_events,
 	};
 	struct vg_gpu_stats st;

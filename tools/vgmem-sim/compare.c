@@ -278,6 +278,38 @@ static int write_csv(struct cp_state *s)
 	return fclose(f) ? -EIO : 0;
 }
 
+/*
+ * The pressure setting in a few lines on stdout, what `make run` shows: per
+ * model the VMs it admitted, the allocations that failed, the slowdowns
+ * and what it moved over PCIe. compare.md has the rest.
+ */
+static void story(const struct cp_state *s)
+{
+	const uint32_t st = 1;
+	uint32_t mi;
+
+	printf("\nunder pressure: %llu MiB of VRAM for %u VMs that hold up to %.1f MiB"
+	       " at once\n",
+	       (unsigned long long)(s->vram[st] >> 20), s->t.nr_vms,
+	       (double)s->t.peak_total / (1 << 20));
+	printf("%-22s %9s %13s %9s %9s %10s\n", "model", "admitted",
+	       "failed allocs", "mean slow", "p99 slow", "moved MiB");
+	for (mi = 0; mi < s->nr_models; mi++) {
+		const struct cp_run *r = &s->runs[st][mi];
+
+		if (!r->ok) {
+			printf("%-22s (did not run)\n", r->spec);
+			continue;
+		}
+		printf("%-22s %5u/%-3u %13u %8.2fx %8.2fx %10.1f\n", r->spec,
+		       r->r.admitted, s->t.nr_vms, r->r.oom, r->m.mean, r->m.p99,
+		       (double)(r->r.st.pcie_copy_bytes + r->r.st.pcie_access_bytes) /
+		       (1 << 20));
+	}
+	printf("(slowdown: simulated device time over the same work with unlimited"
+	       " VRAM; vgmem:policy=random is GPUswap's choice of victim chunks)\n");
+}
+
 /* Wall-time histograms of vgmem's core: kept apart, they do not repeat. */
 static int write_hist(struct cp_state *s)
 {
@@ -768,6 +800,7 @@ static int compare_run(struct vs_ctx *ctx)
 	if (!err)
 		err = failed;
 	if (!err && !ctx->c.quiet) {
+		story(s);
 		snprintf(path, sizeof(path), "%s/compare.md", ctx->out);
 		vs_info(ctx, "table: %s (and compare.csv, compare_vms.csv), plots: "
 			"%s/compare_*.svg\n", path, ctx->out);

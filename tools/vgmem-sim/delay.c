@@ -200,7 +200,7 @@ static int one_alloc(struct delay_run *r, uint32_t k, uint32_t gi, uint64_t size
 static int delay_setup(struct delay_run *r)
 {
 	enum vg_chunk_policy pol = r->ctx->c.policy_set ? r->ctx->c.policy :
-				   VG_POLICY_RANDOM;
+				   VG_POLICY_COLD;
 	char name[32];
 	uint32_t i;
 	int err;
@@ -291,7 +291,7 @@ static void summarize(struct delay_run *r)
 	vg_gpu_get_stats(vg_host_gpu(r->h), &gs);
 	vs_json_common(r->ctx, params, r->chunk, r->vram);
 	json_object_set_new(params, "policy", json_string(vg_policy_name(
-		r->ctx->c.policy_set ? r->ctx->c.policy : VG_POLICY_RANDOM)));
+		r->ctx->c.policy_set ? r->ctx->c.policy : VG_POLICY_COLD)));
 	json_object_set_new(params, "guests", json_integer(dp.guests));
 	json_object_set_new(params, "cap", json_integer((json_int_t)dp.cap));
 	json_object_set_new(params, "allocs", json_integer(dp.allocs));

@@ -188,7 +188,7 @@ static int demo_run(struct vs_ctx *ctx)
 	struct vgmem_vm_stats st[MAX_MIXED];
 	uint64_t chunk = ctx->c.chunk_size ? ctx->c.chunk_size : VG_CHUNK_DEFAULT;
 	uint64_t want, vram;
-	enum vg_chunk_policy pol = ctx->c.policy_set ? ctx->c.policy : VG_POLICY_RANDOM;
+	enum vg_chunk_policy pol = ctx->c.policy_set ? ctx->c.policy : VG_POLICY_COLD;
 	struct sampler smp;
 	char path[4200], name[48];
 	bool cons_base = false, cons = false, all_ok = true;

@@ -191,7 +191,7 @@ static int write_plots(struct fair_run *r)
 static int fairness_setup(struct fair_run *r)
 {
 	enum vg_chunk_policy pol = r->ctx->c.policy_set ? r->ctx->c.policy :
-				   VG_POLICY_RANDOM;
+				   VG_POLICY_COLD;
 	char name[32];
 	uint32_t i;
 	int err;
@@ -309,7 +309,7 @@ static int fairness_run(struct vs_ctx *ctx)
 	params = json_object();
 	vs_json_common(ctx, params, r->chunk, r->vram);
 	json_object_set_new(params, "policy", json_string(vg_policy_name(
-		ctx->c.policy_set ? ctx->c.policy : VG_POLICY_RANDOM)));
+		ctx->c.policy_set ? ctx->c.policy : VG_POLICY_COLD)));
 	json_object_set_new(params, "cap", json_integer((json_int_t)fp.cap));
 	json_object_set_new(params, "bo_size", json_integer((json_int_t)fp.bo_size));
 	json_object_set_new(params, "leakers", json_integer(r->n));

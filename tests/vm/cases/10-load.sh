@@ -31,9 +31,19 @@ for t in 1g 2g 4g 8g; do
 	info "vgmem0 $t: available_instances $(cat $d/available_instances)"
 done
 
+# The chunk policy: cold by default, the module parameter's for GPUs
+# registered after a change, and a name the core does not know refused.
+PP=/sys/module/vgmem/parameters/policy
+expect_eq "$(cat $PP)" cold "the policy parameter's default"
+expect_eq "$(cat $VG_CLASS/vgmem0/policy)" cold "a new GPU's policy"
+echo lru > $PP 2> /dev/null && fail "policy=lru accepted"
+expect_eq "$(cat $PP)" cold "the policy parameter after a refused name"
+echo random > $PP || fail "setting the policy parameter to random"
+
 rmmod vgmem_sim || fail "rmmod vgmem_sim"
 [ ! -e $VG_CLASS/vgmem0 ] || fail "$VG_CLASS/vgmem0 still present after rmmod vgmem_sim"
 modprobe vgmem_sim gpus=1 vram_mb=128 || fail "modprobe vgmem_sim gpus=1 vram_mb=128"
+expect_eq "$(cat $VG_CLASS/vgmem0/policy)" random "the policy of a GPU registered after policy=random"
 [ -d $VG_CLASS/vgmem0 ] || fail "$VG_CLASS/vgmem0 missing with gpus=1"
 [ ! -e $VG_CLASS/vgmem1 ] || fail "$VG_CLASS/vgmem1 exists with gpus=1"
 

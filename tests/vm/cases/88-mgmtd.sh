@@ -111,11 +111,11 @@ expect_eq "$(mdev_attr $a entitlement)" "$ent" "sysfs entitlement of $a a second
 out=$(ctl policy $a --patch --min 30M 2>&1) && { die "min above max accepted: $out"; }
 expect_eq "$(mdev_attr $a entitlement)" "$ent" "sysfs entitlement after a refused policy"
 
-# ---- knobs reach the GPU ------------------------------------------------------
-out=$(ctl knobs --policy cold) || { die "knobs --policy cold: $out"; }
-expect_eq "$(gpu_attr policy 0)" cold "sysfs policy after knobs --policy cold"
+# ---- knobs reach the GPU (lra: not the default, cold) ---------------------------
+out=$(ctl knobs --policy lra) || { die "knobs --policy lra: $out"; }
+expect_eq "$(gpu_attr policy 0)" lra "sysfs policy after knobs --policy lra"
 l=$(vgmem-nl list gpus) || { die "vgmem-nl list gpus: $l"; }
-expect_eq "$(field "$l" policy)" cold "vgmem-nl policy of gpu 0"
+expect_eq "$(field "$l" policy)" lra "vgmem-nl policy of gpu 0"
 
 # ---- /metrics --------------------------------------------------------------------
 m=$(ctl metrics) || { die "metrics: $m"; }
@@ -222,7 +222,7 @@ bad=$(grep -E '^<[0-4]>' $LOG | grep -v "vm $d (lostvm): its vGPU is gone")
 [ ! -e $SOCK ] || info "note: $SOCK left behind"
 
 # The vGPUs outlive mgmtd with the entitlement it gave them.
-expect_eq "$(gpu_attr policy 0)" cold "sysfs policy after mgmtd stopped"
+expect_eq "$(gpu_attr policy 0)" lra "sysfs policy after mgmtd stopped"
 mdev_remove $a
 mdev_remove $b
 mdev_remove $d
