@@ -175,6 +175,11 @@ $(1)/tests/unit/test_oracle: $(1)/obj/tests/unit/test_oracle.o $(call obj,$(1),$
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS)
 
+# vgmem-sim's SVG writer, alone.
+$(1)/tests/unit/test_svg: $(1)/obj/tests/unit/test_svg.o $(call obj,$(1),tools/vgmem-sim/svg.c)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ $$(TEST_LDLIBS) -lm
+
 # The oracle as vgmem-sim's model, against the models played on a host.
 $(1)/tests/unit/test_oracle_play: $(1)/obj/tests/unit/test_oracle_play.o $(call obj,$(1),$(SIM_LIB_SRCS)) $$($(1)_LIBS)
 	@mkdir -p $$(@D)

@@ -15,6 +15,7 @@
 #include "svg.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,8 +371,25 @@ static int write_svgs(struct cp_state *s)
 	for (st = 0; st < CP_SETTINGS && !err; st++) {
 		snprintf(title, sizeof(title), "p99 slowdown per VM, %s (%.0f MiB VRAM)",
 			 setting_name[st], vs_mib(s->vram[st]));
-		svg_init(&p, title, "VM (numbered as in compare.md)",
+		svg_init(&p, title, "VM (as in compare.md)",
 			 "p99 slowdown vs unlimited VRAM");
+		/* Grouped bars per VM, the oracle's mark over them. */
+		{
+			const char *names[SVG_MAX_CATS];
+			double lo = INFINITY, hi = 0;
+
+			for (v = 0; v < s->t.nr_vms && v < SVG_MAX_CATS; v++)
+				names[v] = s->t.vms[v].name;
+			svg_set_categories(&p, names, v);
+			for (mi = 0; mi < s->nr_models; mi++)
+				for (v = 0; v < s->t.nr_vms; v++)
+					if (s->runs[st][mi].ok && s->runs[st][mi].m.vm[v].n) {
+						lo = fmin(lo, s->runs[st][mi].m.vm[v].p99);
+						hi = fmax(hi, s->runs[st][mi].m.vm[v].p99);
+					}
+			/* A log axis where the values span a decade or more. */
+			p.y_log = lo > 0 && hi >= 10 * lo;
+		}
 		snprintf(title, sizeof(title), "Iteration slowdowns, all VMs, %s",
 			 setting_name[st]);
 		svg_init(&c, title, "slowdown vs unlimited VRAM",
@@ -384,10 +402,12 @@ static int write_svgs(struct cp_state *s)
 
 			if (!r->ok)
 				continue;
-			sr = svg_add_series(&p, r->spec, SVG_POINTS);
-			for (v = 0; v < s->t.nr_vms; v++)
+			sr = svg_add_series(&p, r->spec,
+					    strncmp(r->spec, "oracle", 6) ? SVG_BARS :
+					    SVG_MARK);
+			for (v = 0; v < s->t.nr_vms && v < SVG_MAX_CATS; v++)
 				if (r->m.vm[v].n)
-					svg_add_point(&p, sr, v + 1, r->m.vm[v].p99);
+					svg_add_point(&p, sr, v, r->m.vm[v].p99);
 			/* The CDF, from the per-iteration slowdowns again. */
 			all = malloc((r->m.n ? r->m.n : 1) * sizeof(*all));
 			if (!all) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * SVG plot writer (see svg.h). The drawing area is fixed (800 x 500 px);
- * the legend sits right of it so it never hides data.
+ * the legend sits right of it so it never hides data. A log y axis maps
+ * log10(y) linearly, so the ranges and ticks below work on the exponent.
  */
 #include "svg.h"
 
@@ -70,6 +71,19 @@ int svg_add_point(struct svg_plot *p, int series, double x, double y)
 	s->x[s->n] = x;
 	s->y[s->n] = y;
 	s->n++;
+	return 0;
+}
+
+int svg_set_categories(struct svg_plot *p, const char *const *names,
+		       unsigned int n)
+{
+	unsigned int i;
+
+	if (n > SVG_MAX_CATS)
+		return -E2BIG;
+	for (i = 0; i < n; i++)
+		snprintf(p->cats[i], sizeof(p->cats[i]), "%s", names[i]);
+	p->nr_cats = n;
 	return 0;
 }
 
@@ -171,6 +185,18 @@ static double map_y(const struct range *r, double y)
 	return H - MB - (y - r->lo) / (r->hi - r->lo) * (H - MT - MB);
 }
 
+/* A data value's place on the y axis: its exponent on a log axis. */
+static double y_val(const struct svg_plot *p, double y)
+{
+	return p->y_log ? log10(y) : y;
+}
+
+static bool y_ok(const struct svg_plot *p, double y)
+{
+	return isfinite(y) && (!p->y_log || y > 0);
+}
+
+
 static void data_bounds(const struct svg_plot *p, double *xlo, double *xhi,
 			double *ylo, double *yhi)
 {
@@ -183,12 +209,12 @@ static void data_bounds(const struct svg_plot *p, double *xlo, double *xhi,
 		const struct svg_series *s = &p->series[i];
 
 		for (j = 0; j < s->n; j++) {
-			if (!isfinite(s->x[j]) || !isfinite(s->y[j]))
+			if (!isfinite(s->x[j]) || !y_ok(p, s->y[j]))
 				continue;
 			*xlo = fmin(*xlo, s->x[j]);
 			*xhi = fmax(*xhi, s->x[j]);
-			*ylo = fmin(*ylo, s->y[j]);
-			*yhi = fmax(*yhi, s->y[j]);
+			*ylo = fmin(*ylo, y_val(p, s->y[j]));
+			*yhi = fmax(*yhi, y_val(p, s->y[j]));
 		}
 	}
 	if (*xlo > *xhi)
@@ -208,10 +234,21 @@ static void draw_axes(FILE *f, const struct svg_plot *p,
 		ML, MT, W - ML - MR, H - MT - MB);
 	for (v = rx->lo; v <= rx->hi + rx->step * 1e-6; v += rx->step) {
 		double x = map_x(rx, v);
+		unsigned int c = (unsigned int)(v - rx->lo + 0.5);
 
-		fmt_tick(buf, sizeof(buf), v, rx->step);
 		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
 			"stroke='#ddd'/>\n", x, MT, x, H - MB);
+		if (p->nr_cats) {
+			/* Names under the groups' middles, not the boundaries. */
+			if (c >= p->nr_cats)
+				continue;
+			fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>",
+				(x + map_x(rx, v + 1)) / 2, H - MB + 18);
+			put_text(f, p->cats[c]);
+			fputs("</text>\n", f);
+			continue;
+		}
+		fmt_tick(buf, sizeof(buf), v, rx->step);
 		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
 			"stroke='#333'/>\n", x, H - MB, x, H - MB + 5);
 		fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>%s"
@@ -220,7 +257,20 @@ static void draw_axes(FILE *f, const struct svg_plot *p,
 	for (v = ry->lo; v <= ry->hi + ry->step * 1e-6; v += ry->step) {
 		double y = map_y(ry, v);
 
-		fmt_tick(buf, sizeof(buf), v, ry->step);
+		if (p->y_log) {
+			fmt_tick(buf, sizeof(buf), pow(10.0, v), pow(10.0, v));
+			/* 2x and 5x each decade, faint, when decades are few. */
+			if (ry->hi - ry->lo <= 4 && v < ry->hi)
+				for (int k = 0; k < 2; k++) {
+					double ym = map_y(ry, v + log10(k ? 5.0 : 2.0));
+
+					fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' "
+						"y2='%.1f' stroke='#eee'/>\n",
+						ML, ym, W - MR, ym);
+				}
+		} else {
+			fmt_tick(buf, sizeof(buf), v, ry->step);
+		}
 		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
 			"stroke='#ddd'/>\n", ML, y, W - MR, y);
 		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
@@ -240,7 +290,46 @@ static void draw_axes(FILE *f, const struct svg_plot *p,
 	fputs("</text>\n", f);
 }
 
-static void draw_series(FILE *f, const struct svg_series *s, const char *color,
+/*
+ * Bars and marks of a category plot: bar series `bar` of `bars` sits in its
+ * slot of each group; a mark spans the whole group.
+ */
+static void draw_cats(FILE *f, const struct svg_plot *p,
+		      const struct svg_series *s, const char *color,
+		      const struct range *rx, const struct range *ry,
+		      unsigned int bar, unsigned int bars)
+{
+	double base = map_y(ry, p->y_log ? ry->lo : fmax(ry->lo, 0.0));
+	size_t j;
+
+	for (j = 0; j < s->n; j++) {
+		double left, gw, y;
+
+		if (!isfinite(s->x[j]) || !y_ok(p, s->y[j]))
+			continue;
+		left = map_x(rx, s->x[j]);
+		gw = map_x(rx, s->x[j] + 1) - left;
+		y = map_y(ry, y_val(p, s->y[j]));
+		if (s->style == SVG_MARK) {
+			fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+				"stroke='%s' stroke-width='2.5' "
+				"stroke-dasharray='6,3'/>\n",
+				left + gw * 0.04, y, left + gw * 0.96, y, color);
+		} else {
+			double bw = gw * 0.84 / (bars ? bars : 1);
+			/* A value at the axis's base still shows: a 2 px stub. */
+			double h = fmax(fabs(base - y), 2.0);
+
+			fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' "
+				"height='%.1f' fill='%s'/>\n",
+				left + gw * 0.08 + bar * bw, fmin(y, base - h),
+				bw * 0.92, h, color);
+		}
+	}
+}
+
+static void draw_series(FILE *f, const struct svg_plot *p,
+			const struct svg_series *s, const char *color,
 			const struct range *rx, const struct range *ry)
 {
 	size_t j;
@@ -248,16 +337,17 @@ static void draw_series(FILE *f, const struct svg_series *s, const char *color,
 
 	if (s->style == SVG_POINTS) {
 		for (j = 0; j < s->n; j++) {
-			if (!isfinite(s->x[j]) || !isfinite(s->y[j]))
+			if (!isfinite(s->x[j]) || !y_ok(p, s->y[j]))
 				continue;
 			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' "
 				"fill='%s' fill-opacity='0.6'/>\n",
-				map_x(rx, s->x[j]), map_y(ry, s->y[j]), color);
+				map_x(rx, s->x[j]), map_y(ry, y_val(p, s->y[j])),
+				color);
 		}
 		return;
 	}
 	for (j = 0; j < s->n; j++) {
-		if (!isfinite(s->x[j]) || !isfinite(s->y[j]))
+		if (!isfinite(s->x[j]) || !y_ok(p, s->y[j]))
 			continue;
 		if (!open) {
 			fprintf(f, "<polyline fill='none' stroke='%s' "
@@ -265,9 +355,10 @@ static void draw_series(FILE *f, const struct svg_series *s, const char *color,
 			open = true;
 		} else if (s->style == SVG_STEP) {
 			fprintf(f, "%.1f,%.1f ", map_x(rx, s->x[j]),
-				map_y(ry, s->y[j - 1]));
+				map_y(ry, y_val(p, s->y[j - 1])));
 		}
-		fprintf(f, "%.1f,%.1f ", map_x(rx, s->x[j]), map_y(ry, s->y[j]));
+		fprintf(f, "%.1f,%.1f ", map_x(rx, s->x[j]),
+			map_y(ry, y_val(p, s->y[j])));
 	}
 	if (open)
 		fputs("'/>\n", f);
@@ -285,6 +376,14 @@ static void draw_legend(FILE *f, const struct svg_plot *p)
 		if (p->series[i].style == SVG_POINTS)
 			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n",
 				x + 10, y - 4, color);
+		else if (p->series[i].style == SVG_BARS)
+			fprintf(f, "<rect x='%.1f' y='%.1f' width='20' height='10' "
+				"fill='%s'/>\n", x, y - 9, color);
+		else if (p->series[i].style == SVG_MARK)
+			fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+				"stroke='%s' stroke-width='2.5' "
+				"stroke-dasharray='6,3'/>\n",
+				x, y - 4, x + 20, y - 4, color);
 		else
 			fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
 				"stroke='%s' stroke-width='3'/>\n",
@@ -299,13 +398,29 @@ int svg_write(const struct svg_plot *p, const char *path)
 {
 	double xlo, xhi, ylo, yhi;
 	struct range rx, ry;
-	unsigned int i;
+	unsigned int i, bar = 0, nbars = 0;
 	FILE *f;
 	int err;
 
 	data_bounds(p, &xlo, &xhi, &ylo, &yhi);
-	nice_range(&rx, xlo, xhi, p->x_from_zero);
-	nice_range(&ry, ylo, yhi, p->y_from_zero);
+	if (p->nr_cats) {
+		/* Group c spans [c, c + 1): boundaries are the ticks. */
+		rx.lo = 0;
+		rx.hi = p->nr_cats;
+		rx.step = 1;
+	} else {
+		nice_range(&rx, xlo, xhi, p->x_from_zero);
+	}
+	if (p->y_log) {
+		/* Whole decades (exponents), at most about eight ticks. */
+		ry.lo = floor(ylo);
+		ry.hi = ceil(yhi);
+		if (ry.hi <= ry.lo)
+			ry.hi = ry.lo + 1;
+		ry.step = ceil((ry.hi - ry.lo) / 8);
+	} else {
+		nice_range(&ry, ylo, yhi, p->y_from_zero);
+	}
 
 	f = fopen(path, "w");
 	if (!f)
@@ -317,9 +432,24 @@ int svg_write(const struct svg_plot *p, const char *path)
 		"fill='white'/>\n", W, H, W, H);
 	draw_axes(f, p, &rx, &ry);
 	for (i = 0; i < p->nr_series; i++)
-		draw_series(f, &p->series[i],
-			    palette[i % (sizeof(palette) / sizeof(palette[0]))],
-			    &rx, &ry);
+		nbars += p->series[i].style == SVG_BARS;
+	for (i = 0; i < p->nr_series; i++) {
+		const char *color = palette[i % (sizeof(palette) / sizeof(palette[0]))];
+		const struct svg_series *sr = &p->series[i];
+
+		if (sr->style == SVG_BARS || sr->style == SVG_MARK) {
+			/* Marks after the bars they stand against: on top. */
+			if (sr->style == SVG_BARS)
+				draw_cats(f, p, sr, color, &rx, &ry, bar++, nbars);
+			continue;
+		}
+		draw_series(f, p, sr, color, &rx, &ry);
+	}
+	for (i = 0; i < p->nr_series; i++)
+		if (p->series[i].style == SVG_MARK)
+			draw_cats(f, p, &p->series[i],
+				  palette[i % (sizeof(palette) / sizeof(palette[0]))],
+				  &rx, &ry, 0, nbars);
 	draw_legend(f, p);
 	fputs("</svg>\n", f);
 	err = ferror(f) ? -EIO : 0;
