@@ -517,7 +517,7 @@ $(BUILD)/vm/bin/vgnl-check: $(patsubst %.c,$(BUILD)/vm/obj/%.o,$(NL_VM_CHECK_SRC
 
 # vgirq-check (INTx and its unmask eventfd, 32-intx): raw VFIO, no libraries.
 VM_BINS += $(BUILD)/vm/bin/vgirq-check
-$(BUILD)/vm/bin/vgirq-check: $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.o
+$(BUILD)/vm/bin/vgirq-check: $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.o $(BUILD)/vm/obj/tests/vm/progs/vmcheck.o
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^
 -include $(BUILD)/vm/obj/tests/vm/progs/vgirq-check.d
@@ -533,7 +533,7 @@ $(BUILD)/vm/bin/vgpci-touch: $(BUILD)/vm/obj/tests/vm/progs/vgpci-touch.o
 # vgmig-check (VFIO migration between two mdevs, 97-migrate): libvgmem's
 # VFIO transport as the guest, raw VFIO ioctls as its VMM.
 VM_BINS += $(BUILD)/vm/bin/vgmig-check
-$(BUILD)/vm/bin/vgmig-check: $(BUILD)/vm/obj/tests/vm/progs/vgmig-check.o $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a
+$(BUILD)/vm/bin/vgmig-check: $(BUILD)/vm/obj/tests/vm/progs/vgmig-check.o $(BUILD)/vm/obj/tests/vm/progs/vmcheck.o $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a
 	@mkdir -p $(@D)
 	$(CC) -static -o $@ $^ $(LDLIBS)
 -include $(BUILD)/vm/obj/tests/vm/progs/vgmig-check.d

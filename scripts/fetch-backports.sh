@@ -3,9 +3,9 @@
 #
 # Fetches Debian packages from bookworm-backports and unpacks them into a
 # directory, without touching the system's apt or dpkg: a private apt
-# configuration (sources bookworm, bookworm-updates, bookworm-backports and
-# bookworm-security from the system's Debian mirror, the system's archive
-# keyring) with its own lists and cache under build/bpo. Nothing is
+# configuration (scripts/private-apt.sh: sources bookworm, bookworm-updates,
+# bookworm-backports and bookworm-security from the system's Debian mirror)
+# with its own lists and cache under build/bpo. Nothing is
 # installed: the packages are extracted with dpkg -x, for the test suite to
 # stage (e.g. QEMU 10 into the test VM).
 #
@@ -25,40 +25,13 @@ die() { echo "fetch-backports: $*" >&2; exit 1; }
 DEST=$1
 shift
 
-# The mirror this machine uses for Debian (deb822 or one-line sources).
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-	mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-		sed -n 's|^URIs: *\(https\{0,1\}://[^ ]*/debian\)/\{0,1\}$|\1|p' | head -n 1)
-fi
-if [ -z "$mirror" ]; then
-	mirror=$(sed -n 's|^deb  *\(\[[^]]*\]  *\)\{0,1\}\(https\{0,1\}://[^ ]*/debian\)/\{0,1\} .*|\2|p' \
-		/etc/apt/sources.list 2>/dev/null | head -n 1)
-fi
-mirror=${mirror:-http://deb.debian.org/debian}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$keyring" ] || die "no $keyring (apt-get install debian-archive-keyring)"
-
-mkdir -p "$BPO/etc/sources.list.d" "$BPO/lists/partial" "$BPO/cache/archives/partial" "$BPO/debs"
-cat > "$BPO/etc/sources.list.new" <<-SRC
-	deb [signed-by=$keyring] $mirror bookworm main
-	deb [signed-by=$keyring] $mirror bookworm-updates main
-	deb [signed-by=$keyring] $mirror bookworm-backports main
-	deb [signed-by=$keyring] ${mirror%/debian}/debian-security bookworm-security main
-SRC
-mv "$BPO/etc/sources.list.new" "$BPO/etc/sources.list"
-APT=(-o "Dir::Etc::SourceList=$BPO/etc/sources.list"
-	-o "Dir::Etc::SourceParts=$BPO/etc/sources.list.d"
-	-o "Dir::State::Lists=$BPO/lists"
-	-o "Dir::Cache=$BPO/cache"
-	-o "APT::Sandbox::User=root"
-	-o "Debug::NoLocking=1")
-
-# Lists older than a day (or none) are refreshed.
-if [ -z "$(find "$BPO/lists" -maxdepth 1 -name '*backports*Packages*' -mtime -1 2>/dev/null)" ]; then
-	echo "fetch-backports: updating the package lists from $mirror"
-	apt-get "${APT[@]}" -qq update || die "apt-get update (private lists in $BPO) failed"
-fi
+# shellcheck source=private-apt.sh
+. "$ROOT/scripts/private-apt.sh"
+mkdir -p "$BPO/debs"
+papt_init "$BPO" bookworm bookworm-updates bookworm-backports bookworm-security
+# Lists older than a day (or none) are read again.
+papt_update $((24 * 60))
+APT=("${PAPT[@]}")
 
 want=
 for p in "$@"; do

@@ -13,7 +13,8 @@
 # The version is never written down here: the ABI name (e.g.
 # 6.12.95+deb12-amd64) and the package version come from the Depends of
 # bookworm-backports' linux-headers-amd64 metapackage. The mirror is the
-# one this machine's apt sources use for bookworm (deb.debian.org if none).
+# one this machine's apt sources use for bookworm (deb.debian.org if none;
+# scripts/private-apt.sh).
 #
 # Debian's header packages point at themselves by absolute paths (the
 # amd64 Makefile includes /usr/src/linux-headers-<kver>-common/Makefile,
@@ -77,79 +78,15 @@ if [ $refresh = 0 ] && cached; then
 	exit 0
 fi
 
-# ---- the private apt configuration -------------------------------------------
-# The machine's mirror for bookworm: a one-line "deb [opts] URI bookworm ..."
-# in sources.list(.d/*.list), or a deb822 stanza in sources.list.d/*.sources
-# whose Suites has bookworm. Its signed-by keyring goes along.
-find_mirror() {
-	local f
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		awk '$1 == "deb" {
-			opts = ""; i = 2
-			if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) { opts = opts " " $i; i++ }
-				opts = opts " " $i; i++ }
-			if ($(i + 1) == "bookworm") {
-				key = ""
-				if (match(opts, /signed-by=[^] ]*/)) key = substr(opts, RSTART + 10, RLENGTH - 10)
-				print $i, key; exit
-			}
-		}' "$f"
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		# Stanzas are separated by blank lines; comments are dropped.
-		awk 'function flush() {
-			if (types ~ /(^| )deb( |$)/ && suites ~ /(^| )bookworm( |$)/ && uris != "" && enabled != "no") {
-				split(uris, u, " "); print u[1], key; found = 1; exit
-			}
-			types = suites = uris = key = enabled = ""
-		}
-		/^#/ { next }
-		/^[ \t]*$/ { flush(); next }
-		{ k = tolower($1); sub(/:$/, "", k); $1 = ""; sub(/^ +/, "")
-		  if (k == "types") types = $0; else if (k == "suites") suites = $0
-		  else if (k == "uris") uris = $0; else if (k == "signed-by") key = $0
-		  else if (k == "enabled") enabled = tolower($0) }
-		END { if (!found) flush() }' "$f"
-	done
-}
-
-mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" \
-	"$APTDIR/sources.list.d" "$DEBS"
-: > "$APTDIR/status"	# installs nothing: no package is "installed" here
-APT=(-o "Dir::Etc::sourcelist=$APTDIR/sources.list"
-	-o "Dir::Etc::sourceparts=$APTDIR/sources.list.d"
-	-o "Dir::State::lists=$APTDIR/lists"
-	-o "Dir::State::status=$APTDIR/status"
-	-o "Dir::Cache=$APTDIR/cache"
-	-o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache="
-	-o "Acquire::Languages=none"
-	-o "APT::Architectures=amd64"
-	-o "Debug::NoLocking=1")
-# As root apt downloads as _apt, which cannot write into the checkout.
-[ "$(id -u)" = 0 ] && APT+=(-o "APT::Sandbox::User=root")
-
-update_index() {	# $1: URI, $2: keyring or ""
-	local opts=${2:+[signed-by=$2] }
-	echo "deb ${opts}$1 $SUITE main" > "$APTDIR/sources.list"
-	say "reading $SUITE from $1"
-	apt-get "${APT[@]}" -q update > "$APTDIR/update.log" 2>&1 &&
-		! grep -qE '^(E:|W: Failed)' "$APTDIR/update.log"
-}
-
-if [ -n "${K612_MIRROR:-}" ]; then
-	mirrors=("$K612_MIRROR ")
-else
-	mapfile -t mirrors < <(find_mirror | head -n 1)
-	mirrors+=("http://deb.debian.org/debian ")
-fi
-ok=0
-for m in "${mirrors[@]}"; do
-	if update_index "${m%% *}" "${m#* }"; then ok=1; break; fi
-	say "no $SUITE index from ${m%% *} (log: $APTDIR/update.log)"
-done
-[ $ok = 1 ] || die "cannot read the $SUITE index: $(tail -n 3 "$APTDIR/update.log" | tr '\n' ' ')"
+# ---- the private apt configuration (scripts/private-apt.sh) --------------------
+# shellcheck source=private-apt.sh
+. "$ROOT/scripts/private-apt.sh"
+[ -z "${K612_MIRROR:-}" ] || DEBIAN_MIRROR=$K612_MIRROR
+mkdir -p "$DEBS"
+papt_init "$APTDIR" "$SUITE"
+say "reading $SUITE"
+papt_update
+APT=("${PAPT[@]}")
 
 # "linux-headers-6.12.95+deb12-amd64 (= 6.12.95-1~bpo12+1)" -> kver, version.
 deps=$(apt-cache "${APT[@]}" show linux-headers-amd64 2>/dev/null |

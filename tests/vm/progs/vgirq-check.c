@@ -27,30 +27,14 @@
 
 #include <uapi/vgmem.h>
 
+#include "vmcheck.h"
+
 #define DELIVER_MS	5000	/* an interrupt that must come: generous */
 #define QUIET_MS	300	/* one that must not: how long we look */
 
 static const char *uuid;
 static int container = -1, group = -1, device = -1;
 static uint64_t bar0;
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(1);
-}
-
-static void ok(const char *what)
-{
-	printf("ok: %s\n", what);
-	fflush(stdout);
-}
 
 static void reg_wr(uint32_t reg, uint32_t val)
 {

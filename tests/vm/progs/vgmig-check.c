@@ -56,6 +56,7 @@
 #include <linux/vfio.h>
 
 #include "guest-driver/include/libvgmem.h"
+#include "vmcheck.h"
 
 #define MiB		(1ull << 20)
 #define RAM		(64 * MiB)
@@ -97,30 +98,6 @@ struct vfio_precopy_info {
 
 static const char *src_uuid, *dst_uuid;
 static int no_size_err;		/* MIG_DATA_SIZE's errno before 6.2 */
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(1);
-}
-
-static void ok(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("ok: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static const char *state_name(uint32_t s)
 {
@@ -443,7 +420,7 @@ static int precopy(void)
 	if (vgmem_stats(dev, &st) || !st.relocated)
 		fail("nothing in host RAM: the test needs both");
 	ok("guest: %" PRIu64 " bytes of BOs, %" PRIu64 " of them in host RAM",
-	   st.allocated, st.relocated);
+	   (uint64_t)st.allocated, (uint64_t)st.relocated);
 
 	/* Cancelled in PRE_COPY: the source runs on, writable. */
 	set_or_die(src, VFIO_DEVICE_STATE_PRE_COPY, &fd, "cancel in PRE_COPY");
@@ -702,10 +679,10 @@ int main(int argc, char **argv)
 		fail("stats");
 	if (!st.relocated)
 		fail("nothing of %" PRIu64 " bytes is in host RAM: the test needs both",
-		     st.allocated);
+		     (uint64_t)st.allocated);
 	allocated = st.allocated;
 	ok("guest: %" PRIu64 " bytes of BOs, %" PRIu64 " of them in host RAM",
-	   st.allocated, st.relocated);
+	   (uint64_t)st.allocated, (uint64_t)st.relocated);
 	/* Parked: acquire *S == 1, then release S+4 = MARK. */
 	d[0] = (uint32_t)(va_s >> 32);
 	d[1] = (uint32_t)va_s;
@@ -810,7 +787,7 @@ int main(int argc, char **argv)
 	ok("the parked channel went on once its semaphore was released");
 	check_sum(w, va_a, BO_A, SEED_A, va_x, "BO A on the destination");
 	check_sum(w, va_b, BO_B, SEED_B, va_x, "BO B on the destination");
-	ok("every byte of %" PRIu64 " checks out", BO_A + BO_B);
+	ok("every byte of %" PRIu64 " checks out", (uint64_t)(BO_A + BO_B));
 	{
 		uint64_t va_c;
 
