@@ -228,6 +228,30 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		       size_t whylen);
 
+/*
+ * A dry-run admission (admission.c; POST /v1/admission, `vgmemctl admit
+ * --dry-run`): would a new VM with policy p (every field: quota required,
+ * max 0 meaning the quota) be admitted now, on gpu (-1: where mgmtd would
+ * place it, the admitting GPU with the fewest quota bytes), beside the VMs
+ * running there, and what would it be entitled to while it uses its whole
+ * quota and they what they hold? Changes nothing. 0 with *out filled
+ * (admitted or not, and why not); -EINVAL (a policy no VM may have: why
+ * says which field), -ENOENT (no such GPU).
+ */
+struct mg_admission {
+	bool admitted;
+	int gpu;			/* where (-1: refused on every GPU) */
+	uint64_t entitlement;		/* bytes, if admitted */
+	uint64_t guaranteed;		/* of which min and low give */
+	uint64_t quotas;		/* the GPU's quotas with it */
+	uint64_t quota_limit;		/* VRAM * oversub_pct / 100 */
+	uint32_t vms;			/* VMs running there now */
+	char code[24];			/* "ok" or policy/'s refusal code */
+	char reason[MG_WHY_LEN];	/* why not, or "" */
+};
+int mg_admission_query(struct mg *mg, int gpu, const struct mg_vm_policy *p,
+		       struct mg_admission *out, char *why, size_t whylen);
+
 int mg_get_knobs(struct mg *mg, struct mg_knobs *out);
 /* -EINVAL with why; durable before it returns 0. */
 int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,

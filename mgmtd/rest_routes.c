@@ -21,7 +21,7 @@
 #define JSON_CT	"application/json"
 
 /* Methods a route answers, for 405 and its Allow header. */
-enum { M_GET = 1, M_PUT = 2, M_PATCH = 4, M_DELETE = 8 };
+enum { M_GET = 1, M_PUT = 2, M_PATCH = 4, M_DELETE = 8, M_POST = 16 };
 
 static unsigned int method_bit(const char *m)
 {
@@ -33,6 +33,8 @@ static unsigned int method_bit(const char *m)
 		return M_PATCH;
 	if (!strcmp(m, "DELETE"))
 		return M_DELETE;
+	if (!strcmp(m, "POST"))
+		return M_POST;
 	return 0;
 }
 
@@ -513,6 +515,92 @@ static void route_vm_policy(struct rest_ctx *c, const char *id)
 	reply_policy(c, vm.id, 200);
 }
 
+/* ---- dry-run admission ---------------------------------------------------- */
+
+/*
+ * POST /v1/admission[?gpu=N] with a policy as PUT takes it: would a VM of
+ * it be admitted now, where, and with what entitlement? A question, so
+ * reading is enough (no write permission) and a refusal is a 200 whose
+ * "admitted" is false; a policy no VM may have is a 422.
+ */
+static void route_admission(struct rest_ctx *c)
+{
+	const char *q = MHD_lookup_connection_value(c->conn,
+						    MHD_GET_ARGUMENT_KIND, "gpu");
+	char why[MG_WHY_LEN] = "";
+	struct mg_admission a;
+	struct mg_vm_policy p;
+	struct rj_error e;
+	unsigned int mask;
+	struct rbuf b;
+	long gpu = -1;
+	char *end;
+	int ret;
+
+	if (!method_ok(c, M_POST, "POST") || !json_body_ok(c))
+		return;
+	if (q) {
+		errno = 0;
+		gpu = strtol(q, &end, 10);
+		if (!*q || *end || errno || gpu < 0 || gpu > INT32_MAX) {
+			rest_problem(c, 400, "bad-request", "Bad request",
+				     "gpu=%.32s: not a GPU index", q);
+			return;
+		}
+	}
+	if (rj_parse_policy(c->body, c->body_len, false, &p, &mask, &e)) {
+		rest_problem(c, e.status,
+			     e.status == 400 ? "bad-request" : "invalid-value",
+			     e.status == 400 ? "Bad request body" : "Invalid value",
+			     "%s", e.msg);
+		return;
+	}
+	if (!(mask & MG_POL_QUOTA)) {
+		rest_problem(c, 422, "invalid-value", "Invalid value",
+			     "the body needs \"quota\": the VM's size");
+		return;
+	}
+	/* As a PUT fills what it does not name. */
+	if (!(mask & MG_POL_MAX))
+		p.max = p.quota;
+	if (!(mask & MG_POL_LOW))
+		p.low = p.min;
+	ret = mg_admission_query(c->rest->mg, (int)gpu, &p, &a, why, sizeof(why));
+	if (ret == -ENOENT) {
+		rest_problem(c, 404, "not-found", NULL, "%s", why);
+		return;
+	}
+	if (ret == -EINVAL) {
+		rest_problem(c, 422, "invalid-value", "Invalid value", "%s", why);
+		return;
+	}
+	if (ret) {
+		rest_problem_errno(c, ret, "admission", why);
+		return;
+	}
+	rbuf_init(&b, 256);
+	rbuf_puts(&b, "{\"admitted\":");
+	rbuf_puts(&b, a.admitted ? "true" : "false");
+	rbuf_puts(&b, ",\"gpu\":");
+	rbuf_printf(&b, "%d", a.gpu);
+	rbuf_puts(&b, ",\"entitlement\":");
+	rbuf_u64(&b, a.entitlement);
+	rbuf_puts(&b, ",\"guaranteed\":");
+	rbuf_u64(&b, a.guaranteed);
+	rbuf_puts(&b, ",\"quotas\":");
+	rbuf_u64(&b, a.quotas);
+	rbuf_puts(&b, ",\"quota_limit\":");
+	rbuf_u64(&b, a.quota_limit);
+	rbuf_puts(&b, ",\"vms\":");
+	rbuf_u64(&b, a.vms);
+	rbuf_puts(&b, ",\"code\":");
+	rbuf_json_str(&b, a.code);
+	rbuf_puts(&b, ",\"reason\":");
+	rbuf_json_str(&b, a.reason);
+	rbuf_putc(&b, '}');
+	rest_reply(c, 200, JSON_CT, &b);
+}
+
 /* ---- global knobs ------------------------------------------------------- */
 
 static void reply_knobs(struct rest_ctx *c)
@@ -692,6 +780,8 @@ void rest_dispatch(struct rest_ctx *c)
 			route_vm_policy(c, seg[2]);
 		else if (n == 2 && !strcmp(seg[1], "policy"))
 			route_knobs(c);
+		else if (n == 2 && !strcmp(seg[1], "admission"))
+			route_admission(c);
 		else if (n == 2 && !strcmp(seg[1], "events"))
 			route_events(c);
 		else if (n == 2 && !strcmp(seg[1], "lrc"))

@@ -409,6 +409,57 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why, size_t whylen)
 	return v ? 0 : -ENOENT;
 }
 
+/*
+ * The dry run over the fake's GPUs: the quota limit only, the first GPU
+ * with room (or the one asked for), an equal share as the entitlement.
+ */
+int mg_admission_query(struct mg *mg, int gpu, const struct mg_vm_policy *p,
+		       struct mg_admission *out, char *why, size_t whylen)
+{
+	size_t g, i;
+
+	if (gpu >= 0 && (size_t)gpu >= mg->ngpus)
+		return fake_why(why, whylen, "no such GPU"), -ENOENT;
+	if (!p->quota || p->min > p->quota || p->low < p->min ||
+	    (p->max && p->max > p->quota))
+		return fake_why(why, whylen, "min above quota"), -EINVAL;
+	pthread_mutex_lock(&mg->lock);
+	memset(out, 0, sizeof(*out));
+	out->gpu = -1;
+	for (g = 0; g < mg->ngpus; g++) {
+		uint64_t sum = p->quota, limit;
+		uint32_t n = 0;
+
+		if (gpu >= 0 && (size_t)gpu != g)
+			continue;
+		for (i = 0; i < mg->nvms; i++)
+			if (mg->vms[i].running && mg->vms[i].gpu == (int)g) {
+				sum += mg->vms[i].policy.quota;
+				n++;
+			}
+		limit = mg->gpus[g].vram_size / 100 * mg->knobs.oversub_pct;
+		out->gpu = (int)g;
+		out->vms = n;
+		out->quotas = sum;
+		out->quota_limit = limit;
+		if (sum > limit) {
+			snprintf(out->code, sizeof(out->code), "quota-limit");
+			snprintf(out->reason, sizeof(out->reason),
+				 "quotas would exceed the oversubscription limit");
+			continue;
+		}
+		out->admitted = true;
+		out->entitlement = mg->gpus[g].vram_size / (n + 1);
+		snprintf(out->code, sizeof(out->code), "ok");
+		out->reason[0] = 0;
+		break;
+	}
+	if (!out->admitted && gpu < 0)
+		out->gpu = -1;
+	pthread_mutex_unlock(&mg->lock);
+	return 0;
+}
+
 int mg_get_knobs(struct mg *mg, struct mg_knobs *out)
 {
 	pthread_mutex_lock(&mg->lock);

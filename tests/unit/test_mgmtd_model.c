@@ -795,6 +795,78 @@ static void test_json_escape(void **state)
 	assert_string_equal(out, "ab");
 }
 
+/*
+ * The dry-run admission on the real model: the same checks and entitlement
+ * computation as a start, and nothing changes.
+ */
+static void test_admission_dry_run(void **state)
+{
+	struct mg_vm_policy p = { .weight = 100 };
+	struct mg_admission a, b;
+	struct mg_knobs k = { .oversub_pct = 400 };
+	struct mg_config cfg;
+	struct mg_status st0, st1;
+	struct mg *mg;
+	char why[MG_WHY_LEN];
+	u64 va;
+
+	(void)state;
+	mgf_db_fresh(tmp.db);
+	cfg_init(&cfg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+	assert_int_equal(mg_get_status(mg, &st0), 0);
+
+	/* Two 64 MiB VMs on 64 MiB at 200 %: no room for a third. */
+	p.quota = p.max = 32 * MiB;
+	assert_int_equal(mg_admission_query(mg, -1, &p, &a, why, sizeof(why)), 0);
+	assert_false(a.admitted);
+	assert_int_equal(a.gpu, -1);
+	assert_string_equal(a.code, "quota-limit");
+	assert_true(strlen(a.reason) > 0);
+	assert_int_equal(mg_admission_query(mg, 0, &p, &a, why, sizeof(why)), 0);
+	assert_false(a.admitted);
+	assert_int_equal(a.gpu, 0);
+	assert_int_equal(a.vms, 2);
+	assert_int_equal(a.quotas, 160 * MiB);
+	assert_int_equal(a.quota_limit, 128 * MiB);
+
+	/* At 400 % it fits, and takes what the idle VMs leave. */
+	assert_int_equal(mg_set_knobs(mg, &k, MG_KNOB_OVERSUB, why, sizeof(why)), 0);
+	assert_int_equal(mg_admission_query(mg, -1, &p, &a, why, sizeof(why)), 0);
+	assert_true(a.admitted);
+	assert_int_equal(a.gpu, 0);
+	assert_string_equal(a.code, "ok");
+	assert_int_equal(a.entitlement, 32 * MiB);
+	/* With the others busy, its fair share (a third) is less. */
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMA), 48 * MiB, 0, &va), 0);
+	assert_int_equal(vg_bo_alloc(mgf_core_vm(mg, VMB), 48 * MiB, 0, &va), 0);
+	mg_tick(mg, 1000);
+	assert_int_equal(mg_admission_query(mg, 0, &p, &b, why, sizeof(why)), 0);
+	assert_true(b.admitted);
+	assert_true(b.entitlement > 0 && b.entitlement < a.entitlement);
+	/* A min giving it a guarantee shows as such. */
+	p.min = p.low = 8 * MiB;
+	assert_int_equal(mg_admission_query(mg, 0, &p, &b, why, sizeof(why)), 0);
+	assert_true(b.admitted);
+	assert_true(b.guaranteed >= 8 * MiB);
+
+	/* Errors: no such GPU, a policy no VM may have. */
+	assert_int_equal(mg_admission_query(mg, 7, &p, &a, why, sizeof(why)), -ENOENT);
+	p.min = 40 * MiB;
+	assert_int_equal(mg_admission_query(mg, 0, &p, &a, why, sizeof(why)), -EINVAL);
+	assert_true(strlen(why) > 0);
+
+	/* Nothing changed: the same VMs, the same answer. */
+	assert_int_equal(mg_get_status(mg, &st1), 0);
+	assert_int_equal(st1.nr_vms, st0.nr_vms);
+	assert_int_equal(mg_admission_query(mg, 0, &p, &a, why, sizeof(why)), -EINVAL);
+	p.min = p.low = 8 * MiB;
+	assert_int_equal(mg_admission_query(mg, 0, &p, &a, why, sizeof(why)), 0);
+	assert_memory_equal(&a, &b, sizeof(a));	/* asked again: the same */
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -810,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_domain_xml),
 		cmocka_unit_test(test_min_alone),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_admission_dry_run),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

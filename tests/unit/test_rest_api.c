@@ -339,6 +339,64 @@ static void test_knobs(void **state)
 	assert_int_equal(k.oversub_pct, 200);
 }
 
+/*
+ * POST /v1/admission: a question that changes nothing; a refusal is an
+ * answer (200, admitted false, why), a policy no VM may have a 422.
+ */
+static void test_admission(void **state)
+{
+	struct mg_vm_policy before = policy_of(VM1);
+	struct http_resp r;
+	json_t *j;
+
+	(void)state;
+	r = fix_req(&F, "POST", "/v1/admission", "{\"quota\":\"1M\",\"weight\":200}");
+	assert_int_equal(r.status, 200);
+	j = http_json(&r);
+	assert_true(json_is_true(json_object_get(j, "admitted")));
+	assert_true(json_integer_value(json_object_get(j, "gpu")) >= 0);
+	assert_true(json_integer_value(json_object_get(j, "entitlement")) > 0);
+	assert_string_equal(json_string_value(json_object_get(j, "code")), "ok");
+	assert_true(json_integer_value(json_object_get(j, "quotas")) <=
+		    json_integer_value(json_object_get(j, "quota_limit")));
+	json_decref(j);
+	http_free(&r);
+
+	r = fix_req(&F, "POST", "/v1/admission?gpu=0", "{\"quota\":\"1P\"}");
+	assert_int_equal(r.status, 200);
+	j = http_json(&r);
+	assert_false(json_is_true(json_object_get(j, "admitted")));
+	assert_int_equal(json_integer_value(json_object_get(j, "gpu")), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "code")), "quota-limit");
+	assert_true(strlen(json_string_value(json_object_get(j, "reason"))) > 0);
+	json_decref(j);
+	http_free(&r);
+
+	r = fix_req(&F, "POST", "/v1/admission?gpu=99", "{\"quota\":\"1M\"}");
+	assert_problem(&r, 404, "not-found");
+	http_free(&r);
+	r = fix_req(&F, "POST", "/v1/admission?gpu=x1", "{\"quota\":\"1M\"}");
+	assert_problem(&r, 400, "bad-request");
+	http_free(&r);
+	r = fix_req(&F, "POST", "/v1/admission", "{\"weight\":5}");
+	assert_problem(&r, 422, "invalid-value");
+	http_free(&r);
+	r = fix_req(&F, "POST", "/v1/admission", "{\"quota\":\"1M\",\"min\":\"2M\"}");
+	assert_problem(&r, 422, "invalid-value");
+	http_free(&r);
+	r = fix_req(&F, "POST", "/v1/admission", "{\"quota\":\"1M\",\"gpu\":0}");
+	assert_problem(&r, 400, "bad-request");
+	http_free(&r);
+	r = fix_req(&F, "GET", "/v1/admission", NULL);
+	assert_problem(&r, 405, "method-not-allowed");
+	http_free(&r);
+	{
+		struct mg_vm_policy after = policy_of(VM1);
+
+		assert_memory_equal(&before, &after, sizeof(before));
+	}
+}
+
 /* GET /v1/lrc: every counter of the model's answer, and gpus. */
 static void test_lrc(void **state)
 {
@@ -629,6 +687,7 @@ static void test_openapi(void **state)
 		{ "/v1/vms/{id}", { "get" } },
 		{ "/v1/vms/{id}/policy", { "get", "put", "patch", "delete" } },
 		{ "/v1/policy", { "get", "patch" } },
+		{ "/v1/admission", { "post" } },
 		{ "/v1/events", { "get" } },
 		{ "/v1/lrc", { "get" } },
 	};
@@ -675,6 +734,17 @@ static void test_openapi(void **state)
 		assert_non_null(gj);
 		assert_non_null(vj);
 		assert_described(schemas, json_object_get(schemas, "Gpu"), gj, "Gpu");
+		{
+			struct http_resp a = fix_req(&F, "POST", "/v1/admission",
+						     "{\"quota\":\"1M\"}");
+			json_t *aj = http_json(&a);
+
+			assert_non_null(aj);
+			assert_described(schemas, json_object_get(schemas, "Admission"),
+					 aj, "Admission");
+			json_decref(aj);
+			http_free(&a);
+		}
 		assert_described(schemas, json_object_get(schemas, "Vm"),
 				 json_array_get(json_object_get(vj, "vms"), 0), "Vm");
 		json_decref(gj);
@@ -695,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_policy_get_put_patch_delete),
 		cmocka_unit_test(test_policy_hostile),
 		cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_lrc),
 		cmocka_unit_test(test_methods_and_paths),
 		cmocka_unit_test(test_tcp_token),

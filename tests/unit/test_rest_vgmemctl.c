@@ -247,6 +247,35 @@ static void test_usage_and_failures(void **state)
 	assert_non_null(strstr(r.err, "cannot reach mgmtd"));
 }
 
+/* admit --dry-run: exit 0 admitted, 1 not, 2 for a question not asked right. */
+static void test_admit(void **state)
+{
+	static struct run r;
+
+	(void)state;
+	CTL(&r, "admit", "--dry-run", "--quota", "1G");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "admitted on GPU 0: entitlement"));
+	CTL(&r, "admit", "--dry-run", "--quota", "1P", "--gpu", "1");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.out, "not admitted on that GPU: quota-limit"));
+	CTL(&r, "--json", "admit", "--dry-run", "--quota", "1P");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.out, "\"admitted\":false"));
+	CTL(&r, "admit", "--quota", "1G");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "admit", "--dry-run");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "admit", "--dry-run", "--quota", "1G", "--gpu", "x");
+	assert_int_equal(r.code, 2);
+	CTL(&r, "admit", "--dry-run", "--quota", "1G", "--gpu", "9");
+	assert_int_equal(r.code, 1);
+	assert_non_null(strstr(r.err, "404"));
+	CTL(&r, "admit", "--help");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "--dry-run"));
+}
+
 static void test_tcp_with_token_file(void **state)
 {
 	static struct run r;
@@ -406,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_read_commands),
 		cmocka_unit_test(test_write_commands),
 		cmocka_unit_test(test_usage_and_failures),
+		cmocka_unit_test(test_admit),
 		cmocka_unit_test(test_tcp_with_token_file),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_every_counter),

@@ -677,6 +677,106 @@ static int cmd_policy(struct ctl *c, int argc, char **argv)
 	return ret;
 }
 
+/*
+ * admit --dry-run: the question a scheduler asks before it places a VM.
+ * Only a dry run: a VM is admitted when its domain starts.
+ */
+static int cmd_admit(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "gpu", required_argument, NULL, 'g' },
+		{ "quota", required_argument, NULL, 'q' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "low", required_argument, NULL, 'l' },
+		{ "max", required_argument, NULL, 'M' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "priority", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *body = json_object(), *j;
+	const char *gpu = NULL;
+	bool dry = false;
+	char path[64], e[16], g[16], q[16], l[16];
+	struct buf b = { 0 };
+	char *text;
+	int opt, ret = 0;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd': dry = true; break;
+		case 'g': gpu = optarg; break;
+		case 'q': put_size(body, "quota", optarg); break;
+		case 'm': put_size(body, "min", optarg); break;
+		case 'l': put_size(body, "low", optarg); break;
+		case 'M': put_size(body, "max", optarg); break;
+		case 'w': ret = put_int(body, "weight", optarg); break;
+		case 'p': ret = put_int(body, "priority", optarg); break;
+		case 'h':
+			printf("usage: %s admit --dry-run --quota S [--gpu N --min S --low S --max S --weight N --priority N]\n"
+			       "  would a VM of this policy be admitted now (on GPU N, or where mgmtd\n"
+			       "  would place it), and with what entitlement; exit 0 if admitted, 1 if not\n",
+			       prog);
+			json_decref(body);
+			return 0;
+		default:
+			json_decref(body);
+			return EXIT_USAGE;
+		}
+		if (ret) {
+			json_decref(body);
+			return ret;
+		}
+	}
+	if (optind != argc) {
+		json_decref(body);
+		return usage_error("admit: unexpected argument '%s'", argv[optind]);
+	}
+	if (!dry || !json_object_get(body, "quota")) {
+		json_decref(body);
+		return usage_error("admit: give --dry-run and --quota (a VM is admitted when its domain starts)%s", "");
+	}
+	if (gpu && (!gpu[0] || strspn(gpu, "0123456789") != strlen(gpu) || strlen(gpu) > 9)) {
+		json_decref(body);
+		return usage_error("admit: --gpu takes a GPU index, not '%s'", gpu);
+	}
+	snprintf(path, sizeof(path), "/v1/admission%s%s", gpu ? "?gpu=" : "",
+		 gpu ? gpu : "");
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	ret = ctl_request(c, "POST", path, text, "application/json", &b);
+	free(text);
+	if (ret) {
+		free(b.p);
+		return ret;
+	}
+	if (c->json) {
+		puts(b.p ? b.p : "");
+		j = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
+	} else {
+		j = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
+		if (j && json_is_true(json_object_get(j, "admitted")))
+			printf("admitted on GPU %" PRIu64 ": entitlement %s (guaranteed %s); quotas there %s of %s, %" PRIu64 " VM(s) running\n",
+			       ju(j, "gpu"), human(ju(j, "entitlement"), e, 16),
+			       human(ju(j, "guaranteed"), g, 16),
+			       human(ju(j, "quotas"), q, 16),
+			       human(ju(j, "quota_limit"), l, 16), ju(j, "vms"));
+		else if (j)
+			printf("not admitted%s: %s: %s\n",
+			       json_integer_value(json_object_get(j, "gpu")) >= 0 ?
+			       " on that GPU" : " on any GPU",
+			       js(j, "code"), js(j, "reason"));
+	}
+	free(b.p);
+	if (!j)
+		return EXIT_API;
+	ret = json_is_true(json_object_get(j, "admitted")) ? 0 : EXIT_API;
+	json_decref(j);
+	return ret;
+}
+
 static int cmd_knobs(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -987,7 +1087,8 @@ int main(int argc, char **argv)
 	cargc = argc - optind;
 	cargv = argv + optind;
 	if (cargc >= 2 && (!strcmp(cargv[1], "--help") || !strcmp(cargv[1], "-h")) &&
-	    strcmp(cmd, "policy") && strcmp(cmd, "knobs") && strcmp(cmd, "events")) {
+	    strcmp(cmd, "policy") && strcmp(cmd, "knobs") && strcmp(cmd, "events") &&
+	    strcmp(cmd, "admit")) {
 		usage(stdout);
 		ret = 0;
 	} else if (!strcmp(cmd, "health") && cargc == 1) {
@@ -1004,6 +1105,8 @@ int main(int argc, char **argv)
 		ret = cmd_policy(&c, cargc, cargv);
 	} else if (!strcmp(cmd, "knobs")) {
 		ret = cmd_knobs(&c, cargc, cargv);
+	} else if (!strcmp(cmd, "admit")) {
+		ret = cmd_admit(&c, cargc, cargv);
 	} else if (!strcmp(cmd, "events")) {
 		ret = cmd_events(&c, cargc, cargv);
 	} else if (!strcmp(cmd, "metrics") && cargc == 1) {

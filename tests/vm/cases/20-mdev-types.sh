@@ -14,10 +14,20 @@ expect_avail() {	# expect_avail GPU A1 A2 A4 A8 WHY
 	expect_eq "$got" "$2 $3 $4 $5" "available_instances of 1g 2g 4g 8g on gpu $1 $6"
 }
 
+# What schedulers read (deploy/nova, deploy/kubevirt): the parent under
+# /sys/class/mdev_bus, each type's id (its directory), device_api, the
+# name KubeVirt's mdevNameSelector matches, available_instances.
+[ -d /sys/class/mdev_bus/vgmem0/mdev_supported_types ] ||
+	fail "vgmem0 is not under /sys/class/mdev_bus (where KubeVirt looks for mdev parents)"
 for t in 1g 2g 4g 8g; do
 	d=$(type_dir $t)
+	[ -d /sys/class/mdev_bus/vgmem0/mdev_supported_types/vgmem-$t ] ||
+		fail "type id vgmem-$t missing under /sys/class/mdev_bus/vgmem0"
 	expect_eq "$(cat $d/device_api)" "vfio-pci" "$t device_api"
-	[ -n "$(cat $d/name)" ] || fail "$t has no name"
+	expect_eq "$(cat $d/name)" "vGPU ${t%g} GiB" "$t name (deploy/kubevirt's mdevNameSelector)"
+	case "$(cat $d/available_instances)" in
+	'' | *[!0-9]*) fail "$t available_instances is '$(cat $d/available_instances)'" ;;
+	esac
 	info "$t: $(cat $d/name): $(cat $d/description)"
 done
 expect_avail 0 4 2 1 0 "at start"
