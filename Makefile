@@ -293,7 +293,7 @@ GUEST_MODULE_DIR := $(CURDIR)/guest-driver/kernel
 GUEST_MODULE_LOG := $(BUILD)/guest-module.log
 
 # ---- targets ------------------------------------------------------------------------
-.PHONY: all asan tests check run bench module module-clean clean help deps \
+.PHONY: all asan tests check run bench module module-clean clean help deps man \
 	run-tests guest-module guest-module-clean tsan module-6.12
 
 all: $($(BUILD)_LIBS) $($(BUILD)_BIN) $($(BUILD)_TESTS)
@@ -585,6 +585,7 @@ help:
 	@echo "make tsan       build the threaded tests in build/tsan/ and run them under"
 	@echo "                ThreadSanitizer (a race fails it)"
 	@echo "make run        build, then vgmem-sim compare (static, admission, vgmem random and cold) --out build/run"
+	@echo "make man        the man pages (docs/man/*.scd) into $(BUILD)/man"
 	@echo "make deps       install scripts/deps.list (as root), then check it"
 	@echo "make bench      build and run tests/bench/bench_*.c, then make vm-bench"
 	@echo "make vm-bench   boot the test VM and run tests/vm/bench (VMCASE=name,...)"
@@ -637,6 +638,17 @@ $(BUILD)/examples/%: $(BUILD)/obj/guest-driver/examples/%.o $(BUILD)/lib/libvgme
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(BUILD)/lib/libvgmem.a $(BUILD)/lib/libvgutil.a $(LDLIBS)
 all: $(EXAMPLES)
+
+# ---- man pages (docs/man/*.scd, scdoc) -------------------------------------------
+# One source each; tests/unit/test_man.sh checks them against every --help,
+# mgmtd's settings and the modules' parameters.
+MAN_SRCS := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRCS))
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	scdoc < $< > $@.tmp && mv $@.tmp $@
+man: $(MAN_PAGES)
+all: man
 -include $(patsubst %.o,%.d,$(call obj,$(BUILD),$(EXAMPLE_SRCS)))
 
 # ---- fuzzers (tests/fuzz/, docs/testing.md) -----------------------------------
