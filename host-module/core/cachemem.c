@@ -152,16 +152,35 @@ int vg_gpu_copy(struct vg_gpu *gpu, const struct vg_copy *c, u32 n)
 	return err;
 }
 
-int vg_vm_file_va_get(struct vg_vm *vm, u64 length, struct vg_va_node *node,
-		      vg_fault_fn fn, void *priv, struct vg_fault_reg **reg)
+/* va 0: first fit; else exactly there. gpu->lock held. */
+static int vg_vm_file_va_find(struct vg_vm *vm, u64 va, u64 length, u64 *start)
+{
+	struct vg_va_node *next;
+	u64 end;
+
+	lockdep_assert_held(&vm->gpu->lock);
+	if (!va)
+		return vg_va_first_fit(&vm->va, length, start, &next);
+	if (!IS_ALIGNED(va, vm->va.align) || check_add_overflow(va, length, &end) ||
+	    va < vm->va.start || end > vm->va.end)
+		return -EINVAL;
+	next = vg_va_end_after(&vm->va, va);
+	if (next && next->start < end)
+		return -EINVAL;
+	*start = va;
+	return 0;
+}
+
+static int vg_vm_file_va_take(struct vg_vm *vm, u64 va, u64 length,
+			      struct vg_va_node *node, vg_fault_fn fn,
+			      void *priv, struct vg_fault_reg **reg)
 {
 	struct vg_gpu *gpu = vm->gpu;
-	struct vg_va_node *next;
 	u64 start;
 	int err;
 
 	mutex_lock(&gpu->lock);
-	err = vg_va_first_fit(&vm->va, length, &start, &next);
+	err = vg_vm_file_va_find(vm, va, length, &start);
 	/*
 	 * A fault in the range may reach fn at once: fn must wait for its
 	 * owner to finish setting up (the cache makes it wait for its lock).
@@ -177,6 +196,21 @@ int vg_vm_file_va_get(struct vg_vm *vm, u64 length, struct vg_va_node *node,
 	}
 	mutex_unlock(&gpu->lock);
 	return err;
+}
+
+int vg_vm_file_va_get(struct vg_vm *vm, u64 length, struct vg_va_node *node,
+		      vg_fault_fn fn, void *priv, struct vg_fault_reg **reg)
+{
+	return vg_vm_file_va_take(vm, 0, length, node, fn, priv, reg);
+}
+
+int vg_vm_file_va_get_at(struct vg_vm *vm, u64 va, u64 length,
+			 struct vg_va_node *node, vg_fault_fn fn, void *priv,
+			 struct vg_fault_reg **reg)
+{
+	if (!va)
+		return -EINVAL;
+	return vg_vm_file_va_take(vm, va, length, node, fn, priv, reg);
 }
 
 void vg_vm_file_va_put(struct vg_vm *vm, struct vg_va_node *node,

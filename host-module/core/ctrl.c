@@ -128,18 +128,6 @@ static bool vg_ctrl_path_ok(const char *path)
 	return true;
 }
 
-/* The VM's file service (vg_vm_attach_files()), read under gpu->lock. */
-static const struct vg_file_ops *vg_ctrl_files(struct vg_vm *vm, void **ctx)
-{
-	const struct vg_file_ops *ops;
-
-	mutex_lock(&vm->gpu->lock);
-	ops = vm->files_ops;
-	*ctx = vm->files_ctx;
-	mutex_unlock(&vm->gpu->lock);
-	return ops;
-}
-
 static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 {
 	const struct vg_file_ops *ops;
@@ -159,7 +147,7 @@ static int vg_ctrl_file_map(struct vg_vm *vm, struct vgmem_ctrl_file_map *m)
 	if (m->length > VGMEM_BO_MAX_SIZE || m->offset + m->length < m->offset)
 		return -EFBIG;
 	/* A VM the operator gave no share has no service: no such share. */
-	ops = vg_ctrl_files(vm, &ctx);
+	ops = vg_vm_file_service(vm, &ctx);
 	if (!ops)
 		return -ENOENT;
 	err = ops->map(ctx, m->share_id, m->path, m->offset, m->length,
@@ -183,7 +171,7 @@ static int vg_ctrl_file_range(struct vg_vm *vm, u32 op,
 	if ((r->va | r->length) & (VGMEM_FILE_ALIGN - 1))
 		return -EINVAL;
 	/* Without a service the VM has no file map anywhere. */
-	ops = vg_ctrl_files(vm, &ctx);
+	ops = vg_vm_file_service(vm, &ctx);
 	if (!ops)
 		return -EBADF;
 	switch (op) {
@@ -210,7 +198,7 @@ static int vg_ctrl_shares(struct vg_vm *vm, struct vgmem_ctrl_shares *s)
 
 	if (s->rsvd)
 		return -EINVAL;
-	ops = vg_ctrl_files(vm, &ctx);
+	ops = vg_vm_file_service(vm, &ctx);
 	if (ops)
 		return ops->shares(ctx, s);
 	/* No service: no share, and no page of them but the first. */

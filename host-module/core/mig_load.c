@@ -36,6 +36,9 @@ struct vg_mig_load {
 	u64 nr_bos, bos, bytes, last_end;
 	u64 vm_bytes;			/* the BOs' total the VM record gave */
 	u64 records;
+	/* The file maps made, by VA, to undo a stream refused later. */
+	u64 *fmaps;
+	u32 nr_fmaps, cap_fmaps;
 	int err;			/* sticky */
 	char why[128];
 };
@@ -128,6 +131,72 @@ static int vg_mig_flush(struct vg_mig_load *l)
 	return 0;
 }
 
+/*
+ * A whole FMAP record: the same file of the same share mapped at the same
+ * VA through this VM's file service, with its checks (the share must be
+ * there, the path inside it, the file the one the source mapped).
+ */
+static int vg_mig_fmap(struct vg_mig_load *l)
+{
+	const u8 *p = l->rec + VG_MIG_REC_LEN;
+	struct vg_file_map_desc *d;
+	const struct vg_file_ops *ops;
+	u32 plen = (u32)l->len - VG_MIG_FMAP_HEAD, i;
+	void *ctx;
+	u64 *v;
+	int err;
+
+	if (!l->vm_seen)
+		return vg_mig_fail(l, -EBADMSG, "record %llu: a file map before the VM record",
+				   (unsigned long long)l->records);
+	for (i = 0; i < plen; i++)
+		if (!p[VG_MIG_FMAP_HEAD + i])
+			return vg_mig_fail(l, -EBADMSG, "record %llu: a file map's path with a NUL",
+					   (unsigned long long)l->records);
+	ops = vg_vm_file_service(l->vm, &ctx);
+	if (!ops || !ops->map_at)
+		return vg_mig_fail(l, -ENOENT, "the VM maps a file of share %u, this vGPU has no shares",
+				   get_unaligned_le32(p + 32));
+	if (l->nr_fmaps == l->cap_fmaps) {
+		u32 cap = l->cap_fmaps ? 2 * l->cap_fmaps : 16;
+
+		v = kmalloc_array(cap, sizeof(*v), GFP_KERNEL);
+		if (!v)
+			return vg_mig_fail(l, -ENOMEM, "no memory for a file map");
+		if (l->nr_fmaps)
+			memcpy(v, l->fmaps, l->nr_fmaps * sizeof(*v));
+		kfree(l->fmaps);
+		l->fmaps = v;
+		l->cap_fmaps = cap;
+	}
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return vg_mig_fail(l, -ENOMEM, "no memory for a file map");
+	d->va = get_unaligned_le64(p);
+	d->offset = get_unaligned_le64(p + 8);
+	d->length = get_unaligned_le64(p + 16);
+	d->ino = get_unaligned_le64(p + 24);
+	d->share_id = get_unaligned_le32(p + 32);
+	d->flags = get_unaligned_le32(p + 36);
+	memcpy(d->path, p + VG_MIG_FMAP_HEAD, plen);
+	/* The same checks a guest's FILE_MAP gets, and the VA it had. */
+	err = d->flags != VGMEM_FILE_RO && d->flags != VGMEM_FILE_RW ? -EINVAL :
+	      ops->map_at(ctx, d);
+	if (!err)
+		l->fmaps[l->nr_fmaps++] = d->va;
+	else
+		vg_mig_fail(l, err == -EINVAL ? -EBADMSG : err,
+			    "file map of %.64s (share %u) at %#llx: %s (%d)", d->path,
+			    d->share_id, (unsigned long long)d->va,
+			    err == -ENOENT ? "no such share or file here" :
+			    err == -ESTALE ? "the file here is another file" :
+			    err == -EACCES ? "not allowed here" :
+			    err == -EFBIG ? "beyond the file here" :
+			    "refused", err);
+	kfree(d);
+	return l->err;
+}
+
 /* A whole small record is in l->rec: check it and act on it. */
 static int vg_mig_record(struct vg_mig_load *l)
 {
@@ -217,6 +286,8 @@ static int vg_mig_record(struct vg_mig_load *l)
 					   (unsigned long long)l->vm_bytes);
 		l->done = true;
 		return 0;
+	case VG_MIG_REC_FMAP:
+		return vg_mig_fmap(l);
 	case VG_MIG_REC_BO_FREE:
 		if (!l->vm_seen || l->len != 8)
 			return vg_mig_fail(l, -EBADMSG, "record %llu: BO_FREE record %s",
@@ -403,6 +474,14 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 				return vg_mig_fail(l, -EBADMSG, "record %llu: flags %#x",
 						   (unsigned long long)l->records, l->flags);
 			switch (l->type) {
+			case VG_MIG_REC_FMAP:
+				if (l->len <= VG_MIG_FMAP_HEAD ||
+				    l->len >= VG_MIG_FMAP_HEAD + VGMEM_FILE_PATH_MAX)
+					return vg_mig_fail(l, -EBADMSG,
+							   "record %llu: file map of %llu bytes",
+							   (unsigned long long)l->records,
+							   (unsigned long long)l->len);
+				break;
 			case VG_MIG_REC_BO_FREE:
 				if (l->version == VG_MIG_VERSION)
 					return vg_mig_fail(l, -EBADMSG,
@@ -490,6 +569,7 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 		} else if (l->type == VG_MIG_REC_DATA || l->type == VG_MIG_REC_VM ||
 			   l->type == VG_MIG_REC_BO || l->type == VG_MIG_REC_END ||
 			   l->type == VG_MIG_REC_BO_FREE ||
+			   l->type == VG_MIG_REC_FMAP ||
 			   l->type == VG_MIG_REC_CHAN) {
 			want = l->type == VG_MIG_REC_DATA ? 16 :
 			       l->type == VG_MIG_REC_CHAN ? VG_MIG_CHAN_HEAD :
@@ -521,9 +601,16 @@ ssize_t vg_mig_load_write(struct vg_mig_load *l, const void *buf, size_t len)
 static void vg_mig_unload(struct vg_mig_load *l)
 {
 	struct vg_gpu *gpu = l->vm->gpu;
+	const struct vg_file_ops *ops;
 	struct vg_chan *ch, *tch;
 	struct vg_bo *bo;
+	void *ctx;
 	u64 va;
+	u32 i;
+
+	ops = vg_vm_file_service(l->vm, &ctx);
+	for (i = 0; ops && i < l->nr_fmaps; i++)
+		WARN_ON(ops->unmap(ctx, l->fmaps[i]));
 
 	mutex_lock(&gpu->lock);
 	list_for_each_entry_safe(ch, tch, &l->vm->chans, node)
@@ -554,6 +641,7 @@ int vg_mig_load_finish(struct vg_mig_load *l)
 			vg_vm_thaw(l->vm);
 	}
 	vg_gpu_host_mem_free(l->vm->gpu, l->stage);
+	kfree(l->fmaps);
 	kfree(l);
 	return err;
 }

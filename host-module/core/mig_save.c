@@ -63,7 +63,8 @@ struct vg_mig_save {
 	 * chunk index.
 	 */
 	enum { VG_MIG_S_DEV, VG_MIG_S_BOS, VG_MIG_S_DATA, VG_MIG_S_WALK,
-	       VG_MIG_S_CHANS, VG_MIG_S_END, VG_MIG_S_DONE } step;
+	       VG_MIG_S_FMAPS, VG_MIG_S_CHANS, VG_MIG_S_END,
+	       VG_MIG_S_DONE } step;
 	void *dev;			/* the DEV record's bytes, or NULL */
 	u32 dev_len;
 	u64 va;
@@ -72,6 +73,10 @@ struct vg_mig_save {
 	u64 records;
 	int err;			/* sticky */
 
+	/* The file maps' walk (FMAPS): the next at or after fva; sent. */
+	u64 fva;
+	u32 fmaps;
+	struct vg_file_map_desc fmap;
 	/* A pre-copy's: NULL for a stop-only save. */
 	struct vg_mig_track *track;
 	bool stopped;			/* vg_mig_save_stop: the last walk */
@@ -104,17 +109,18 @@ static int vg_mig_save_check(struct vg_vm *vm, bool running)
 
 	/*
 	 * Channels are saved stopped: a frozen VM's, or none (a pre-copy
-	 * begins with the VM running and stops it later). File maps are not
-	 * in the stream yet: refused rather than lost on the way.
+	 * begins with the VM running and stops it later). File maps go as
+	 * FMAP records through the VM's file service; a map without one
+	 * that can (no vg_file_ops.mig_next) is refused rather than lost.
 	 */
 	mutex_lock(&gpu->lock);
 	err = vm->nr_chans && !vm->frozen && !running ? -EBUSY : 0;
 	for (n = vg_va_first(&vm->va); n && !err; n = vg_va_next(n))
-		if (n->file)
+		if (n->file && (!vm->files_ops || !vm->files_ops->mig_next))
 			err = -EOPNOTSUPP;
 	mutex_unlock(&gpu->lock);
 	if (err == -EOPNOTSUPP)
-		pr_warn_ratelimited("vgmem: %s: cannot migrate a VM with file maps (not supported yet)\n",
+		pr_warn_ratelimited("vgmem: %s: cannot migrate a VM with file maps of a service that cannot save them\n",
 				    vm->name);
 	return err;
 }
@@ -256,6 +262,19 @@ void vg_mig_save_stats(const struct vg_mig_save *s,
 	}
 }
 
+/* The FMAP records' most bytes: a whole path each. gpu->lock held. */
+static u64 vg_mig_fmaps_max(struct vg_vm *vm)
+{
+	struct vg_va_node *n;
+	u64 b = 0;
+
+	lockdep_assert_held(&vm->gpu->lock);
+	for (n = vg_va_first(&vm->va); n; n = vg_va_next(n))
+		if (n->file)
+			b += VG_MIG_REC_LEN + VG_MIG_FMAP_HEAD + VGMEM_FILE_PATH_MAX - 1;
+	return b;
+}
+
 bool vg_mig_precopy_possible(struct vg_gpu *gpu)
 {
 	return gpu->ops->map_prot && gpu->ops->protect && gpu->fault.installed;
@@ -275,6 +294,7 @@ u64 vg_mig_save_left(struct vg_mig_save *s, u32 dev_len)
 	mutex_lock(&s->gpu->lock);
 	n += (u64)s->vm->nr_chans * (VG_MIG_REC_LEN + VG_MIG_CHAN_HEAD +
 				     VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
+	n += vg_mig_fmaps_max(s->vm);
 	mutex_unlock(&s->gpu->lock);
 	return n;
 }
@@ -326,6 +346,7 @@ u64 vg_mig_save_max(struct vg_vm *vm, u32 dev_len)
 	}
 	n += (u64)vm->nr_chans * (VG_MIG_REC_LEN + VG_MIG_CHAN_HEAD +
 				  VG_MIG_CHAN_PAGES + VG_CHAN_STATE_MAX);
+	n += vg_mig_fmaps_max(vm);
 	mutex_unlock(&gpu->lock);
 	return n;
 }
@@ -518,6 +539,61 @@ out_unlock:
 	return err;
 }
 
+/*
+ * The next file map's record, its writes in the file first (the VM is
+ * frozen): -ENOENT when none is left. Head and path in s->out.
+ */
+static int vg_mig_save_fmap(struct vg_mig_save *s)
+{
+	struct vg_file_map_desc *d = &s->fmap;
+	const struct vg_file_ops *ops;
+	u8 pl[VG_MIG_FMAP_HEAD + VGMEM_FILE_PATH_MAX];
+	void *ctx;
+	u32 plen;
+	int err;
+
+	ops = vg_vm_file_service(s->vm, &ctx);
+	if (!ops || !ops->mig_next)
+		return -ENOENT;	/* vg_mig_save_check: then there is none */
+	err = ops->mig_next(ctx, s->fva, d);
+	if (err)
+		return err;
+	plen = strnlen(d->path, sizeof(d->path));
+	if (WARN_ON(!plen || plen == sizeof(d->path)))
+		return -EINVAL;
+	put_unaligned_le64(d->va, pl);
+	put_unaligned_le64(d->offset, pl + 8);
+	put_unaligned_le64(d->length, pl + 16);
+	put_unaligned_le64(d->ino, pl + 24);
+	put_unaligned_le32(d->share_id, pl + 32);
+	put_unaligned_le32(d->flags, pl + 36);
+	memcpy(pl + VG_MIG_FMAP_HEAD, d->path, plen);
+	vg_mig_emit(s, VG_MIG_REC_FMAP, 0, pl, VG_MIG_FMAP_HEAD + plen);
+	s->fva = d->va + 1;
+	s->fmaps++;
+	return 0;
+}
+
+/*
+ * Every file range of the VM's VA went as an FMAP: one the file service
+ * does not know (made around it) would be lost. The VM is frozen.
+ */
+static int vg_mig_fmaps_all_sent(struct vg_mig_save *s)
+{
+	struct vg_va_node *n;
+	u32 nr = 0;
+
+	mutex_lock(&s->gpu->lock);
+	for (n = vg_va_first(&s->vm->va); n; n = vg_va_next(n))
+		nr += n->file;
+	mutex_unlock(&s->gpu->lock);
+	if (nr == s->fmaps)
+		return 0;
+	pr_warn_ratelimited("vgmem: %s: %u file maps, %u of them known to its file service: cannot migrate the others\n",
+			    s->vm->name, nr, s->fmaps);
+	return -EOPNOTSUPP;
+}
+
 /* Make the next record (or run out of them): s->out is empty. */
 static int vg_mig_save_next(struct vg_mig_save *s)
 {
@@ -566,7 +642,7 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 				s->idx = 0;
 			if (!bo) {
 				mutex_unlock(&gpu->lock);
-				s->step = VG_MIG_S_CHANS;
+				s->step = VG_MIG_S_FMAPS;
 				continue;
 			}
 			s->va = bo->va;
@@ -607,7 +683,7 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 			s->va = 0;
 			s->idx = 0;
 			if (s->stopped) {
-				s->step = VG_MIG_S_CHANS;
+				s->step = VG_MIG_S_FMAPS;
 				continue;
 			}
 			if (s->host_first) {
@@ -618,6 +694,16 @@ static int vg_mig_save_next(struct vg_mig_save *s)
 			s->first_done = true;
 			s->st.walks++;
 			return VG_MIG_WALK_END;
+		case VG_MIG_S_FMAPS:
+			err = vg_mig_save_fmap(s);
+			if (err == -ENOENT) {
+				err = vg_mig_fmaps_all_sent(s);
+				if (err)
+					return err;
+				s->step = VG_MIG_S_CHANS;
+				continue;
+			}
+			return err;
 		case VG_MIG_S_CHANS:
 			err = vg_mig_save_chan(s);
 			if (err == -ENOENT) {

@@ -30,6 +30,11 @@
  *           USERD page the GPU writes, the shadow page the guest wrote
  *           while frozen, and the driver's state (channel_save);
  *     BO_FREE (version 2) u64 va: the BO there is gone;
+ *     FMAP  u64 va, u64 offset, u64 length, u64 inode number, u32 share
+ *           id, u32 flags (VGMEM_FILE_RO or _RW), then the path as the
+ *           guest mapped it (1 to VGMEM_FILE_PATH_MAX - 1 bytes, no NUL):
+ *           a file map, whose writes the source wrote to the file first
+ *           (a destination maps the same file of the same share there);
  *     END   u64 number of records before it; version 2 adds u64 number
  *           of BOs and u64 their bytes at the end, which the destination
  *           must then hold.
@@ -66,12 +71,15 @@ enum vg_mig_rec {
 	VG_MIG_REC_CHAN = 4,
 	VG_MIG_REC_DEV = 5,
 	VG_MIG_REC_BO_FREE = 6,
+	VG_MIG_REC_FMAP = 7,
 	VG_MIG_REC_END = 0xffff,
 };
 
 #define VG_MIG_F_OPTIONAL	(1u << 0)
 /* Longest payload of a record the reader buffers whole (all but DATA). */
-#define VG_MIG_SMALL_MAX	64u
+#define VG_MIG_SMALL_MAX	512u
+/* An FMAP record's head before its path. */
+#define VG_MIG_FMAP_HEAD	40u
 /* END's payload: version 1, version 2. */
 #define VG_MIG_END_LEN		8u
 #define VG_MIG_END_LEN_PRE	24u

@@ -243,9 +243,29 @@ const char *vg_vm_name(const struct vg_vm *vm);
  * (its writes reach the files while the VM's memory is still there); the
  * service detaches itself in it.
  */
+/* A file map as a migration carries it (mig_save.c, mig_load.c). */
+struct vg_file_map_desc {
+	u64 va, offset, length;
+	u64 ino;			/* the file's inode number when mapped */
+	u32 share_id;
+	u32 flags;			/* VGMEM_FILE_RO or VGMEM_FILE_RW */
+	char path[VGMEM_FILE_PATH_MAX];	/* as mapped, NUL-terminated */
+};
+
+/*
+ * mig_next and map_at are for a migration (docs/migration.md): mig_next
+ * gives the live map starting at or after va (-ENOENT: none left), after
+ * it has released the context's outstanding writes in it and written the
+ * newest bytes of its range to the file (sync), so that another host
+ * reading the file sees what this one had; the VM is frozen meanwhile.
+ * map_at maps d on the destination at d->va exactly (-EINVAL if that
+ * range is taken), with the checks and errors of map.
+ */
 struct vg_file_ops {
 	int (*map)(void *ctx, u32 share_id, const char *path, u64 offset,
 		   u64 length, u32 flags, u64 ino, u64 *va);
+	int (*mig_next)(void *ctx, u64 va, struct vg_file_map_desc *out);
+	int (*map_at)(void *ctx, const struct vg_file_map_desc *d);
 	int (*unmap)(void *ctx, u64 va);
 	int (*acquire)(void *ctx, u64 va, u64 length);
 	int (*release)(void *ctx, u64 va, u64 length);
@@ -257,6 +277,8 @@ int vg_vm_attach_files(struct vg_vm *vm, const struct vg_file_ops *ops,
 		       void *ctx);
 void vg_vm_detach_files(struct vg_vm *vm);
 void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
+/* The VM's file service and its context, or NULL (read under gpu->lock). */
+const struct vg_file_ops *vg_vm_file_service(struct vg_vm *vm, void **ctx);
 
 /*
  * The GPU as the file cache uses it (cachemem.c): the cache is a layer
@@ -282,6 +304,8 @@ void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops);
  * vg_vm_file_va_get: length bytes of the VM's GPU VA (first fit among its
  * BOs and maps, node inserted with node->file set) whose faults go to
  * fn(priv) (vg_fault_register: fn may be called before this returns).
+ * vg_vm_file_va_get_at: the same at va exactly (a migrated map keeps its
+ * VA): -EINVAL if it is misaligned, outside the VA space or overlaps.
  * vg_vm_file_va_put unregisters the range, waiting for a call of fn under
  * way (so never with a lock fn takes), then gives the VA back.
  * vg_vm_file_map/protect/unmap: page tables of [va, va + size) in the
@@ -311,6 +335,9 @@ void vg_gpu_cache_vram_put(struct vg_gpu *gpu, struct vg_mem *mem, u64 size,
 int vg_gpu_copy(struct vg_gpu *gpu, const struct vg_copy *c, u32 n);
 int vg_vm_file_va_get(struct vg_vm *vm, u64 length, struct vg_va_node *node,
 		      vg_fault_fn fn, void *priv, struct vg_fault_reg **reg);
+int vg_vm_file_va_get_at(struct vg_vm *vm, u64 va, u64 length,
+			 struct vg_va_node *node, vg_fault_fn fn, void *priv,
+			 struct vg_fault_reg **reg);
 void vg_vm_file_va_put(struct vg_vm *vm, struct vg_va_node *node,
 		       struct vg_fault_reg *reg);
 int vg_vm_file_map(struct vg_vm *vm, u64 va, u64 size, struct vg_mem *mem,
@@ -325,10 +352,12 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * gpu->lock for themselves; call with no core lock held.
  *
  * vg_mig_save_begin/read/end: a VM with channels must be frozen
- * (vg_vm_freeze; -EBUSY otherwise), one with file maps cannot be saved yet
- * (-EOPNOTSUPP), and its BOs are left alone meanwhile (no
- * control commands); its channels go with their USERD pages and the GPU
- * driver's state (channel_save; -EOPNOTSUPP without it). read returns the
+ * (vg_vm_freeze; -EBUSY otherwise), and its BOs and file maps are left
+ * alone meanwhile (no control commands); its file maps go through its
+ * file service (vg_file_ops.mig_next: their writes reach the files first;
+ * a file range the service does not know fails the read, -EOPNOTSUPP);
+ * its channels go with their USERD pages and the GPU driver's state
+ * (channel_save; -EOPNOTSUPP without it). read returns the
  * bytes it put in buf (less than len only at the end, 0 after it) or a
  * negative errno (-ESTALE: the BOs changed).
  * vg_mig_load_begin: into a VM with no BOs and no channels (-EBUSY
@@ -337,11 +366,12 @@ void vg_vm_file_unmap(struct vg_vm *vm, u64 va, u64 size);
  * vg_mig_load_write consumes all of buf or returns a negative errno; an
  * error is final (-EBADMSG: a malformed or inconsistent stream,
  * -EPROTONOSUPPORT: another version, -EFBIG: more than the VM's quota,
- * or what restoring a BO met, e.g. -ENOMEM), and
+ * or what restoring a BO met, e.g. -ENOMEM, or a file map, e.g. -ENOENT
+ * no such share here, -ESTALE another file at its path), and
  * vg_mig_load_error() says why in a sentence. vg_mig_load_finish ends it
  * either way: 0 if the whole stream came and was good (the VM frozen),
- * else a negative errno with every BO and channel it made gone again and
- * the VM thawed (as it was).
+ * else a negative errno with every BO, file map and channel it made gone
+ * again and the VM thawed (as it was).
  *
  * The platform's own device state (a PCI device's config space and
  * registers, say) travels in the same stream as one DEV record, opaque to
@@ -382,8 +412,8 @@ void vg_mig_save_end(struct vg_mig_save *s);
  * Pre-copy: the stream begins while the VM runs, as VFIO's PRE_COPY
  * state wants it. vg_mig_precopy_begin needs a GPU driver with read-only
  * PTEs and replayable faults (-EOPNOTSUPP without; the write tracking of
- * mig_track.c) and a VM without file maps (-EOPNOTSUPP), one pre-copy
- * per VM at a time (-EBUSY). The guest goes on allocating, freeing and
+ * mig_track.c), one pre-copy per VM at a time (-EBUSY); file maps go at
+ * the stop. The guest goes on allocating, freeing and
  * writing meanwhile. vg_mig_save_read hands out the chunks not sent yet
  * or written by the GPU since they were sent (relocated ones first), and
  * -ENOMSG once a whole pass over the VM found nothing to send: the
@@ -391,7 +421,7 @@ void vg_mig_save_end(struct vg_mig_save *s);
  * vg_mig_precopy_info: what is left, as VFIO_MIG_GET_PRECOPY_INFO gives
  * it: bytes of the first pass not sent yet, and bytes to send again.
  * vg_mig_save_stop: the VM is frozen now (vg_vm_freeze; -EBUSY if it has
- * channels and is not; -EOPNOTSUPP if a file map was made meanwhile): reads go on with what is still dirty, the
+ * channels and is not): reads go on with what is still dirty, the
  * channels and dev's state, then END (0 after it). -EINVAL if not a
  * pre-copy or stopped already. vg_mig_save_end ends a pre-copy at any
  * point: the VM's memory is writable again and nothing of the tracking

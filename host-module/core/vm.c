@@ -96,6 +96,17 @@ void *vg_vm_files(struct vg_vm *vm, const struct vg_file_ops *ops)
 	return ctx;
 }
 
+const struct vg_file_ops *vg_vm_file_service(struct vg_vm *vm, void **ctx)
+{
+	const struct vg_file_ops *ops;
+
+	mutex_lock(&vm->gpu->lock);
+	ops = vm->files_ops;
+	*ctx = vm->files_ctx;
+	mutex_unlock(&vm->gpu->lock);
+	return ops;
+}
+
 /* The service's teardown, without gpu->lock (it takes its own locks first). */
 static void vg_vm_files_destroy(struct vg_vm *vm)
 {

@@ -25,10 +25,15 @@ static u64 acct_bytes(struct lfx *x, struct lfx_vm *v)
 }
 
 /* What a map of len bytes is charged. */
-static u64 map_cost(u64 len)
+/*
+ * What a map of len bytes of the file at path holds: itself, its replica
+ * table, the path it keeps (a migration names it).
+ */
+static u64 map_cost(u64 len, const char *path)
 {
 	return sizeof(struct vg_lrc_map) +
-	       (len >> VG_LRC_GSHIFT) * sizeof(struct vg_lrc_rep *);
+	       (len >> VG_LRC_GSHIFT) * sizeof(struct vg_lrc_rep *) +
+	       strlen(path) + 1;
 }
 
 /*
@@ -76,7 +81,7 @@ static void test_map_checks_first(void **state)
 		assert_int_equal(va, 0x77);
 		assert_int_equal(os_alloc_failures(), failed);
 	}
-	assert_int_equal(acct_bytes(&x, a), map_cost(GP));
+	assert_int_equal(acct_bytes(&x, a), map_cost(GP, "f.bin"));
 	assert_int_equal(vg_lrc_unmap(a->ctx, keep), 0);
 	assert_int_equal(acct_bytes(&x, a), 0);
 	lfx_fini(&x);
@@ -105,7 +110,7 @@ static void test_entries_sparse(void **state)
 	assert_int_equal(st.files, 1);
 	assert_int_equal(st.pages, 0);
 	assert_int_equal(st.meta_bytes, 0);
-	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB));
+	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB, "big.bin"));
 
 	assert_int_equal(vg_lrc_fault(a->ctx, va + 100 * GP, false), 0);
 	assert_int_equal(vg_lrc_fault(a->ctx, va + 300 * GP, true), 0);
@@ -113,7 +118,7 @@ static void test_entries_sparse(void **state)
 	assert_int_equal(st.pages, 2 * 16);
 	assert_true(st.meta_bytes >= 2 * sizeof(struct vg_lrc_gpage) &&
 		    st.meta_bytes < 2 * sizeof(struct vg_lrc_gpage) + 2048);
-	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB) +
+	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB, "big.bin") +
 			 2 * sizeof(struct vg_lrc_gpage));
 
 	assert_int_equal(vg_lrc_host_open(x.lrc, "/srv/share0", "big.bin",
@@ -121,7 +126,7 @@ static void test_entries_sparse(void **state)
 	assert_int_equal(vg_lrc_host_read(hf, 500 * GP, buf, sizeof(buf)),
 			 sizeof(buf));
 	assert_int_equal(lfx_stats(&x).pages, 3 * 16);
-	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB) +
+	assert_int_equal(acct_bytes(&x, a), map_cost(256 * MiB, "big.bin") +
 			 2 * sizeof(struct vg_lrc_gpage));
 	vg_lrc_host_close(hf);
 
@@ -157,13 +162,13 @@ static void test_meta_cap(void **state)
 	a = lfx_vm(&x, 0);
 	b = lfx_vm(&x, 0);
 	assert_int_equal(vg_lrc_set_meta_max(x.lrc, 0), -EINVAL);
-	assert_int_equal(vg_lrc_set_meta_max(x.lrc, map_cost(len) + entries *
+	assert_int_equal(vg_lrc_set_meta_max(x.lrc, map_cost(len, "c.bin") + entries *
 					     sizeof(struct vg_lrc_gpage)), 0);
 	va = lfx_map(a, "c.bin", 0, len, VGMEM_FILE_RO);
 	/* Every other GPU page: no readahead, one entry per fault. */
 	for (i = 0; i < entries; i++)
 		assert_int_equal(vg_lrc_fault(a->ctx, va + 2 * i * GP, false), 0);
-	assert_int_equal(acct_bytes(&x, a), map_cost(len) + entries *
+	assert_int_equal(acct_bytes(&x, a), map_cost(len, "c.bin") + entries *
 			 sizeof(struct vg_lrc_gpage));
 	assert_int_equal(vg_lrc_fault(a->ctx, va + 2 * entries * GP, false),
 			 -ENOMEM);
@@ -178,11 +183,11 @@ static void test_meta_cap(void **state)
 	assert_int_equal(vg_lrc_fault(b->ctx, vb + 2 * entries * GP, false), 0);
 	lfx_gpu_read(&x, b, vb + 3 * GP + 20, buf, sizeof(buf));
 	assert_memory_equal(buf, f->data + 3 * GP + 20, sizeof(buf));
-	assert_int_equal(acct_bytes(&x, b), map_cost(len) +
+	assert_int_equal(acct_bytes(&x, b), map_cost(len, "c.bin") +
 			 2 * sizeof(struct vg_lrc_gpage));
 	/* A page B brought in costs A nothing to map. */
 	assert_int_equal(vg_lrc_fault(a->ctx, va + 3 * GP, false), 0);
-	assert_int_equal(acct_bytes(&x, a), map_cost(len) + entries *
+	assert_int_equal(acct_bytes(&x, a), map_cost(len, "c.bin") + entries *
 			 sizeof(struct vg_lrc_gpage));
 
 	/* A's context goes; the file stays cached for B, A's entries too. */

@@ -461,14 +461,28 @@ int vg_lrc_map(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 			      va);
 }
 
+/* A map at the first free VA (at 0) or at at exactly (a migrated one). */
+static int vg_lrc_map_at(struct vg_lrc_ctx *ctx, u32 share_id,
+			 const char *relpath, u64 offset, u64 length, u32 flags,
+			 u64 ino, u64 at, u64 *va);
+
 int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 		   u64 offset, u64 length, u32 flags, u64 ino, u64 *va)
+{
+	return vg_lrc_map_at(ctx, share_id, relpath, offset, length, flags, ino,
+			     0, va);
+}
+
+static int vg_lrc_map_at(struct vg_lrc_ctx *ctx, u32 share_id,
+			 const char *relpath, u64 offset, u64 length, u32 flags,
+			 u64 ino, u64 at, u64 *va)
 {
 	struct vg_lrc *lrc;
 	struct vg_lrc_share *s;
 	struct vg_lrc_ino *f;
 	struct vg_lrc_map *m = NULL;
 	struct vg_lrc_rep **reps = NULL;
+	char *path = NULL;
 	bool want_ino = flags & VGMEM_FILE_INO;
 	u64 end, start, cost;
 	u32 nr;
@@ -492,7 +506,7 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	lrc = ctx->lrc;
 	nr = length >> VG_LRC_GSHIFT;
 	/* What the map holds: the VM's, checked before it is allocated. */
-	cost = sizeof(*m) + (u64)nr * sizeof(*m->reps);
+	cost = sizeof(*m) + (u64)nr * sizeof(*m->reps) + strlen(relpath) + 1;
 	mutex_lock(&lrc->lock);
 	if (ctx->nr_maps >= VG_LRC_MAPS_MAX) {
 		err = -ENOMEM;
@@ -533,12 +547,16 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	mutex_unlock(&lrc->lock);
 	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	reps = kvcalloc(nr, sizeof(*reps), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	path = kmemdup(relpath, strlen(relpath) + 1, GFP_KERNEL_ACCOUNT);
 	mutex_lock(&lrc->lock);
-	if (!m || !reps) {
+	if (!m || !reps || !path) {
 		err = -ENOMEM;
 		goto err_unreserve;
 	}
 	m->reps = reps;
+	m->path = path;
+	m->share_id = share_id;
+	m->ino = f->id.ino;
 	m->ctx = ctx;
 	m->file = f;
 	m->len = length;
@@ -550,8 +568,10 @@ int vg_lrc_map_ino(struct vg_lrc_ctx *ctx, u32 share_id, const char *relpath,
 	 * Faults in the range go to vg_lrc_fault_handler(m): one may come at
 	 * once, and waits for lrc->lock, that is, for m to be complete.
 	 */
-	err = vg_vm_file_va_get(ctx->vm, length, &m->va_node,
-				vg_lrc_fault_handler, m, &m->freg);
+	err = at ? vg_vm_file_va_get_at(ctx->vm, at, length, &m->va_node,
+					vg_lrc_fault_handler, m, &m->freg) :
+		   vg_vm_file_va_get(ctx->vm, length, &m->va_node,
+				     vg_lrc_fault_handler, m, &m->freg);
 	if (err)
 		goto err_unreserve;
 	start = m->va_node.start;
@@ -575,6 +595,7 @@ err_put_file:
 err_unlock:
 	mutex_unlock(&lrc->lock);
 	kvfree(reps);
+	kfree(path);
 	kfree(m);
 	return err;
 }
@@ -657,10 +678,12 @@ static void vg_lrc_unmap_locked(struct vg_lrc_map *m, struct list_head *dead)
 	ctx->nr_maps--;
 	list_del(&m->file_node);
 	vg_lrc_ino_put(f);
-	vg_lrc_uncharge(ctx->acct,
-			sizeof(*m) + (u64)m->nr_gp * sizeof(*m->reps));
+	vg_lrc_uncharge(ctx->acct, sizeof(*m) + (u64)m->nr_gp * sizeof(*m->reps) +
+			strlen(m->path) + 1);
 	kvfree(m->reps);
 	m->reps = NULL;
+	kfree(m->path);
+	m->path = NULL;
 	m->file = NULL;
 	m->dead = true;
 }
@@ -713,6 +736,51 @@ static int vg_lrc_fo_map(void *ctx, u32 share_id, const char *path,
 			      va);
 }
 
+/*
+ * The live map starting at or after va, its range synced first (released,
+ * merged into the host copy, written to the file, fsynced): a migration's
+ * record of it (vg_file_ops.mig_next).
+ */
+static int vg_lrc_fo_mig_next(void *priv, u64 va, struct vg_file_map_desc *d)
+{
+	struct vg_lrc_ctx *ctx = priv;
+	struct vg_va_node *n;
+	struct vg_lrc_map *m;
+	int err;
+
+	mutex_lock(&ctx->lrc->lock);
+	n = vg_va_end_after(&ctx->map_va, va);
+	while (n && n->start < va)
+		n = vg_va_next(n);
+	if (!n) {
+		mutex_unlock(&ctx->lrc->lock);
+		return -ENOENT;
+	}
+	m = container_of(n, struct vg_lrc_map, ctx_va);
+	memset(d, 0, sizeof(*d));
+	d->va = m->va;
+	d->offset = (u64)m->first_gp << VG_LRC_GSHIFT;
+	d->length = m->len;
+	d->ino = m->ino;
+	d->share_id = m->share_id;
+	d->flags = m->rw ? VGMEM_FILE_RW : VGMEM_FILE_RO;
+	strscpy(d->path, m->path, sizeof(d->path));
+	mutex_unlock(&ctx->lrc->lock);
+	/* Read-only maps hold no writes of the context's. */
+	err = d->flags == VGMEM_FILE_RW ? vg_lrc_sync(ctx, d->va, 0) : 0;
+	return err;
+}
+
+static int vg_lrc_fo_map_at(void *ctx, const struct vg_file_map_desc *d)
+{
+	u64 va;
+
+	if (!d->va)
+		return -EINVAL;
+	return vg_lrc_map_at(ctx, d->share_id, d->path, d->offset, d->length,
+			     d->flags | VGMEM_FILE_INO, d->ino, d->va, &va);
+}
+
 static int vg_lrc_fo_unmap(void *ctx, u64 va)
 {
 	return vg_lrc_unmap(ctx, va);
@@ -745,6 +813,8 @@ static void vg_lrc_fo_destroy(void *ctx)
 
 static const struct vg_file_ops vg_lrc_file_ops = {
 	.map = vg_lrc_fo_map,
+	.mig_next = vg_lrc_fo_mig_next,
+	.map_at = vg_lrc_fo_map_at,
 	.unmap = vg_lrc_fo_unmap,
 	.acquire = vg_lrc_fo_acquire,
 	.release = vg_lrc_fo_release,

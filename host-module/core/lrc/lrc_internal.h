@@ -263,6 +263,14 @@ struct vg_lrc_map {
 	u64 va, len;
 	u32 first_gp, nr_gp;		/* file GPU pages covered */
 	bool rw;
+	/*
+	 * How the guest named it (a migration maps the same on another host,
+	 * vg_file_ops.mig_next): the share, the path (kmalloc'ed, charged
+	 * with the map), the inode number seen then.
+	 */
+	u32 share_id;
+	char *path;
+	u64 ino;
 	struct vg_lrc_rep **reps;	/* per GPU page: what is mapped, or NULL */
 	/* The range's fault registration (core/fault.c); priv is the map. */
 	struct vg_fault_reg *freg;

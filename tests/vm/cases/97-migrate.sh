@@ -5,7 +5,9 @@
 # one parked on a semaphore; cancels at STOP and STOP_COPY leave the source
 # running; garbage, cut and foreign-device streams are refused with the
 # destination left empty; the real stream moves the guest, whose parked
-# channel goes on and whose every byte checks out. Then the kernel log has
+# channel goes on and whose every byte checks out, and whose file map (a
+# file of a share both vGPUs have, written and not released) is in the
+# file before the stream ends and at its VA on the destination. Then the kernel log has
 # each refusal with its reason, and both mdevs are clean. On 6.2 and later
 # the same with pre-copy (vgmig-check --precopy): the guest writes, frees
 # and allocates while the stream is read, the stop sends only what it
@@ -19,7 +21,13 @@ set_oversub 6400
 
 src=$(mdev_create 1g 0) || exit 1
 dst=$(mdev_create 1g 1) || exit 1
-vgmig-check $src $dst || fail "vgmig-check $src -> $dst"
+# Share 1 of both vGPUs is one directory (shared storage): a file map goes.
+share=/tmp/vgmig-share
+mkdir -p $share
+dd if=/dev/zero bs=64k count=4 2> /dev/null | tr '\0' '3' > $share/f.bin
+vgmem-nl set-shares $src --share 1:$share > /dev/null || fail "shares of $src"
+vgmem-nl set-shares $dst --share 1:$share > /dev/null || fail "shares of $dst"
+vgmig-check $src $dst $share || fail "vgmig-check $src -> $dst"
 log=$(dmesg)
 echo "$log" | grep -q "migration stream refused: not a vgmem migration stream" ||
 	fail "no log line for the garbage stream"

@@ -97,6 +97,13 @@ struct vfio_precopy_info {
 #endif
 
 static const char *src_uuid, *dst_uuid;
+/* With a share (share 1 of both vGPUs, this directory): a file map too. */
+static const char *share_dir;
+#define SHARE_ID	1
+#define FILE_NAME	"f.bin"
+#define FILE_MAP	(128 << 10)
+#define FILE_WRITTEN	(64 << 10)
+#define SEED_F		0xf11e
 static int no_size_err;		/* MIG_DATA_SIZE's errno before 6.2 */
 
 static const char *state_name(uint32_t s)
@@ -619,12 +626,58 @@ static int bench(uint64_t mib, int rounds, const char *a, const char *b)
 	return 0;
 }
 
+/*
+ * The stream has one FMAP record (type 7) naming the file, and the file
+ * holds what the guest wrote: the source synced it before the record.
+ */
+static void check_file_synced(const uint8_t *b, size_t len)
+{
+	char path[512];
+	uint8_t *f = malloc(FILE_WRITTEN);
+	size_t off = 32;
+	int fd, n = 0;
+	uint32_t i;
+
+	while (off + 16 <= len) {
+		uint32_t type;
+		uint64_t l;
+
+		memcpy(&type, b + off, 4);
+		memcpy(&l, b + off + 8, 8);
+		if (type == 7) {
+			if (l != 40 + strlen(FILE_NAME) ||
+			    memcmp(b + off + 16 + 40, FILE_NAME, strlen(FILE_NAME)))
+				fail("the FMAP record does not name %s", FILE_NAME);
+			n++;
+		}
+		off += 16 + l;
+	}
+	if (n != 1)
+		fail("%d FMAP records in the stream, not 1", n);
+	snprintf(path, sizeof(path), "%s/%s", share_dir, FILE_NAME);
+	fd = open(path, O_RDONLY);
+	if (!f || fd < 0 || read(fd, f, FILE_WRITTEN) != FILE_WRITTEN)
+		fail("reading %s: %s", path, strerror(errno));
+	close(fd);
+	for (i = 0; i < FILE_WRITTEN / 4; i++) {
+		uint32_t v;
+
+		memcpy(&v, f + 4 * i, 4);
+		if (v != vgmem_pattern_word(SEED_F, i))
+			fail("%s: word %u is %#x, the guest wrote %#x (not synced)",
+			     path, i, v, vgmem_pattern_word(SEED_F, i));
+	}
+	free(f);
+	ok("the stream carries the file map; %s holds the guest's unreleased writes", path);
+}
+
 int main(int argc, char **argv)
 {
 	struct vgmem_dev *dev;
 	struct vgmem_chan *w, *p;
 	struct vgmem_vm_stats st;
 	uint64_t va_a, va_b, va_s, va_x, seq_p, allocated, size_run, size_stop;
+	uint64_t va_f = 0;
 	uint32_t d[4], one = 1, mark;
 	uint8_t *stream, *bad;
 	size_t len;
@@ -638,12 +691,13 @@ int main(int argc, char **argv)
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		return precopy();
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID\n"
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: vgmig-check SRC-UUID DST-UUID [SHARE-DIR]\n"
 			"       vgmig-check --precopy SRC-UUID DST-UUID\n"
 			"       vgmig-check --bench MIB ROUNDS A-UUID B-UUID\n");
 		return 2;
 	}
+	share_dir = argc == 4 ? argv[3] : NULL;
 	src_uuid = argv[1];
 	dst_uuid = argv[2];
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -681,6 +735,17 @@ int main(int argc, char **argv)
 		fail("nothing of %" PRIu64 " bytes is in host RAM: the test needs both",
 		     (uint64_t)st.allocated);
 	allocated = st.allocated;
+	if (share_dir) {
+		if (vgmem_map_file(dev, SHARE_ID, FILE_NAME, 0, FILE_MAP,
+				   VGMEM_FILE_RW, &va_f))
+			fail("mapping %s of share %u: %s", FILE_NAME, SHARE_ID,
+			     vgmem_vfio_error());
+		/* Written and not released: the migration syncs it itself. */
+		if (vgmem_fill_pattern(w, va_f, FILE_WRITTEN, SEED_F))
+			fail("writing the file map");
+		ok("guest: %s of share %u mapped at %#" PRIx64 ", %u KiB of it written",
+		   FILE_NAME, SHARE_ID, va_f, FILE_WRITTEN >> 10);
+	}
 	ok("guest: %" PRIu64 " bytes of BOs, %" PRIu64 " of them in host RAM",
 	   (uint64_t)st.allocated, (uint64_t)st.relocated);
 	/* Parked: acquire *S == 1, then release S+4 = MARK. */
@@ -734,6 +799,8 @@ int main(int argc, char **argv)
 	close(fd);
 	set_or_die(src, VFIO_DEVICE_STATE_STOP, NULL, "source");
 	ok("source: a stream of %zu bytes for %" PRIu64 " bytes of BOs", len, allocated);
+	if (share_dir)
+		check_file_synced(stream, len);
 	if (!kernel_has_data_size()) {
 		ok("no MIG_DATA_SIZE on this kernel (before 6.2): %s", strerror(no_size_err));
 	} else if (size_run != size_stop || size_stop < len || size_stop < allocated ||
@@ -788,6 +855,11 @@ int main(int argc, char **argv)
 	check_sum(w, va_a, BO_A, SEED_A, va_x, "BO A on the destination");
 	check_sum(w, va_b, BO_B, SEED_B, va_x, "BO B on the destination");
 	ok("every byte of %" PRIu64 " checks out", (uint64_t)(BO_A + BO_B));
+	if (share_dir) {
+		check_sum(w, va_f, FILE_WRITTEN, SEED_F, va_x, "the file map on the destination");
+		ok("the file map is at %#" PRIx64 " on the destination with the guest's bytes",
+		   va_f);
+	}
 	{
 		uint64_t va_c;
 
