@@ -351,7 +351,7 @@ TSAN_PROGS := $(addprefix tests/unit/test_,os chan ctrl ctrl_shares \
 	vfio_ram sim_aslock sim_engine sim_faults sim_mem sim_mmu \
 	sim_replay_args sim_replay_errors sim_replay_many sim_replay_parked \
 	sim_replay_path sim_replay_prot sim_sched model_admission model_paging \
-	model_static model_swsched model_vgmem migrate_precopy) \
+	model_static model_swsched model_vgmem migrate_precopy migrate_files) \
 	tests/integration/test_isolation
 TSAN_TESTS := $(addprefix $(BUILD)/tsan/,$(TSAN_PROGS))
 TSAN_OPTIONS_RUN := halt_on_error=1 exitcode=66 second_deadlock_stack=1
