@@ -156,6 +156,7 @@ void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem)
 	vg_res_vec_push(vm, c);
 	vm->resident += c->size;
 	gpu->vram_used += c->size;
+	vg_vmh_moved(vm, (s64)c->size);
 }
 
 void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem)
@@ -188,6 +189,7 @@ static void vg_chunk_unaccount(struct vg_chunk *c)
 		vg_res_vec_del(vm, c);
 		vm->resident -= c->size;
 		gpu->vram_used -= c->size;
+		vg_vmh_moved(vm, -(s64)c->size);
 	} else {
 		vm->relocated -= c->size;
 		gpu->host_used -= c->size;

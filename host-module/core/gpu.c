@@ -195,14 +195,7 @@ void vg_gpu_get_stats(struct vg_gpu *gpu, struct vg_gpu_stats *st)
 
 /* ---- consistency check --------------------------------------------------- */
 
-#define VG_CHECK(cond, fmt, ...)					\
-	do {								\
-		if (unlikely(!(cond))) {				\
-			pr_err("vgmem: %s: check failed: " fmt "\n",	\
-			       gpu->name, ##__VA_ARGS__);		\
-			return -EIO;					\
-		}							\
-	} while (0)
+/* VG_CHECK() is in vg_internal.h (the reducer checks its heap too). */
 
 /* The same inside vg_gpu_check(), which holds the lock. */
 #define VG_CHECK_UNLOCK(cond, fmt, ...)					\
@@ -386,6 +379,7 @@ int vg_gpu_check(struct vg_gpu *gpu)
 			(unsigned long long)explicit, nequal,
 			(unsigned long long)gpu->ent_explicit,
 			gpu->nr_ent_equal);
+	err = vg_vmh_check(gpu);
 out_unlock:
 	mutex_unlock(&gpu->lock);
 	return err;

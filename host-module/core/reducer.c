@@ -33,28 +33,28 @@
  * the VM created first, so a seed and an operation sequence give one
  * outcome.
  *
- * The keys change with every placement, so the heap is rebuilt per call:
- * one O(V) pass per allocation that needs room, which with 1000 VMs
- * dominates small BOs. So the pass reads only the fields the key needs
- * (together in struct vg_vm), computes the equal share once, and fills
- * per-GPU scratch arrays kept between calls (gpu->red_st/red_heap, grown
- * here, freed with the last VM) instead of allocating two V-sized arrays
- * per call. And it does not heapify every VM: a call that needs k chunks
- * takes k picks when chunks are whole, and every VM picked at step j
- * ranks, by its key before the call, among the first j (each VM above it
- * must have been picked at least once to fall below it). So the pass
- * keeps only the k + 1 best VMs (a min-heap, one comparison for most
- * VMs); the k best are the victim heap, and picking goes on from it as
- * long as its top still ranks above the (k + 1)-th. In the rare case it
- * does not (smaller tail chunks, victims that run out of candidates) the
- * heap is rebuilt from every VM's scratch entry as it stands. Each pick is
- * the same as with one heap of every VM. The heap compares keys and
- * creation order copied into the scratch entries, never chasing a VM
- * pointer. The VM list is a chain of pointers, one cache miss after the
- * other when VMs are many and cold; the scratch still holds the list as
- * the last call walked it, which is the list now unless VMs came or went,
- * so the pass prefetches a few VMs ahead from it (a hint: a stale pointer
- * costs a wasted prefetch, never a fault).
+ * Ranking every VM on every call was one O(V) pass per allocation that
+ * needed room, which with 1000 VMs dominated small BOs. So the ranking
+ * persists: gpu->vmh, the standing heap, holds every VM by its key
+ * (resident bytes above its entitlement) between calls, and account.c
+ * moves a VM in it whenever its resident bytes change (O(log V) per
+ * chunk placed or removed; see struct vg_gpu for its invariants). A call
+ * never writes it: its picks only mark chunks, and the relocation that
+ * follows moves the keys for real. A call walks the standing heap from
+ * its root, best first (a frontier of heap indices ordered by key: pop
+ * the best, push its two children), and takes a VM into its own victim
+ * heap only when the best VM not taken yet (r->out) could rank above
+ * the victim heap's top. A VM not taken has not been picked, so its key
+ * is still the standing heap's, and out ranks above every other VM not
+ * taken: each pick is the maximum over every VM, the same pick a heap of
+ * all VMs makes. A call that chooses k chunks takes at most k + 2 VMs
+ * (the requester, k victims, the next in line), O(k log V), plus the VMs
+ * ranked above them that the walk passes over for having no candidate
+ * (nothing resident, or deferred, below).
+ * The requester's key counts its new BO, so it is taken up front with
+ * that key, and the walk skips it. COLD needs every VM above its
+ * entitlement at the start (their chunks are sampled together): the walk
+ * takes them all first, in key order, and stops at the first at or below.
  *
  * A VM deferred after a failed drain (vg_vm_drain_deferred()) offers no
  * chunk until its back-off ends: the reducer goes on with the others, so
@@ -69,14 +69,13 @@
  */
 #include "vg_internal.h"
 
-/* VMs the pass prefetches ahead: enough to overlap a few misses. */
-#define VG_RED_AHEAD	4u
 /* vg_reduce_cold(): idle for this many sampling rounds is cold. */
 #define VG_COLD_ROUNDS	2u
 
 /*
- * One per VM per call. The pass writes only the first fields; the policy
- * state is set by vg_red_prepare() when the VM first becomes a victim.
+ * One per VM a call takes from the standing heap (or the requester). The
+ * walk writes the first fields; the policy state is set by
+ * vg_red_prepare() when the VM first becomes a victim.
  */
 struct vg_red_vm {
 	s64 key;			/* usage - entitlement */
@@ -101,14 +100,19 @@ struct vg_reducer {
 	struct vg_gpu *gpu;
 	struct vg_vm *req;
 	struct vg_bo *newbo;
+	u64 now;			/* for vg_vm_drain_deferred() */
 	u32 new_left;			/* new-BO chunks [0, new_left) VRAM-bound */
-	struct vg_red_vm **heap;
+	struct vg_red_vm **heap;	/* the victim heap: VMs taken */
 	u32 nheap;
-	u32 nst;			/* scratch entries: every VM */
+	struct vg_red_vm *st;		/* gpu->red_st: [0, nst) taken */
+	u32 nst;
+	/* The walk: gpu->vmh indices, a max-heap by vg_vmh_above(). */
+	u32 *front;
+	u32 nfront;
 	/*
-	 * A candidate VM not in the heap that ranks above all others left
-	 * out (NULL: the heap has them all). Nothing left out is picked, so
-	 * its key stays as the pass computed it.
+	 * The best VM with a candidate not taken yet, taken from the walk
+	 * but not in the victim heap (NULL: none left). Nothing not taken
+	 * is picked, so its key is still the standing heap's.
 	 */
 	struct vg_red_vm *out;
 	struct vg_red_vm *ready;	/* chain through next_ready */
@@ -271,38 +275,17 @@ static void vg_heap_down(struct vg_reducer *r, u32 i)
 		vg_heap_down_key(r, i);
 }
 
-static void vg_heap_pop(struct vg_reducer *r)
+/* Sift s, just appended at heap[i], up to its place. */
+static void vg_heap_up(struct vg_reducer *r, u32 i)
 {
-	r->heap[0] = r->heap[--r->nheap];
-	vg_heap_down(r, 0);
-}
+	struct vg_red_vm **h = r->heap;
 
-/* Floyd's O(n) heap construction over heap[0, nheap). */
-static void vg_heap_build(struct vg_reducer *r)
-{
-	u32 i;
-
-	for (i = r->nheap / 2; i-- > 0;)
-		vg_heap_down(r, i);
-}
-
-static u32 vg_red_new_left(const struct vg_reducer *r, const struct vg_red_vm *s)
-{
-	return s->vm == r->req ? r->new_left : 0;
-}
-
-/*
- * The pass's selection of the k + 1 best VMs: a min-heap in r->heap,
- * heap[0] the one ranked lowest, so a VM that does not beat it (most of
- * them) costs one comparison.
- */
-static void vg_sel_up(struct vg_red_vm **h, u32 i)
-{
 	while (i) {
 		u32 parent = (i - 1) / 2;
 		struct vg_red_vm *t;
 
-		if (!vg_red_above(h[parent], h[i]))
+		if (!(r->global ? vg_red_colder(h[i], h[parent]) :
+				  vg_red_above(h[i], h[parent])))
 			return;
 		t = h[i];
 		h[i] = h[parent];
@@ -311,97 +294,243 @@ static void vg_sel_up(struct vg_red_vm **h, u32 i)
 	}
 }
 
-static void vg_sel_down(struct vg_red_vm **h, u32 n)
+static void vg_heap_push(struct vg_reducer *r, struct vg_red_vm *s)
 {
-	u32 i = 0;
+	r->heap[r->nheap] = s;
+	vg_heap_up(r, r->nheap++);
+}
+
+static void vg_heap_pop(struct vg_reducer *r)
+{
+	r->heap[0] = r->heap[--r->nheap];
+	vg_heap_down(r, 0);
+}
+
+static u32 vg_red_new_left(const struct vg_reducer *r, const struct vg_red_vm *s)
+{
+	return s->vm == r->req ? r->new_left : 0;
+}
+
+/* ---- the standing heap (struct vg_gpu, vmh) ---------------------------- */
+
+static bool vg_vmh_above(const struct vg_vmh_ent *a, const struct vg_vmh_ent *b)
+{
+	if (a->key != b->key)
+		return a->key > b->key;
+	return a->order < b->order;
+}
+
+/*
+ * Sift the entry at i up or down to its place. The entry moves as a hole:
+ * each entry it passes is written once, with its VM's index.
+ */
+static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
+{
+	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+
+	while (i) {
+		u32 parent = (i - 1) / 2;
+
+		if (!vg_vmh_above(&e, &h[parent]))
+			break;
+		h[i] = h[parent];
+		h[i].vm->vmh_idx = i;
+		i = parent;
+	}
+	h[i] = e;
+	e.vm->vmh_idx = i;
+}
+
+static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
+{
+	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+	u32 n = gpu->vmh_n;
 
 	for (;;) {
-		u32 l = 2 * i + 1, low = i;
-		struct vg_red_vm *t;
+		u32 best = 2 * i + 1;
 
-		if (l < n && vg_red_above(h[low], h[l]))
-			low = l;
-		if (l + 1 < n && vg_red_above(h[low], h[l + 1]))
-			low = l + 1;
-		if (low == i)
-			return;
-		t = h[i];
-		h[i] = h[low];
-		h[low] = t;
-		i = low;
+		if (best >= n)
+			break;
+		if (best + 1 < n && vg_vmh_above(&h[best + 1], &h[best]))
+			best++;
+		if (!vg_vmh_above(&h[best], &e))
+			break;
+		h[i] = h[best];
+		h[i].vm->vmh_idx = i;
+		i = best;
 	}
+	h[i] = e;
+	e.vm->vmh_idx = i;
 }
 
-/*
- * The pass offers each VM with candidates to the selection (cap 0: no
- * selection, every VM goes into the heap, as when there are only a few).
- * The one ranked lowest of a full selection is copied (low_key/low_order)
- * so that most VMs cost one comparison in registers.
- */
-struct vg_sel {
-	u32 n, cap;
-	s64 low_key;
-	u64 low_order;
-};
-
-static inline void vg_sel_offer(struct vg_reducer *r, struct vg_sel *sel,
-				struct vg_red_vm *s)
+void vg_vmh_moved(struct vg_vm *vm, s64 delta)
 {
-	struct vg_red_vm **h = r->heap;
+	struct vg_gpu *gpu = vm->gpu;
 
-	if (!sel->cap) {
-		h[sel->n++] = s;
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->vmh_valid)
 		return;
-	}
-	if (sel->n == sel->cap) {
-		if (s->key < sel->low_key ||
-		    (s->key == sel->low_key && s->order > sel->low_order))
-			return;
-		h[0] = s;
-		vg_sel_down(h, sel->n);
-	} else {
-		h[sel->n] = s;
-		vg_sel_up(h, sel->n++);
-		if (sel->n < sel->cap)
-			return;
-	}
-	sel->low_key = h[0]->key;
-	sel->low_order = h[0]->order;
+	gpu->vmh[vm->vmh_idx].key += delta;
+	if (delta > 0)
+		vg_vmh_up(gpu, vm->vmh_idx);
+	else
+		vg_vmh_down(gpu, vm->vmh_idx);
 }
 
-/*
- * After the pass: the selection holds the k + 1 best VMs (or all). Keep
- * the k best as the victim heap; the (k + 1)-th is r->out, and ranks above
- * every other VM left out, so the picks may go on from the heap as long
- * as its top ranks above r->out.
- */
-static void vg_sel_finish(struct vg_reducer *r, const struct vg_sel *sel,
-			  u32 k)
+void vg_vmh_invalidate(struct vg_gpu *gpu)
 {
-	r->nheap = sel->n;
-	if (sel->cap && r->nheap > k) {
-		r->out = r->heap[0];
-		r->heap[0] = r->heap[--r->nheap];
-	}
-	vg_heap_build(r);
+	lockdep_assert_held(&gpu->lock);
+	gpu->vmh_valid = false;
 }
 
-/*
- * The VMs left out of the heap may now rank first: put every VM with a
- * candidate left into the heap, with its key as it stands.
- */
-static void vg_red_widen(struct vg_reducer *r)
+/* Every VM's key from scratch, then Floyd's O(V) heap construction. */
+static void vg_vmh_build(struct vg_gpu *gpu)
 {
-	struct vg_red_vm *st = r->gpu->red_st;
+	u64 equal = vg_gpu_equal_share(gpu);
+	struct vg_vm *vm;
+	u32 i, n = 0;
+
+	list_for_each_entry(vm, &gpu->vms, node) {
+		struct vg_vmh_ent *e = &gpu->vmh[n];
+
+		/* As vg_vm_entitlement() warns: VMs without one are equal ones. */
+		WARN_ON_ONCE(!vm->entitlement && !gpu->nr_ent_equal);
+		e->key = (s64)vm->resident -
+			 (s64)(vm->entitlement ? vm->entitlement : equal);
+		e->order = vm->order;
+		e->vm = vm;
+		vm->vmh_idx = n++;
+	}
+	gpu->vmh_n = n;
+	for (i = n / 2; i-- > 0;)
+		vg_vmh_down(gpu, i);
+	gpu->vmh_valid = true;
+}
+
+int vg_vmh_check(struct vg_gpu *gpu)
+{
+	u64 equal = vg_gpu_equal_share(gpu);
+	struct vg_vm *vm;
 	u32 i;
 
-	r->nheap = 0;
-	for (i = 0; i < r->nst; i++) {
-		if (st[i].left + vg_red_new_left(r, &st[i]))
-			r->heap[r->nheap++] = &st[i];
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->vmh_valid)
+		return 0;
+	VG_CHECK(gpu->vmh_n == gpu->nr_vms, "standing heap holds %u of %u vms",
+		 gpu->vmh_n, gpu->nr_vms);
+	for (i = 0; i < gpu->vmh_n; i++) {
+		const struct vg_vmh_ent *e = &gpu->vmh[i];
+		u64 ent;
+
+		vm = e->vm;
+		ent = vm->entitlement ? vm->entitlement : equal;
+		VG_CHECK(vm->vmh_idx == i, "%s: standing heap entry %u, index %u",
+			 vm->name, i, vm->vmh_idx);
+		VG_CHECK(e->key == (s64)vm->resident - (s64)ent &&
+			 e->order == vm->order,
+			 "%s: standing key %lld, resident %llu entitlement %llu",
+			 vm->name, (long long)e->key,
+			 (unsigned long long)vm->resident,
+			 (unsigned long long)ent);
+		VG_CHECK(!i || !vg_vmh_above(e, &gpu->vmh[(i - 1) / 2]),
+			 "%s: standing heap out of order at %u", vm->name, i);
 	}
-	r->out = NULL;
-	vg_heap_build(r);
+	/*
+	 * With vmh_n == nr_vms and every entry's index pointing back, the
+	 * entries name distinct VMs; each listed VM found among them makes
+	 * it every VM, none destroyed.
+	 */
+	list_for_each_entry(vm, &gpu->vms, node)
+		VG_CHECK(vm->vmh_idx < gpu->vmh_n && gpu->vmh[vm->vmh_idx].vm == vm,
+			 "%s: not in the standing heap", vm->name);
+	return 0;
+}
+
+/* ---- the walk: VMs in standing order ----------------------------------- */
+
+static bool vg_front_above(const struct vg_reducer *r, u32 a, u32 b)
+{
+	return vg_vmh_above(&r->gpu->vmh[a], &r->gpu->vmh[b]);
+}
+
+static void vg_front_push(struct vg_reducer *r, u32 idx)
+{
+	u32 *f = r->front, i = r->nfront++;
+
+	f[i] = idx;
+	while (i) {
+		u32 parent = (i - 1) / 2, t;
+
+		if (!vg_front_above(r, f[i], f[parent]))
+			return;
+		t = f[i];
+		f[i] = f[parent];
+		f[parent] = t;
+		i = parent;
+	}
+}
+
+static u32 vg_front_pop(struct vg_reducer *r)
+{
+	u32 *f = r->front, top = f[0], i = 0;
+
+	f[0] = f[--r->nfront];
+	for (;;) {
+		u32 l = 2 * i + 1, best = i, t;
+
+		if (l < r->nfront && vg_front_above(r, f[l], f[best]))
+			best = l;
+		if (l + 1 < r->nfront && vg_front_above(r, f[l + 1], f[best]))
+			best = l + 1;
+		if (best == i)
+			return top;
+		t = f[i];
+		f[i] = f[best];
+		f[best] = t;
+		i = best;
+	}
+}
+
+/* A scratch entry for vm, key as given, policy state not built. */
+static struct vg_red_vm *vg_red_take(struct vg_reducer *r, struct vg_vm *vm,
+				     s64 key, u32 left)
+{
+	struct vg_red_vm *s = &r->st[r->nst++];
+
+	s->vm = vm;
+	s->key = key;
+	s->order = vm->order;
+	s->left = left;
+	s->ready = false;
+	return s;
+}
+
+/*
+ * The next VM in standing order that has a candidate, taken; NULL when
+ * none is left. The requester was taken before the walk and is skipped.
+ * A VM whose drain just failed has no candidates until its back-off ends
+ * (its key still counts, so no one else's rank changes): moving it would
+ * mean waiting for it again.
+ */
+static struct vg_red_vm *vg_red_walk(struct vg_reducer *r)
+{
+	struct vg_gpu *gpu = r->gpu;
+
+	while (r->nfront) {
+		u32 i = vg_front_pop(r), l = 2 * i + 1;
+		const struct vg_vmh_ent *e = &gpu->vmh[i];
+		struct vg_vm *vm = e->vm;
+
+		if (l < gpu->vmh_n)
+			vg_front_push(r, l);
+		if (l + 1 < gpu->vmh_n)
+			vg_front_push(r, l + 1);
+		if (vm == r->req || !vm->res_nr ||
+		    unlikely(vg_vm_drain_deferred(vm, r->now)))
+			continue;
+		return vg_red_take(r, vm, e->key, vm->res_nr);
+	}
+	return NULL;
 }
 
 /* ---- chunk choice ------------------------------------------------------ */
@@ -541,9 +670,16 @@ static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
 		struct vg_chunk *c;
 		u64 size;
 
-		/* Could a VM left out rank first now? Then take them all in. */
-		if (r->out && (!r->nheap || !vg_red_above(r->heap[0], r->out)))
-			vg_red_widen(r);
+		/*
+		 * Could the best VM not taken rank first now? Take it, and
+		 * walk on to the next. (COLD: out is at or below its
+		 * entitlement, where vg_red_colder() is vg_red_above().)
+		 */
+		while (r->out &&
+		       (!r->nheap || !vg_red_above(r->heap[0], r->out))) {
+			vg_heap_push(r, r->out);
+			r->out = vg_red_walk(r);
+		}
 		if (!r->nheap)
 			return -ENOMEM;
 		s = r->heap[0];
@@ -594,11 +730,30 @@ static int vg_red_run(struct vg_reducer *r, u64 need, u64 *got)
 	return vg_red_run_t(r, need, got, false);
 }
 
-/* Room for every VM in the scratch arrays; they only grow. */
+static void vg_red_free_arrays(struct vg_gpu *gpu)
+{
+	kvfree(gpu->red_st);
+	kvfree(gpu->red_heap);
+	kvfree(gpu->red_front);
+	kvfree(gpu->vmh);
+	gpu->red_st = NULL;
+	gpu->red_heap = NULL;
+	gpu->red_front = NULL;
+	gpu->vmh = NULL;
+	gpu->vmh_n = 0;
+	gpu->vmh_valid = false;
+}
+
+/*
+ * Room for every VM in the scratch arrays and the standing heap; they
+ * only grow. A new standing heap is built from scratch.
+ */
 static int vg_red_reserve(struct vg_gpu *gpu)
 {
 	struct vg_red_vm *st;
 	struct vg_red_vm **heap;
+	struct vg_vmh_ent *vmh;
+	u32 *front;
 	u32 cap;
 
 	if (gpu->nr_vms <= gpu->red_cap)
@@ -607,29 +762,29 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 	cap = max_t(u32, gpu->nr_vms, 2 * gpu->red_cap);
 	st = kvmalloc_array(cap, sizeof(*st), GFP_KERNEL);
 	heap = kvmalloc_array(cap, sizeof(*heap), GFP_KERNEL);
-	if (!st || !heap) {
+	front = kvmalloc_array(cap, sizeof(*front), GFP_KERNEL);
+	vmh = kvmalloc_array(cap, sizeof(*vmh), GFP_KERNEL);
+	if (!st || !heap || !front || !vmh) {
 		kvfree(st);
 		kvfree(heap);
+		kvfree(front);
+		kvfree(vmh);
 		return -ENOMEM;
 	}
-	kvfree(gpu->red_st);
-	kvfree(gpu->red_heap);
+	vg_red_free_arrays(gpu);
 	gpu->red_st = st;
 	gpu->red_heap = heap;
+	gpu->red_front = front;
+	gpu->vmh = vmh;
 	gpu->red_cap = cap;
-	gpu->red_nst = 0;	/* nothing to prefetch from */
 	return 0;
 }
 
 void vg_red_free(struct vg_gpu *gpu)
 {
 	lockdep_assert_held(&gpu->lock);
-	kvfree(gpu->red_st);
-	kvfree(gpu->red_heap);
-	gpu->red_st = NULL;
-	gpu->red_heap = NULL;
+	vg_red_free_arrays(gpu);
 	gpu->red_cap = 0;
-	gpu->red_nst = 0;
 	vg_reloc_free(gpu);
 }
 
@@ -655,15 +810,13 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 		.gpu = gpu,
 		.req = req,
 		.newbo = newbo,
+		.now = now,
 		.global = gpu->policy == VG_POLICY_COLD,
 		.cold_only = cold_only,
 	};
 	struct vg_red_vm *s;
-	struct vg_vm *vm;
-	u64 equal, picks, new_bytes = newbo ? newbo->size : 0;
-	u32 i, k, n = 0, ahead;
-	struct vg_sel sel = { 0 };
 	u64 got = 0;
+	u32 i;
 	int err;
 
 	lockdep_assert_held(&gpu->lock);
@@ -677,77 +830,55 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 	err = vg_red_reserve(gpu);
 	if (err)
 		return err;
+	if (!gpu->vmh_valid)
+		vg_vmh_build(gpu);
 	r.heap = gpu->red_heap;
+	r.st = gpu->red_st;
+	r.front = gpu->red_front;
 	if (newbo) {
 		r.new_left = newbo->nr_chunks;
 		for (i = 0; i < newbo->nr_chunks; i++)
 			WARN_ON(newbo->chunks[i].loc != VG_LOC_VRAM);
 	}
-	/* Picks if every chunk is whole: the victim heap's size (see top). */
-	picks = (need >> gpu->chunk_shift) + !!(need & (gpu->chunk_size - 1));
-	k = min_t(u64, picks, gpu->nr_vms);
 	/*
-	 * A selection that would keep every VM is no selection. COLD ranks
-	 * by chunks, not keys: every VM goes into the heap.
+	 * The requester first, its new BO counted in its usage (no marks,
+	 * checked above: usage is what is resident).
 	 */
-	sel.cap = k + 1 < gpu->nr_vms && !r.global ? k + 1 : 0;
-	/* vg_vm_entitlement() of every VM without an explicit one. */
-	equal = vg_gpu_equal_share(gpu);
-	/* As vg_vm_entitlement() warns: VMs without one are equal ones. */
-	if (unlikely(!gpu->nr_ent_equal)) {
-		list_for_each_entry(vm, &gpu->vms, node)
-			WARN_ON_ONCE(!vm->entitlement);
-	}
-	/* Last call's list, VG_RED_AHEAD VMs on (see top). */
-	ahead = gpu->red_nst > VG_RED_AHEAD ? gpu->red_nst - VG_RED_AHEAD : 0;
-	s = gpu->red_st;
-	/* One pass: the keys, and the k + 1 VMs that rank first. */
-	list_for_each_entry(vm, &gpu->vms, node) {
-		/* No marks (checked above): usage is what is resident. */
-		u64 usage = vm->resident;
-		u64 ent = vm->entitlement ? vm->entitlement : equal;
-		u32 nnew = 0;
+	if (req) {
+		u32 left = unlikely(vg_vm_drain_deferred(req, now)) ?
+			   0 : req->res_nr;
 
-		if (n < ahead)
-			prefetch(s[VG_RED_AHEAD].vm);
-		if (vm == req) {
-			usage += new_bytes;
-			nnew = r.new_left;
-		}
-		s->vm = vm;
-		s->order = vm->order;
-		/*
-		 * A VM whose drain just failed has no candidates until its
-		 * back-off ends (its key still counts, so no one else's
-		 * rank changes): moving it would mean waiting for it again.
-		 */
-		s->left = unlikely(vg_vm_drain_deferred(vm, now)) ? 0 : vm->res_nr;
-		s->ready = false;
-		s->key = (s64)usage - (s64)ent;
-		if (s->left + nnew)
-			vg_sel_offer(&r, &sel, s);
-		s++;
-		n++;
+		s = vg_red_take(&r, req, gpu->vmh[req->vmh_idx].key +
+				(s64)(newbo ? newbo->size : 0), left);
+		if (s->left + r.new_left)
+			vg_heap_push(&r, s);
 	}
-	r.nst = n;
-	gpu->red_nst = n;
+	if (gpu->vmh_n)
+		vg_front_push(&r, 0);
+	r.out = vg_red_walk(&r);
 	/*
 	 * COLD: every VM above its entitlement is ranked by its coldest
-	 * chunk, so each is sampled and sorted now, all at the same moment
-	 * (sampled together, their counts compare).
+	 * chunk, so each is taken, sampled and sorted now, all at the same
+	 * moment (sampled together, their counts compare). The walk yields
+	 * them in key order, so the first at or below ends them; the
+	 * requester is in the heap already.
 	 */
 	if (r.global) {
-		for (i = 0; i < sel.n; i++) {
-			s = r.heap[i];
-			if (s->key <= 0)
-				continue;
-			err = vg_red_prepare(&r, s);
+		if (r.nheap && r.heap[0]->key > 0) {
+			err = vg_red_prepare(&r, r.heap[0]);
 			if (err)
 				goto err_free_sorted;
-			vg_red_next(s);
+			vg_red_next(r.heap[0]);
+		}
+		while (r.out && r.out->key > 0) {
+			err = vg_red_prepare(&r, r.out);
+			if (err)
+				goto err_free_sorted;
+			vg_red_next(r.out);
+			vg_heap_push(&r, r.out);
+			r.out = vg_red_walk(&r);
 		}
 	}
-	vg_sel_finish(&r, &sel, k);
 
 	err = vg_red_run(&r, need, &got);
 	if (err)

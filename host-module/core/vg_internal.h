@@ -35,6 +35,16 @@ struct vg_bo;
 struct vg_vm;
 struct vg_red_vm;
 
+/*
+ * One VM in the standing heap (struct vg_gpu, vmh): its key and tie-break
+ * copied next to it, so the heap compares without chasing the VM.
+ */
+struct vg_vmh_ent {
+	s64 key;		/* vm->resident - vg_vm_entitlement(vm) */
+	u64 order;		/* vm->order */
+	struct vg_vm *vm;
+};
+
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
 
 struct vg_chunk {
@@ -95,6 +105,7 @@ struct vg_vm {
 	u64 resident;			/* bytes of chunks in VRAM */
 	u64 order;			/* creation order: reducer tie-break (vm.c) */
 	u32 res_nr, res_cap;
+	u32 vmh_idx;			/* its entry in gpu->vmh while vmh_valid */
 	/* Chunks chosen by the reducer or the return worker (relocate.c). */
 	struct list_head marked;
 	u64 marked_bytes;
@@ -250,11 +261,36 @@ struct vg_gpu {
 	u64 next_vm_order;		/* vm->order of the next VM */
 	struct vg_rand rand;
 
-	/* Reducer scratch, one entry per VM, kept between calls (reducer.c). */
+	/*
+	 * The standing heap (reducer.c): every VM, as a binary max-heap by
+	 * how far its resident bytes are above its entitlement, ties to the
+	 * VM created first, kept between reductions so that one does not
+	 * rank every VM again. Under gpu->lock, like the rest. Invariants
+	 * while vmh_valid (vg_vmh_check(), from vg_gpu_check()):
+	 *  - vmh[0, vmh_n) holds each VM of gpu->vms once, vmh_n == nr_vms,
+	 *    and vmh[vm->vmh_idx].vm == vm;
+	 *  - vmh[i].key == vm->resident - vg_vm_entitlement(vm) and
+	 *    vmh[i].order == vm->order;
+	 *  - no entry ranks above its parent (vg_vmh_above()).
+	 * account.c keeps it so whenever vm->resident changes
+	 * (vg_vmh_moved(), O(log VMs)). What moves many keys at once (a VM
+	 * created or destroyed, an entitlement set: the equal share of
+	 * every VM without one moves) clears vmh_valid instead, and the
+	 * next reduction rebuilds it in one O(VMs) pass; while it is clear
+	 * the entries are not read (they may name destroyed VMs).
+	 */
+	struct vg_vmh_ent *vmh;
+	u32 vmh_n;
+	bool vmh_valid;
+	/*
+	 * Reducer scratch, red_cap entries each (>= nr_vms), kept between
+	 * calls: per-call VM state, the call's victim heap, and the
+	 * frontier of its walk down the standing heap (reducer.c).
+	 */
 	struct vg_red_vm *red_st;
 	struct vg_red_vm **red_heap;
+	u32 *red_front;
 	u32 red_cap;
-	u32 red_nst;			/* entries the last call filled */
 	/*
 	 * The VMs with marked chunks, through vm->marked_node, so that
 	 * relocating them and checking for marks need not walk every VM
@@ -423,6 +459,29 @@ s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
  * last VM goes).
  */
 void vg_red_free(struct vg_gpu *gpu);
+/*
+ * The standing heap (struct vg_gpu, vmh): vm->resident just changed by
+ * delta bytes (account.c); every VM's standing may have moved at once
+ * (vm.c: a VM created or destroyed, an entitlement set), rebuilt by the
+ * next reduction; its invariants, 0 or -EIO (vg_gpu_check()). gpu->lock
+ * held.
+ */
+/*
+ * vg_gpu_check()'s parts: a failed condition logs and makes the function
+ * holding gpu (struct vg_gpu *) return -EIO.
+ */
+#define VG_CHECK(cond, fmt, ...)					\
+	do {								\
+		if (unlikely(!(cond))) {				\
+			pr_err("vgmem: %s: check failed: " fmt "\n",	\
+			       gpu->name, ##__VA_ARGS__);		\
+			return -EIO;					\
+		}							\
+	} while (0)
+
+void vg_vmh_moved(struct vg_vm *vm, s64 delta);
+void vg_vmh_invalidate(struct vg_gpu *gpu);
+int vg_vmh_check(struct vg_gpu *gpu);
 /*
  * Refresh chunk heat from the GPU driver's access sampling (COLD): every VM,
  * ageing the heat (the return worker's cadence); one VM's resident

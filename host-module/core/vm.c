@@ -50,6 +50,7 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 	list_add_tail(&vm->node, &gpu->vms);
 	gpu->nr_vms++;
 	gpu->nr_ent_equal++;
+	vg_vmh_invalidate(gpu);
 	mutex_unlock(&gpu->lock);
 	*out = vm;
 	return 0;
@@ -153,6 +154,7 @@ void vg_vm_destroy(struct vg_vm *vm)
 		gpu->ent_explicit -= vm->entitlement;
 	else
 		gpu->nr_ent_equal--;
+	vg_vmh_invalidate(gpu);
 	/* Keep the GPU's fault count cumulative. */
 	gpu->stats.faults += atomic64_read(&vm->faults);
 	/* vg_gpu_destroy() requires no VMs: the last one frees the scratch. */
@@ -187,6 +189,7 @@ int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes)
 		gpu->ent_explicit += bytes;
 	else
 		gpu->nr_ent_equal++;
+	vg_vmh_invalidate(gpu);
 	mutex_unlock(&gpu->lock);
 	return 0;
 }
