@@ -169,6 +169,9 @@ void vgmem_pb_raw(struct vgmem_chan *ch, const uint32_t *dw, unsigned int n);
 /*
  * Close the open segment as one GPFIFO entry and publish it (GP_PUT).
  * *seq (if not NULL) names it for vgmem_wait. Waits for ring space.
+ * Reads USERD only when the ring or the pushbuffer looks full by what the
+ * last read saw, so a channel fault is reported (-EIO) by the first call
+ * that reads it, a wait at the latest; once seen, every call fails.
  *
  * Waiting: a slow host is never an error. Every wait libvgmem does by
  * itself (ring or pushbuffer space, vgmem_finish, the convenience

@@ -120,11 +120,17 @@ static int publish(struct vgmem_chan *ch, uint64_t entry, uint64_t seg_start,
 	uint32_t slot;
 	int ret;
 
-	/* Leave one slot free: GP_PUT == GP_GET means empty. */
-	ret = vgmem_chan_wait_outstanding(ch, ch->entries - 2,
-					  VGMEM_WAIT_FOREVER);
-	if (ret)
-		return ret;
+	/*
+	 * Leave one slot free: GP_PUT == GP_GET means empty. done only moves
+	 * forward, so a slot free by the last poll is free now: poll only
+	 * when the ring looks full.
+	 */
+	if (ch->submitted - ch->done > ch->entries - 2) {
+		ret = vgmem_chan_wait_outstanding(ch, ch->entries - 2,
+						  VGMEM_WAIT_FOREVER);
+		if (ret)
+			return ret;
+	}
 	slot = (uint32_t)ch->submitted & (ch->entries - 1);
 	ch->seg_start[slot] = seg_start;
 	ch->gpfifo[slot] = entry;
@@ -145,9 +151,15 @@ int vgmem_submit(struct vgmem_chan *ch, uint64_t *seq)
 
 	if (!ch)
 		return -EINVAL;
-	ret = vgmem_chan_poll(ch);
-	if (ret)
-		return ret;
+	/*
+	 * A fault already seen fails at once. One not seen yet is not
+	 * looked for here: that would cost two USERD reads per submission
+	 * (over a transport, a call and two locks each), and the next wait
+	 * or poll reports it (-EIO); the entry goes to a channel that no
+	 * longer runs anything.
+	 */
+	if (ch->error)
+		return -EIO;
 	if (ch->pb_err) {
 		/* A partial segment is not what the caller asked for: drop it. */
 		ret = ch->pb_err;
@@ -171,13 +183,11 @@ int vgmem_submit(struct vgmem_chan *ch, uint64_t *seq)
 
 int vgmem_submit_entry(struct vgmem_chan *ch, uint64_t entry, uint64_t *seq)
 {
-	int ret;
-
 	if (!ch)
 		return -EINVAL;
-	ret = vgmem_chan_poll(ch);
-	if (ret)
-		return ret;
+	/* As vgmem_submit(): a fault not seen yet is the next wait's. */
+	if (ch->error)
+		return -EIO;
 	return publish(ch, entry, ch->pb_head, seq);
 }
 

@@ -20,6 +20,14 @@ static int pb_wait_space(struct vgmem_chan *ch, uint64_t end)
 	unsigned int spins = 0;
 	int ret;
 
+	/*
+	 * pb_tail only moves forward, so room by the last poll is room now:
+	 * no USERD read (over a transport, a call and two locks each).
+	 */
+	if (ch->error)
+		return -EIO;
+	if (end - ch->pb_tail <= ch->pb_dw)
+		return 0;
 	for (;;) {
 		ret = vgmem_chan_poll(ch);
 		if (ret)

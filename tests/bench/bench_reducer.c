@@ -24,6 +24,13 @@
  * --only N V runs one configuration, --reps R at most R runs of it; for
  * profilers: valgrind --tool=callgrind --toggle-collect=late_allocs
  * bench_reducer --only N V --reps 1 (see --help).
+ *
+ * Times drift with the machine's load; instruction counts do not. With
+ * valgrind installed, the 1M-chunk, 1000-VM configuration is also counted
+ * under callgrind, pressured and free once each (--cg), inside
+ * late_allocs only: the same difference per chunk chosen, in
+ * instructions, to compare runs on any machine (no goal: the goal is in
+ * time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,17 +190,60 @@ out_free:
 	return err;
 }
 
+/* Chunks the late VM allocates: up to its equal share (n / v), 64 at least. */
+static u64 late_chunks(u64 n, u32 v)
+{
+	u64 m = n / v < n / 4 ? n / v : n / 4;
+
+	return m < 64 ? 64 : m;
+}
+
+/*
+ * The 1M-chunk, 1000-VM configuration under callgrind (see the top): the
+ * late VM allocates 1000 chunks, every one of them chosen from the others
+ * (chosen, from the timed runs of the same configuration).
+ */
+static void print_instructions(u64 chosen)
+{
+	static const char *const fns[] = { "late_allocs", NULL };
+	static const char *const press[] = { "--cg", "1000000", "1000", "1", NULL };
+	static const char *const nopress[] = { "--cg", "1000000", "1000", "0", NULL };
+	unsigned long long ip = bench_callgrind(fns, press);
+	unsigned long long ifree = ip ? bench_callgrind(fns, nopress) : 0;
+
+	if (!ip || !ifree || ip < ifree) {
+		printf("reducer+relocation instructions per chunk chosen at 1M chunks, 1000 VMs: not measured (needs valgrind)\n");
+		return;
+	}
+	printf("reducer+relocation instructions per chunk chosen at 1M chunks, 1000 VMs (callgrind): %.0f (pressured %llu, free %llu, %llu chosen)\n",
+	       (double)(ip - ifree) / (double)chosen, ip, ifree,
+	       (unsigned long long)chosen);
+}
+
 int main(int argc, char **argv)
 {
 	static const u64 sizes[] = { 1000, 10000, 100000, 1000000 };
 	static const u32 vmsn[] = { 2, 10, 100, 1000 };
 	double at_1m_worst = 0;
+	u64 chosen_1m_1k = 0;
 	size_t a, b;
 	bool quick = false;
 	u64 only_n = 0;
 	u32 only_v = 0, max_reps = 9;
 	int i;
 
+	/* --cg N V PRESSURED: one run, for bench_callgrind() (see the top). */
+	if (argc == 5 && !strcmp(argv[1], "--cg")) {
+		struct result res;
+
+		u64 n = strtoull(argv[2], NULL, 0);
+		u32 v = (u32)strtoul(argv[3], NULL, 0);
+
+		if (n < 4 || v < 2 || (u64)v * 4 > n)
+			return 2;
+		return !!run_once(n, v, late_chunks(n, v), !!atoi(argv[4]), 1,
+				  &res);
+	}
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
 			quick = true;
@@ -232,8 +282,7 @@ int main(int argc, char **argv)
 			continue;
 		for (b = 0; b < sizeof(vmsn) / sizeof(vmsn[0]); b++) {
 			u32 v = vmsn[b];
-			/* The late VM takes up to its equal share (n / v). */
-			u64 m = n / v < n / 4 ? n / v : n / 4;
+			u64 m = late_chunks(n, v);
 			u32 reps = n <= 10000 ? 9 : n <= 100000 ? 5 : 3, r;
 			double tp[9], tf[9], tr[9], press, freet, red, redonly;
 			u64 chosen = 0;
@@ -241,8 +290,6 @@ int main(int argc, char **argv)
 
 			if ((u64)v * 4 > n || (only_v && v != only_v))
 				continue;
-			if (m < 64)
-				m = 64;
 			if (reps > max_reps)
 				reps = max_reps;
 			/* Interleave pressured and free runs; medians. */
@@ -271,6 +318,8 @@ int main(int argc, char **argv)
 			red = chosen ? (press - freet) * m / chosen : 0;
 			if (n == 1000000 && red > at_1m_worst)
 				at_1m_worst = red;
+			if (n == 1000000 && v == 1000)
+				chosen_1m_1k = chosen;
 			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %13.1f %7.2f\n",
 			       (unsigned long long)n, v, (unsigned long long)m,
 			       (unsigned long long)chosen, press, freet, red,
@@ -285,5 +334,7 @@ int main(int argc, char **argv)
 		bench_ratio("bench_reducer 1M chunks: cost per chunk / 1 us",
 			    at_1m_worst / 1000.0, 1.0, 1);
 	}
+	if (chosen_1m_1k)
+		print_instructions(chosen_1m_1k);
 	return 0;
 }

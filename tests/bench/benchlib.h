@@ -21,6 +21,17 @@ double bench_median(double *v, size_t n);
 void bench_ratio(const char *what, double ratio, double goal, int less_is_better);
 
 /*
+ * This program run again under callgrind with args (NULL-terminated; the
+ * program's own path goes first), counting only inside the functions
+ * named in toggles (NULL-terminated; in any thread, callgrind's
+ * --toggle-collect): the instructions counted, or 0 when they could not be
+ * (valgrind not installed, the run failed). Instruction counts do not
+ * drift with the machine's load as times do.
+ */
+unsigned long long bench_callgrind(const char *const *toggles,
+				   const char *const *args);
+
+/*
  * n bytes aligned to a cache line, or the program ends with "out of
  * memory" (benchmarks have nothing to fall back on); bench_oom() is that
  * ending for any other allocation.
