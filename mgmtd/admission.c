@@ -98,6 +98,9 @@ out:
 int mg_admission_query(struct mg *mg, int gpu, const struct mg_vm_policy *p,
 		       struct mg_admission *out, char *why, size_t whylen)
 {
+	/* Every field is the request's (a PUT's defaults filled in). */
+	const struct mg_pol_who who = { .name = "the VM asked about",
+					.set = MG_POL_ALL };
 	struct mg_vm_policy np = *p;
 	struct mg_admission a, best;
 	size_t i;
@@ -113,7 +116,7 @@ int mg_admission_query(struct mg *mg, int gpu, const struct mg_vm_policy *p,
 		goto out_unlock;
 	}
 	/* A policy no VM may have is an error, not a refusal. */
-	ret = mg_validate_policy_locked(mg, gpu, &np, why, whylen);
+	ret = mg_validate_policy_locked(mg, gpu, &np, &who, why, whylen);
 	if (ret)
 		goto out_unlock;
 	memset(&best, 0, sizeof(best));

@@ -18,7 +18,8 @@
  * Strict: an unknown attribute, a malformed number or a value out of range
  * is an error naming it, so an operator's typo never passes silently.
  * Relations between fields (min <= low <= max <= quota) are checked by the
- * model with the policy engine. Input is untrusted: no network access and
+ * model, which quotes the attributes as written (mg_domain_parse_text()),
+ * and then by the policy engine. Input is untrusted: no network access and
  * no entity expansion while parsing.
  */
 #include <ctype.h>
@@ -93,15 +94,20 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 	return 0;
 }
 
-/* The attributes of one <vgmem:gpu> element. */
+/*
+ * The attributes of one <vgmem:gpu> element; the sizes as written in
+ * *txt too (if not NULL), for messages that quote them (model.c).
+ */
 static int parse_gpu_elem(xmlNodePtr n, struct mg_vm_policy *meta,
-			  unsigned int *mask, int *gpu, char *err,
-			  size_t errlen)
+			  unsigned int *mask, int *gpu,
+			  struct mg_pol_text *txt, char *err, size_t errlen)
 {
+	struct mg_pol_text t;
 	xmlAttrPtr a;
 	int ret = 0;
 
 	memset(meta, 0, sizeof(*meta));
+	memset(&t, 0, sizeof(t));
 	*mask = 0;
 	*gpu = -1;
 	for (a = n->properties; a && !ret; a = a->next) {
@@ -110,26 +116,33 @@ static int parse_gpu_elem(xmlNodePtr n, struct mg_vm_policy *meta,
 		const char *v = vx ? (const char *)vx : "";
 		uint64_t *size = NULL;
 		unsigned int bit = 0;
+		char *text = NULL;
 		uint32_t u;
 
 		if (!strcmp(name, "quota")) {
 			size = &meta->quota;
 			bit = MG_POL_QUOTA;
+			text = t.quota;
 		} else if (!strcmp(name, "min")) {
 			size = &meta->min;
 			bit = MG_POL_MIN;
+			text = t.min;
 		} else if (!strcmp(name, "low")) {
 			size = &meta->low;
 			bit = MG_POL_LOW;
+			text = t.low;
 		} else if (!strcmp(name, "max")) {
 			size = &meta->max;
 			bit = MG_POL_MAX;
+			text = t.max;
 		}
 		if (size) {
 			if (mg_parse_size(v, size))
 				ret = perr(err, errlen,
 					   "vgmem:gpu %s=\"%.40s\" is not a size (e.g. 8G, 512M, bytes)",
 					   name, v);
+			snprintf(text, MG_SIZE_TEXT, "%s", v);
+			t.written |= bit;
 			*mask |= bit;
 		} else if (!strcmp(name, "weight")) {
 			if (parse_u32(v, VGP_WEIGHT_MIN, VGP_WEIGHT_MAX, &u))
@@ -159,11 +172,20 @@ static int parse_gpu_elem(xmlNodePtr n, struct mg_vm_policy *meta,
 	}
 	if (!ret && !(*mask & MG_POL_QUOTA))
 		ret = perr(err, errlen, "vgmem:gpu needs a quota attribute");
+	if (txt)
+		*txt = t;
 	return ret;
 }
 
 int mg_metadata_parse(const char *xml, struct mg_vm_policy *meta,
 		      unsigned int *mask, int *gpu, char *err, size_t errlen)
+{
+	return mg_metadata_parse_text(xml, meta, mask, gpu, NULL, err, errlen);
+}
+
+int mg_metadata_parse_text(const char *xml, struct mg_vm_policy *meta,
+			   unsigned int *mask, int *gpu,
+			   struct mg_pol_text *txt, char *err, size_t errlen)
 {
 	xmlDocPtr doc = read_doc(xml);
 	xmlNodePtr root;
@@ -180,7 +202,7 @@ int mg_metadata_parse(const char *xml, struct mg_vm_policy *meta,
 		ret = perr(err, errlen, "vgmem metadata is not a <gpu> element in namespace %s",
 			   MG_XMLNS);
 	else
-		ret = parse_gpu_elem(root, meta, mask, gpu, err, errlen);
+		ret = parse_gpu_elem(root, meta, mask, gpu, txt, err, errlen);
 	xmlFreeDoc(doc);
 	return ret;
 }
@@ -235,6 +257,15 @@ int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
 		    struct mg_vm_policy *meta, unsigned int *mask, int *gpu,
 		    char *err, size_t errlen)
 {
+	return mg_domain_parse_text(xml, mdev, mdevlen, meta, mask, gpu, NULL,
+				    err, errlen);
+}
+
+int mg_domain_parse_text(const char *xml, char *mdev, size_t mdevlen,
+			 struct mg_vm_policy *meta, unsigned int *mask,
+			 int *gpu, struct mg_pol_text *txt, char *err,
+			 size_t errlen)
+{
 	xmlNodePtr root, n, m, found = NULL;
 	xmlDocPtr doc;
 	int ret = 0;
@@ -278,7 +309,7 @@ int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
 		}
 	}
 	if (found)
-		ret = parse_gpu_elem(found, meta, mask, gpu, err, errlen);
+		ret = parse_gpu_elem(found, meta, mask, gpu, txt, err, errlen);
 out:
 	xmlFreeDoc(doc);
 	return ret;

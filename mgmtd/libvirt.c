@@ -320,6 +320,7 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	char bad[MG_WHY_LEN] = "";
 	struct mg_share *shares = NULL;
 	struct mg_vm_policy meta;
+	struct mg_pol_text txt;
 	unsigned int mask;
 	const char *name = virDomainGetName(dom);
 	int active = virDomainIsActive(dom), gpu, ret, sret = 0;
@@ -334,8 +335,8 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 			lv_errmsg());
 		return;
 	}
-	ret = mg_domain_parse(xml, mdev, sizeof(mdev), &meta, &mask, &gpu,
-			      err, sizeof(err));
+	ret = mg_domain_parse_text(xml, mdev, sizeof(mdev), &meta, &mask, &gpu,
+				   &txt, err, sizeof(err));
 	if (!ret && mask && mdev[0])
 		sret = mg_domain_shares(xml, &shares, &nr_shares, bad,
 					sizeof(bad));
@@ -364,11 +365,11 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 		return;
 	}
 	if (active == 1)
-		ret = mg_vm_start(lv->mg, mdev, name, &meta, mask, gpu,
-				  MG_SRC_LIBVIRT, err, sizeof(err));
+		ret = mg_vm_start_text(lv->mg, mdev, name, &meta, mask, &txt,
+				       gpu, MG_SRC_LIBVIRT, err, sizeof(err));
 	else
-		ret = mg_vm_define(lv->mg, mdev, name, &meta, mask,
-				   MG_SRC_LIBVIRT, err, sizeof(err));
+		ret = mg_vm_define_text(lv->mg, mdev, name, &meta, mask, &txt,
+					MG_SRC_LIBVIRT, err, sizeof(err));
 	if (ret == -EINVAL && active != 1)
 		mg_vm_report_error(lv->mg, mdev, name, err);
 	/* -EEXIST: already running in the model; a metadata event updates it */
@@ -478,6 +479,7 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 	char uuid[VIR_UUID_STRING_BUFLEN], err[MG_WHY_LEN];
 	struct mg_libvirt *lv = opaque;
 	struct mg_vm_policy meta;
+	struct mg_pol_text txt;
 	const char *name = virDomainGetName(dom);
 	const char *mdev;
 	struct lv_dom d, o;
@@ -514,14 +516,16 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 				   "vgmem:gpu metadata was removed; the last valid policy stays");
 		return 0;
 	}
-	ret = mg_metadata_parse(xml, &meta, &mask, &gpu, err, sizeof(err));
+	ret = mg_metadata_parse_text(xml, &meta, &mask, &gpu, &txt, err,
+				     sizeof(err));
 	free(xml);
 	if (ret) {
 		mg_vm_report_error(lv->mg, mdev, name, err);
 		return 0;
 	}
 	/* the model reports its own refusals (error event, VM's error) */
-	mg_vm_set_meta(lv->mg, mdev, &meta, mask, gpu, err, sizeof(err));
+	mg_vm_set_meta_text(lv->mg, mdev, &meta, mask, &txt, gpu, err,
+			    sizeof(err));
 	return 0;
 }
 

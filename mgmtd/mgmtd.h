@@ -26,6 +26,16 @@ int mg_vm_define(struct mg *mg, const char *id, const char *name,
 		 const struct mg_vm_policy *meta, unsigned int meta_mask,
 		 enum mg_vm_source src, char *why, size_t whylen);
 /*
+ * The _text forms take the sizes as the domain wrote them
+ * (mg_domain_parse_text(), mg_metadata_parse_text()), so that a refusal
+ * quotes the attributes: "domain web1: min='8GiB' is above max='1GiB'"
+ * (txt NULL: as the forms without, sizes shown from their values).
+ */
+int mg_vm_define_text(struct mg *mg, const char *id, const char *name,
+		      const struct mg_vm_policy *meta, unsigned int meta_mask,
+		      const struct mg_pol_text *txt, enum mg_vm_source src,
+		      char *why, size_t whylen);
+/*
  * It started: defines it as above, places it on a GPU (gpu < 0: the one
  * with most room), checks admission and starts it on the backend. On
  * error an "error" event says why and the VM stays stopped.
@@ -33,6 +43,10 @@ int mg_vm_define(struct mg *mg, const char *id, const char *name,
 int mg_vm_start(struct mg *mg, const char *id, const char *name,
 		const struct mg_vm_policy *meta, unsigned int meta_mask,
 		int gpu, enum mg_vm_source src, char *why, size_t whylen);
+int mg_vm_start_text(struct mg *mg, const char *id, const char *name,
+		     const struct mg_vm_policy *meta, unsigned int meta_mask,
+		     const struct mg_pol_text *txt, int gpu,
+		     enum mg_vm_source src, char *why, size_t whylen);
 int mg_vm_stop(struct mg *mg, const char *id);
 /* The domain was undefined: forgets a stopped VM (-EBUSY if running). */
 int mg_vm_forget(struct mg *mg, const char *id);
@@ -47,6 +61,10 @@ int mg_vm_forget(struct mg *mg, const char *id);
 int mg_vm_set_meta(struct mg *mg, const char *id,
 		   const struct mg_vm_policy *meta, unsigned int meta_mask,
 		   int gpu, char *why, size_t whylen);
+int mg_vm_set_meta_text(struct mg *mg, const char *id,
+			const struct mg_vm_policy *meta, unsigned int meta_mask,
+			const struct mg_pol_text *txt, int gpu, char *why,
+			size_t whylen);
 /*
  * adopt_mdevs: every vGPU the backend shows that no VM has becomes a
  * running VM of source "backend" (its mdev UUID as id, its quota); such
@@ -191,6 +209,11 @@ void mg_set_libvirt(struct mg *mg, struct mg_libvirt *lv);
 int mg_domain_parse(const char *xml, char *mdev, size_t mdevlen,
 		    struct mg_vm_policy *meta, unsigned int *mask, int *gpu,
 		    char *err, size_t errlen);
+/* The same, with the size attributes as written in *txt. */
+int mg_domain_parse_text(const char *xml, char *mdev, size_t mdevlen,
+			 struct mg_vm_policy *meta, unsigned int *mask,
+			 int *gpu, struct mg_pol_text *txt, char *err,
+			 size_t errlen);
 /*
  * The domain's virtio-fs shares (<filesystem type='mount'> with <driver
  * type='virtiofs'/>, <source dir=.../>, <target dir=.../>, optional
@@ -214,5 +237,8 @@ int mg_share_check(const struct mg_share *s, char *err, size_t errlen);
  */
 int mg_metadata_parse(const char *xml, struct mg_vm_policy *meta,
 		      unsigned int *mask, int *gpu, char *err, size_t errlen);
+int mg_metadata_parse_text(const char *xml, struct mg_vm_policy *meta,
+			   unsigned int *mask, int *gpu,
+			   struct mg_pol_text *txt, char *err, size_t errlen);
 
 #endif /* VGMEM_MGMTD_MGMTD_H */

@@ -190,21 +190,119 @@ int mg_admit_locked(struct mg *mg, const struct mg_vm *vm, int gpu,
 	return ret;
 }
 
+const char *mg_vm_name(const struct mg_vm *vm)
+{
+	return vm->info.name[0] ? vm->info.name : vm->info.id;
+}
+
+/* bytes in the largest binary unit that holds it exactly ("1GiB", "1536"). */
+static void size_text(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
+					    "EiB" };
+	int i;
+
+	for (i = 5; i >= 0; i--) {
+		unsigned int sh = 10 * (unsigned int)(i + 1);
+
+		if (bytes && !(bytes & ((1ull << sh) - 1))) {
+			snprintf(buf, len, "%llu%s",
+				 (unsigned long long)(bytes >> sh), unit[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)bytes);
+}
+
+/* The four sizes in the order they must keep, smallest first. */
+enum { ORD_MIN, ORD_LOW, ORD_MAX, ORD_QUOTA, ORD_N };
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+} ord_field[ORD_N] = {
+	{ "min", MG_POL_MIN }, { "low", MG_POL_LOW },
+	{ "max", MG_POL_MAX }, { "quota", MG_POL_QUOTA },
+};
+
+/* Field f as the user sees it: "min 8G", "min='8GiB'" or "max 1GiB". */
+static void ord_quote(const struct mg_pol_who *who, int f, uint64_t bytes,
+		      char *buf, size_t len)
+{
+	const struct mg_pol_text *t = who->txt;
+	const char *s = NULL;
+	char num[MG_SIZE_TEXT];
+
+	if (t && (t->written & ord_field[f].bit))
+		s = f == ORD_MIN ? t->min : f == ORD_LOW ? t->low :
+		    f == ORD_MAX ? t->max : t->quota;
+	if (s && who->domain) {
+		snprintf(buf, len, "%s='%s'", ord_field[f].name, s);
+		return;
+	}
+	if (!s) {
+		size_text(bytes, num, sizeof(num));
+		s = num;
+	}
+	snprintf(buf, len, "%s %s", ord_field[f].name, s);
+}
+
+/*
+ * min <= low <= max <= quota (see mg_validate_policy_locked()). A field
+ * the user did not set holds what it is derived from (low: min; max:
+ * quota), so only the fields set are compared, neighbours in that chain:
+ * a domain with min='8GiB' and max='1GiB' has low = min, and the conflict
+ * is min's with max, not low's.
+ */
+static int check_order(const struct mg_pol_who *who,
+		       const struct mg_vm_policy *p, char *why, size_t whylen)
+{
+	const uint64_t v[ORD_N] = { p->min, p->low, p->max, p->quota };
+	char qa[2 * MG_SIZE_TEXT], qb[2 * MG_SIZE_TEXT];
+	int chain[ORD_N], n = 0, f, i;
+
+	for (f = 0; f < ORD_N; f++) {
+		if ((f == ORD_LOW || f == ORD_MAX) &&
+		    !(who->set & ord_field[f].bit))
+			continue;
+		chain[n++] = f;
+	}
+	for (i = 0; i + 1 < n; i++) {
+		if (v[chain[i]] <= v[chain[i + 1]])
+			continue;
+		ord_quote(who, chain[i], v[chain[i]], qa, sizeof(qa));
+		ord_quote(who, chain[i + 1], v[chain[i + 1]], qb, sizeof(qb));
+		mg_why_set(why, whylen, "%s%s: %s is above %s",
+			   who->domain ? "domain " : "", who->name, qa, qb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int mg_validate_policy_locked(struct mg *mg, int gpu,
-				  const struct mg_vm_policy *p, char *why,
-				  size_t whylen)
+			      const struct mg_vm_policy *p,
+			      const struct mg_pol_who *who, char *why,
+			      size_t whylen)
 {
 	struct vgp_status st;
 	struct vgp_gpu g;
 	struct vgp_vm v;
+	const char *r;
 
+	if (check_order(who, p, why, whylen))
+		return -EINVAL;
 	if (mg_gpu_params_locked(mg, gpu < 0 ? 0 : gpu, &g)) {
 		mg_why_set(why, whylen, "no GPU to validate against");
 		return -EINVAL;
 	}
 	to_vgp(p, 0, &v);
 	if (vgp_validate_vm(&g, &v, &st)) {
-		mg_why_set(why, whylen, "%s", st.reason);
+		/* The engine numbers the VMs it was given: "vm 0: ...". */
+		r = st.reason;
+		if (!strncmp(r, "vm 0: ", 6))
+			r += 6;
+		mg_why_set(why, whylen, "%s%s: %s", who->domain ? "domain " : "",
+			   who->name, r);
 		return -EINVAL;
 	}
 	return 0;
@@ -682,6 +780,15 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 		     const struct mg_vm_policy *p, unsigned int mask,
 		     char *why, size_t whylen)
 {
+	return mg_set_vm_policy_text(mg, id, p, mask, NULL, why, whylen);
+}
+
+int mg_set_vm_policy_text(struct mg *mg, const char *id,
+			  const struct mg_vm_policy *p, unsigned int mask,
+			  const struct mg_pol_text *txt, char *why,
+			  size_t whylen)
+{
+	struct mg_pol_who who = { .txt = txt };
 	struct mg_vm_policy nop, np;
 	unsigned int nmask;
 	struct mg_vm *vm;
@@ -709,7 +816,16 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 	apply_fields(&nop, p, mask);
 	nmask = vm->op_mask | mask;
 	mg_effective(&vm->meta, vm->meta_mask, &nop, nmask, &np);
-	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, why, whylen);
+	who.name = mg_vm_name(vm);
+	/*
+	 * A PUT sets every field, the ones not written to what they derive
+	 * from (low = min, max = quota, rj_parse_policy()): a conflict is
+	 * then one between fields the body wrote.
+	 */
+	who.set = txt && mask == MG_POL_ALL ? txt->written :
+		  vm->meta_mask | nmask;
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, &who, why,
+					whylen);
 	if (ret)
 		goto out_unlock;
 	if (vm->info.gpu >= 0) {
@@ -754,6 +870,7 @@ out_unlock:
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		       size_t whylen)
 {
+	struct mg_pol_who who = { 0 };
 	struct mg_vm_policy np, none;
 	struct mg_vm *vm;
 	int ret;
@@ -771,7 +888,10 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		goto out_unlock;
 	}
 	mg_effective(&vm->meta, vm->meta_mask, &none, 0, &np);
-	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, why, whylen);
+	who.name = mg_vm_name(vm);
+	who.set = vm->meta_mask;
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, &who, why,
+					whylen);
 	if (!ret && vm->info.gpu >= 0)
 		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
 				   mg->knobs.oversub_pct, why, whylen);

@@ -47,6 +47,20 @@ enum {
 	MG_POL_ALL = 63,	/* PUT */
 };
 
+/*
+ * A policy's sizes as the user wrote them, for messages that quote them:
+ * a REST body's strings (or integers, as digits) and a domain's vgmem:gpu
+ * attribute values. written: the MG_POL_QUOTA/MIN/LOW/MAX fields given in
+ * that input (the others' strings are ""). Longer values are cut: a
+ * message needs no more to be recognised.
+ */
+#define MG_SIZE_TEXT		32
+struct mg_pol_text {
+	unsigned int written;
+	char quota[MG_SIZE_TEXT], min[MG_SIZE_TEXT], low[MG_SIZE_TEXT],
+	     max[MG_SIZE_TEXT];
+};
+
 /* Where a VM came from. */
 enum mg_vm_source {
 	MG_SRC_CONFIG = 0,	/* --embedded-vm / vm= in the config file */
@@ -224,6 +238,15 @@ int mg_get_vm_shares(struct mg *mg, const char *id_or_name,
 int mg_set_vm_policy(struct mg *mg, const char *id,
 		     const struct mg_vm_policy *p, unsigned int mask,
 		     char *why, size_t whylen);
+/*
+ * The same, with the sizes as the request wrote them (rj_parse_policy()),
+ * so that a refusal quotes them: "web1: min 8G is above low 1GiB" (txt
+ * NULL: sizes shown from their values).
+ */
+int mg_set_vm_policy_text(struct mg *mg, const char *id,
+			  const struct mg_vm_policy *p, unsigned int mask,
+			  const struct mg_pol_text *txt, char *why,
+			  size_t whylen);
 /* Forgets the operator's policy of a VM: metadata/defaults apply again. */
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		       size_t whylen);

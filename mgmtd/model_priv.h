@@ -134,9 +134,30 @@ const struct mg_state_policy *mg_stored_find(struct mg *mg, const char *id);
 int mg_admit_locked(struct mg *mg, const struct mg_vm *vm, int gpu,
 		    const struct mg_vm_policy *p, uint32_t oversub_pct,
 		    char *why, size_t whylen);
+/*
+ * Is the effective policy p valid on gpu? First min <= low <= max <=
+ * quota, said in the user's terms: who names the VM (its domain name, or
+ * its id), set holds the fields set anywhere (meta or operator; an unset
+ * low is min and an unset max is quota, mg_effective(), so a conflict
+ * names the field the user did set), txt the strings of the fields
+ * written in this input that are in force (NULL: none), and domain says
+ * to quote them as the domain's attributes (min='8GiB', else min 8G);
+ * sizes without a string are shown in binary units when exact. Then the
+ * policy engine's own check (vgp_validate_vm()), the last guard, its
+ * "vm N" replaced by who. 0, or -EINVAL with why.
+ */
+struct mg_pol_who {
+	const char *name;
+	bool domain;
+	unsigned int set;
+	const struct mg_pol_text *txt;
+};
 int mg_validate_policy_locked(struct mg *mg, int gpu,
-			      const struct mg_vm_policy *p, char *why,
+			      const struct mg_vm_policy *p,
+			      const struct mg_pol_who *who, char *why,
 			      size_t whylen);
+/* A VM's name for messages: its domain's, else its id. */
+const char *mg_vm_name(const struct mg_vm *vm);
 /* The backend side of a new effective policy (the quota of a running VM). */
 int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
 			   const struct mg_vm_policy *np, char *why,

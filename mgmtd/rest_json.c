@@ -332,8 +332,9 @@ static json_t *rj_load(const char *body, size_t len, struct rj_error *e)
 	return root;
 }
 
+/* text (MG_SIZE_TEXT bytes, or NULL) gets the size as written. */
 static int rj_size_field(const char *key, json_t *v, uint64_t *out,
-			 struct rj_error *e)
+			 char *text, struct rj_error *e)
 {
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
@@ -341,10 +342,15 @@ static int rj_size_field(const char *key, json_t *v, uint64_t *out,
 		if (i < 0)
 			return rj_fail(e, 422, "\"%s\" must not be negative", key);
 		*out = (uint64_t)i;
+		if (text)
+			snprintf(text, MG_SIZE_TEXT, "%lld", (long long)i);
 		return 0;
 	}
 	if (json_is_string(v)) {
 		const char *s = json_string_value(v);
+
+		if (text)
+			snprintf(text, MG_SIZE_TEXT, "%s", s);
 
 		if (strlen(s) != json_string_length(v) || rj_parse_size(s, out))
 			return rj_fail(e, 400,
@@ -380,29 +386,31 @@ static int rj_u32_field(const char *key, json_t *v, uint32_t *out,
 
 int rj_parse_policy(const char *body, size_t len, bool full,
 		    struct mg_vm_policy *p, unsigned int *mask,
-		    struct rj_error *e)
+		    struct mg_pol_text *txt, struct rj_error *e)
 {
 	struct mg_vm_policy np = { .weight = 100 };
+	struct mg_pol_text t;
 	unsigned int m = 0;
 	const char *key;
 	json_t *root, *v;
 	int ret = 0;
 
+	memset(&t, 0, sizeof(t));
 	root = rj_load(body, len, e);
 	if (!root)
 		return -EINVAL;
 	json_object_foreach(root, key, v) {
 		if (!strcmp(key, "quota")) {
-			ret = rj_size_field(key, v, &np.quota, e);
+			ret = rj_size_field(key, v, &np.quota, t.quota, e);
 			m |= MG_POL_QUOTA;
 		} else if (!strcmp(key, "min")) {
-			ret = rj_size_field(key, v, &np.min, e);
+			ret = rj_size_field(key, v, &np.min, t.min, e);
 			m |= MG_POL_MIN;
 		} else if (!strcmp(key, "low")) {
-			ret = rj_size_field(key, v, &np.low, e);
+			ret = rj_size_field(key, v, &np.low, t.low, e);
 			m |= MG_POL_LOW;
 		} else if (!strcmp(key, "max")) {
-			ret = rj_size_field(key, v, &np.max, e);
+			ret = rj_size_field(key, v, &np.max, t.max, e);
 			m |= MG_POL_MAX;
 		} else if (!strcmp(key, "weight")) {
 			ret = rj_u32_field(key, v, &np.weight, e);
@@ -418,6 +426,7 @@ int rj_parse_policy(const char *body, size_t len, bool full,
 		if (ret)
 			goto out;
 	}
+	t.written = m & (MG_POL_QUOTA | MG_POL_MIN | MG_POL_LOW | MG_POL_MAX);
 	if (full) {
 		if (!(m & MG_POL_QUOTA)) {
 			ret = rj_fail(e, 422, "PUT needs \"quota\" (use PATCH to change single fields)");
@@ -434,6 +443,8 @@ int rj_parse_policy(const char *body, size_t len, bool full,
 	}
 	*p = np;
 	*mask = m;
+	if (txt)
+		*txt = t;
 out:
 	json_decref(root);
 	return ret;

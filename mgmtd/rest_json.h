@@ -49,11 +49,12 @@ struct rj_error {
  * fields take defaults (min = 0, low = min, max = quota, weight 100,
  * priority 0) and mask = MG_POL_ALL; otherwise (PATCH) only the fields
  * present, at least one. (PUT: an omitted low is the given min.)
- * 0 or -EINVAL with e filled.
+ * txt (may be NULL) gets the sizes as written, for messages. 0 or -EINVAL
+ * with e filled.
  */
 int rj_parse_policy(const char *body, size_t len, bool full,
 		    struct mg_vm_policy *p, unsigned int *mask,
-		    struct rj_error *e);
+		    struct mg_pol_text *txt, struct rj_error *e);
 /* A knobs body (PATCH): the fields present, at least one. */
 int rj_parse_knobs(const char *body, size_t len, struct mg_knobs *k,
 		   unsigned int *mask, struct rj_error *e);

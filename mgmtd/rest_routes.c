@@ -468,6 +468,7 @@ static void route_vm_policy(struct rest_ctx *c, const char *id)
 	const char *allow = "GET, HEAD, PUT, PATCH, DELETE";
 	struct mg_vm_info vm;
 	struct mg_vm_policy p;
+	struct mg_pol_text txt;
 	struct rj_error e;
 	char why[MG_WHY_LEN] = "";
 	unsigned int mask;
@@ -500,14 +501,15 @@ static void route_vm_policy(struct rest_ctx *c, const char *id)
 	if (!json_body_ok(c))
 		return;
 	put = method_bit(c->method) == M_PUT;
-	if (rj_parse_policy(c->body, c->body_len, put, &p, &mask, &e)) {
+	if (rj_parse_policy(c->body, c->body_len, put, &p, &mask, &txt, &e)) {
 		rest_problem(c, e.status,
 			     e.status == 400 ? "bad-request" : "invalid-value",
 			     e.status == 400 ? "Bad request body" : "Invalid value",
 			     "%s", e.msg);
 		return;
 	}
-	ret = mg_set_vm_policy(c->rest->mg, vm.id, &p, mask, why, sizeof(why));
+	ret = mg_set_vm_policy_text(c->rest->mg, vm.id, &p, mask, &txt, why,
+				    sizeof(why));
 	if (ret) {
 		vm_errno(c, ret, id, why);
 		return;
@@ -548,7 +550,7 @@ static void route_admission(struct rest_ctx *c)
 			return;
 		}
 	}
-	if (rj_parse_policy(c->body, c->body_len, false, &p, &mask, &e)) {
+	if (rj_parse_policy(c->body, c->body_len, false, &p, &mask, NULL, &e)) {
 		rest_problem(c, e.status,
 			     e.status == 400 ? "bad-request" : "invalid-value",
 			     e.status == 400 ? "Bad request body" : "Invalid value",

@@ -68,28 +68,52 @@ static void vm_free_locked(struct mg *mg, struct mg_vm *vm)
  * The effective policy a definition would give vm (existing or not yet):
  * validated; -EINVAL with why otherwise.
  */
-static int definition_policy_locked(struct mg *mg, const char *id, int gpu,
+static int definition_policy_locked(struct mg *mg, const char *id,
+				    const char *name, int gpu,
 				    const struct mg_vm_policy *meta,
 				    unsigned int meta_mask,
+				    const struct mg_pol_text *txt,
 				    struct mg_vm_policy *np, char *why,
 				    size_t whylen)
 {
 	const struct mg_state_policy *sp = mg_stored_find(mg, id);
+	unsigned int op_mask = sp ? sp->mask : 0;
 	struct mg_vm_policy none;
+	struct mg_pol_text t;
+	/* Only a domain's definition comes with its strings (libvirt.c). */
+	struct mg_pol_who who = {
+		.name = name && name[0] ? name : id,
+		.domain = txt != NULL,
+		.set = meta_mask | op_mask,
+	};
 
 	memset(&none, 0, sizeof(none));
-	if (!((meta_mask | (sp ? sp->mask : 0)) & MG_POL_QUOTA)) {
+	if (!((meta_mask | op_mask) & MG_POL_QUOTA)) {
 		mg_why_set(why, whylen, "no quota given");
 		return -EINVAL;
 	}
-	mg_effective(meta, meta_mask, sp ? &sp->p : &none, sp ? sp->mask : 0,
-		     np);
-	return mg_validate_policy_locked(mg, gpu, np, why, whylen);
+	/* The domain's strings, where the operator's policy does not override them. */
+	if (txt) {
+		t = *txt;
+		t.written &= ~op_mask;
+		who.txt = &t;
+	}
+	mg_effective(meta, meta_mask, sp ? &sp->p : &none, op_mask, np);
+	return mg_validate_policy_locked(mg, gpu, np, &who, why, whylen);
 }
 
 int mg_vm_define(struct mg *mg, const char *id, const char *name,
 		 const struct mg_vm_policy *meta, unsigned int meta_mask,
 		 enum mg_vm_source src, char *why, size_t whylen)
+{
+	return mg_vm_define_text(mg, id, name, meta, meta_mask, NULL, src, why,
+				 whylen);
+}
+
+int mg_vm_define_text(struct mg *mg, const char *id, const char *name,
+		      const struct mg_vm_policy *meta, unsigned int meta_mask,
+		      const struct mg_pol_text *txt, enum mg_vm_source src,
+		      char *why, size_t whylen)
 {
 	struct mg_vm_policy np;
 	struct mg_vm *vm;
@@ -106,8 +130,8 @@ int mg_vm_define(struct mg *mg, const char *id, const char *name,
 		pthread_mutex_unlock(&mg->lock);
 		return 0;
 	}
-	ret = definition_policy_locked(mg, id, vm ? vm->info.gpu : -1, meta,
-				       meta_mask, &np, why, whylen);
+	ret = definition_policy_locked(mg, id, name, vm ? vm->info.gpu : -1,
+				       meta, meta_mask, txt, &np, why, whylen);
 	if (ret)
 		goto out_unlock;
 	if (!vm) {
@@ -159,6 +183,15 @@ int mg_vm_start(struct mg *mg, const char *id, const char *name,
 		const struct mg_vm_policy *meta, unsigned int meta_mask,
 		int gpu, enum mg_vm_source src, char *why, size_t whylen)
 {
+	return mg_vm_start_text(mg, id, name, meta, meta_mask, NULL, gpu, src,
+				why, whylen);
+}
+
+int mg_vm_start_text(struct mg *mg, const char *id, const char *name,
+		     const struct mg_vm_policy *meta, unsigned int meta_mask,
+		     const struct mg_pol_text *txt, int gpu,
+		     enum mg_vm_source src, char *why, size_t whylen)
+{
 	char whybuf[MG_WHY_LEN] = "", ename[2 * MG_NAME_LEN], ewhy[2 * MG_WHY_LEN];
 	struct mg_vm_policy np;
 	struct mg_vm *vm;
@@ -173,8 +206,8 @@ int mg_vm_start(struct mg *mg, const char *id, const char *name,
 		ret = -EEXIST;
 		goto out_unlock;
 	}
-	ret = definition_policy_locked(mg, id, gpu, meta, meta_mask, &np,
-				       whybuf, sizeof(whybuf));
+	ret = definition_policy_locked(mg, id, name, gpu, meta, meta_mask, txt,
+				       &np, whybuf, sizeof(whybuf));
 	if (ret)
 		goto out_error;
 	if (!vm) {
@@ -328,8 +361,19 @@ int mg_vm_set_meta(struct mg *mg, const char *id,
 		   const struct mg_vm_policy *meta, unsigned int meta_mask,
 		   int gpu, char *why, size_t whylen)
 {
+	return mg_vm_set_meta_text(mg, id, meta, meta_mask, NULL, gpu, why,
+				   whylen);
+}
+
+int mg_vm_set_meta_text(struct mg *mg, const char *id,
+			const struct mg_vm_policy *meta, unsigned int meta_mask,
+			const struct mg_pol_text *txt, int gpu, char *why,
+			size_t whylen)
+{
 	char whybuf[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN], pj[200];
 	struct mg_vm_policy np;
+	struct mg_pol_text t;
+	struct mg_pol_who who = { .domain = txt != NULL };
 	struct mg_vm *vm;
 	int ret;
 
@@ -364,8 +408,16 @@ int mg_vm_set_meta(struct mg *mg, const char *id,
 		goto out_error;
 	}
 	mg_effective(meta, meta_mask, &vm->op, vm->op_mask, &np);
+	who.name = mg_vm_name(vm);
+	who.set = meta_mask | vm->op_mask;
+	if (txt) {
+		/* The operator's fields override the domain's strings. */
+		t = *txt;
+		t.written &= ~vm->op_mask;
+		who.txt = &t;
+	}
 	ret = mg_validate_policy_locked(mg, gpu >= 0 ? gpu : vm->info.gpu,
-					&np, whybuf, sizeof(whybuf));
+					&np, &who, whybuf, sizeof(whybuf));
 	if (!ret && vm->info.running)
 		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
 				   mg->knobs.oversub_pct, whybuf,

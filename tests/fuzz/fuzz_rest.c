@@ -37,7 +37,7 @@ static void policy_roundtrip(const struct mg_vm_policy *p)
 
 	rbuf_init(&b, 256);
 	rj_policy(&b, p);
-	ret = rj_parse_policy(b.p, b.len, true, &q, &mask, &e);
+	ret = rj_parse_policy(b.p, b.len, true, &q, &mask, NULL, &e);
 	if (ret || mask != MG_POL_ALL || memcmp(p, &q, sizeof(q)))
 		fuzz_die("policy %.*s does not round-trip (%d: %s)", (int)b.len,
 			 b.p, ret, e.msg);
@@ -51,7 +51,7 @@ static void policy(const char *body, size_t len, bool full)
 	unsigned int mask = 0;
 	int ret;
 
-	ret = rj_parse_policy(body, len, full, &p, &mask, &e);
+	ret = rj_parse_policy(body, len, full, &p, &mask, NULL, &e);
 	if (ret) {
 		refusal(full ? "PUT policy" : "PATCH policy", ret, &e);
 		return;
@@ -86,7 +86,7 @@ static void policy(const char *body, size_t len, bool full)
 
 		rbuf_init(&b, 256);
 		rj_policy(&b, &d);
-		ret = rj_parse_policy(b.p, b.len, false, &q, &m2, &e2);
+		ret = rj_parse_policy(b.p, b.len, false, &q, &m2, NULL, &e2);
 		if (ret || m2 != MG_POL_ALL || memcmp(&d, &q, sizeof(q)))
 			fuzz_die("PATCH policy %.*s does not round-trip (%d: %s)",
 				 (int)b.len, b.p, ret, e2.msg);

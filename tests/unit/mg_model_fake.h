@@ -389,6 +389,16 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 	return 0;
 }
 
+/* The strings only shape the real model's messages (test_mgmtd_model). */
+int mg_set_vm_policy_text(struct mg *mg, const char *id,
+			  const struct mg_vm_policy *p, unsigned int mask,
+			  const struct mg_pol_text *txt, char *why,
+			  size_t whylen)
+{
+	(void)txt;
+	return mg_set_vm_policy(mg, id, p, mask, why, whylen);
+}
+
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why, size_t whylen)
 {
 	struct mg_vm_info *v;

@@ -104,7 +104,7 @@ static void test_sizes_everywhere(void **state)
 		/* REST */
 		snprintf(buf, sizeof(buf), "{\"quota\":\"%s\"}", s);
 		memset(&e, 0, sizeof(e));
-		ret = rj_parse_policy(buf, strlen(buf), true, &p, &mask, &e);
+		ret = rj_parse_policy(buf, strlen(buf), true, &p, &mask, NULL, &e);
 		if (want ? ret || p.quota != want : !ret)
 			fail_msg("REST %s: %d %s", buf, ret, e.msg);
 	}

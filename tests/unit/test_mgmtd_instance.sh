@@ -13,7 +13,9 @@
 #     replaces the stale socket and answers; SIGTERM removes its socket.
 #  4. the first one's log says where it serves REST; listen_tcp without
 #     token_file, and a token_file that cannot be read, each exit 2 naming
-#     the setting (issue 17 item 4).
+#     the setting (issue 17 item 4); and, with an embedded VM web1, a
+#     policy refused through vgmemctl names the VM, the field and the
+#     size as written ("web1: min 40M is above low 32MiB").
 # mgmtd runs with the embedded backend and without libvirt: nothing outside
 # the temporary directory is touched.
 #
@@ -25,6 +27,7 @@ TMP=$(mktemp -d /tmp/mgmtd-inst-XXXXXX)
 passed=0
 failed=0
 pids=()
+VM1=00000000-0000-4000-8000-0000000000e1
 
 cleanup() {
 	local p
@@ -37,12 +40,27 @@ trap cleanup EXIT
 ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
 not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
 
-# start_mgmtd BIN DB SOCK LOG: in the background; its pid in $started.
+# start_mgmtd BIN DB SOCK LOG [ARGS...]: in the background; its pid in $started.
 start_mgmtd() {
-	"$1" --backend embedded --libvirt-uri none --state-db "$2" \
-		--listen-unix "$3" --recompute-ms 3600000 > "$4" 2>&1 &
+	local bin=$1 db=$2 sock=$3 log=$4
+	shift 4
+	"$bin" --backend embedded --libvirt-uri none --state-db "$db" \
+		--listen-unix "$sock" --recompute-ms 3600000 "$@" > "$log" 2>&1 &
 	started=$!
 	pids+=("$started")
+}
+
+# refused_saying NAME PATTERN CTL ARGS...: vgmemctl fails and says PATTERN.
+refused_saying() {
+	local name=$1 pat=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		not_ok "$name" "accepted: $out"
+	elif grep -qF -- "$pat" <<< "$out"; then
+		ok "$name"
+	else
+		not_ok "$name" "expected: $pat" "$out"
+	fi
 }
 
 # answers CTL SOCK: the daemon on SOCK answers GET /healthz.
@@ -92,7 +110,8 @@ exits_2_saying() {
 run_variant() {
 	local v=$1 bin=$2 ctl=$3 d=$TMP/$1 a b rc
 	mkdir -p "$d"
-	start_mgmtd "$bin" "$d/state.db" "$d/sock" "$d/a.log"
+	start_mgmtd "$bin" "$d/state.db" "$d/sock" "$d/a.log" \
+		--embedded-vram 64M --embedded-vm web1:$VM1:64M
 	a=$started
 	if ! wait_answers "$ctl" "$d/sock"; then
 		not_ok "$v: the first mgmtd answers" "$(cat "$d/a.log")"
@@ -103,6 +122,14 @@ run_variant() {
 		ok "$v: the log says where mgmtd serves"
 	else
 		not_ok "$v: the log says where mgmtd serves" "$(cat "$d/a.log")"
+	fi
+	# A refused policy names the VM, the field and the size as written.
+	if "$ctl" --socket "$d/sock" policy web1 --patch --low 32M > "$d/pol.out" 2>&1; then
+		refused_saying "$v: vgmemctl policy --patch --min names VM, fields and sizes" \
+			"web1: min 40M is above low 32MiB" \
+			"$ctl" --socket "$d/sock" policy web1 --patch --min 40M
+	else
+		not_ok "$v: vgmemctl policy web1 --patch --low 32M" "$(cat "$d/pol.out")"
 	fi
 	# TCP without a usable token: a bad setting, named, exit 2 (as a bad option).
 	exits_2_saying "$v: listen_tcp without token_file exits 2 naming both" \

@@ -22,6 +22,7 @@
 
 #include "mg_fixture.h"
 #include "mgmtd/model_priv.h"
+#include "mgmtd/rest_json.h"
 #include "mgmtd/state.h"
 
 #define MiB	(1ull << 20)
@@ -760,6 +761,103 @@ static void test_domain_xml(void **state)
 }
 
 /*
+ * A refused policy names the VM, the field as the user wrote it and its
+ * size as written (issue 17 item 4): REST bodies through the same parser
+ * as the server, domains through the same parser as libvirt.c; fields not
+ * written in the refused input show their value in binary units.
+ */
+static void policy_rest(struct mg *mg, const char *id, bool put,
+			const char *body, int want, const char *msg)
+{
+	struct mg_vm_policy p;
+	struct mg_pol_text txt;
+	struct rj_error e;
+	unsigned int mask;
+	char why[MG_WHY_LEN] = "";
+
+	assert_int_equal(rj_parse_policy(body, strlen(body), put, &p, &mask,
+					 &txt, &e), 0);
+	assert_int_equal(mg_set_vm_policy_text(mg, id, &p, mask, &txt, why,
+					       sizeof(why)), want);
+	if (msg)
+		assert_string_equal(why, msg);
+}
+
+static void test_policy_messages(void **state)
+{
+	char mdev[MG_ID_LEN], err[256], why[MG_WHY_LEN];
+	struct mg_pol_text txt;
+	struct mg_vm_policy m;
+	struct mg_config cfg;
+	unsigned int mask;
+	struct mg *mg;
+	int gpu;
+
+	(void)state;
+	mgf_db_fresh(tmp.db);
+	cfg_init(&cfg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+
+	/* PATCH: min against the low set before (vgmemctl --patch --min) */
+	policy_rest(mg, "a", false, "{\"low\":\"32M\",\"max\":\"48MiB\"}", 0, NULL);
+	policy_rest(mg, "a", false, "{\"min\":\"40M\"}", -EINVAL,
+		    "a: min 40M is above low 32MiB");
+	/* an integer is bytes, as written */
+	policy_rest(mg, "a", false, "{\"max\":100663296}", -EINVAL,
+		    "a: max 100663296 is above quota 64MiB");
+	/* PUT without low: low is min, so the conflict is min's with max */
+	policy_rest(mg, "b", true,
+		    "{\"quota\":\"64M\",\"min\":\"48m\",\"max\":\"16MiB\"}",
+		    -EINVAL, "b: min 48m is above max 16MiB");
+	/* nor max: it is quota */
+	policy_rest(mg, "b", true, "{\"quota\":\"32M\",\"min\":\"0.5G\"}",
+		    -EINVAL, "b: min 0.5G is above quota 32M");
+	/* the policy engine's own refusals name the VM too (the last guard) */
+	policy_rest(mg, "b", false, "{\"weight\":0}", -EINVAL,
+		    "b: weight 0 is outside 1..10000");
+	assert_int_equal(mgf_vm_info(mg, VMB).policy.weight, 100);
+
+	/* a domain: min='..' max='..' without low is min above max */
+	assert_int_equal(mg_domain_parse_text(DOM_HEAD "<vgmem:gpu " NS
+					      " quota='64M' min='48MiB' max='16M'/>" DOM_DEV,
+					      mdev, MG_ID_LEN, &m, &mask, &gpu,
+					      &txt, err, sizeof(err)), 0);
+	assert_int_equal(mg_vm_define_text(mg, mdev, "web1", &m, mask, &txt,
+					   MG_SRC_LIBVIRT, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "domain web1: min='48MiB' is above max='16M'");
+	/* the same domain without the strings still names the field set */
+	assert_int_equal(mg_vm_define(mg, mdev, "web1", &m, mask, MG_SRC_LIBVIRT,
+				      why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "web1: min 48MiB is above max 16MiB");
+	/* neither low nor max: min against quota */
+	assert_int_equal(mg_domain_parse_text(DOM_HEAD "<vgmem:gpu " NS
+					      " quota='64M' min='80M'/>" DOM_DEV,
+					      mdev, MG_ID_LEN, &m, &mask, &gpu,
+					      &txt, err, sizeof(err)), 0);
+	assert_int_equal(mg_vm_start_text(mg, mdev, "web1", &m, mask, &txt, -1,
+					  MG_SRC_LIBVIRT, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "domain web1: min='80M' is above quota='64M'");
+	/* a live metadata change of a running VM */
+	assert_int_equal(mg_metadata_parse_text("<gpu quota='64M' low='40M' max='20M'/>",
+						&m, &mask, &gpu, &txt, err,
+						sizeof(err)), 0);
+	assert_int_equal(mg_vm_set_meta_text(mg, VMB, &m, mask, &txt, -1, why,
+					     sizeof(why)), -EINVAL);
+	assert_string_equal(why, "domain b: low='40M' is above max='20M'");
+	/* a field the operator set overrides the domain's: not quoted */
+	assert_int_equal(mg_metadata_parse_text("<gpu quota='64M' min='56M'/>",
+						&m, &mask, &gpu, &txt, err,
+						sizeof(err)), 0);
+	assert_int_equal(mg_vm_set_meta_text(mg, VMA, &m, mask, &txt, -1, why,
+					     sizeof(why)), -EINVAL);
+	assert_string_equal(why, "domain a: min='56M' is above low 32MiB");
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
+/*
  * A min without a low is accepted: where no layer sets low, it is min
  * (docs/mgmtd.md, LIBVIRT DOMAINS); a low set by either layer stays.
  */
@@ -881,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_domain_xml),
 		cmocka_unit_test(test_min_alone),
+		cmocka_unit_test(test_policy_messages),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_admission_dry_run),
 	};

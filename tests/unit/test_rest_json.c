@@ -50,12 +50,12 @@ static int put_roundtrip(const char *body, struct rj_error *e)
 	int ret;
 
 	memset(e, 0, sizeof(*e));
-	ret = rj_parse_policy(body, strlen(body), true, &p, &mask, e);
+	ret = rj_parse_policy(body, strlen(body), true, &p, &mask, NULL, e);
 	if (ret)
 		return ret;
 	rbuf_init(&b, 256);
 	rj_policy(&b, &p);
-	ret = rj_parse_policy(b.p, b.len, true, &q, &mask, e);
+	ret = rj_parse_policy(b.p, b.len, true, &q, &mask, NULL, e);
 	if (!ret)
 		assert_memory_equal(&p, &q, sizeof(p));
 	rbuf_free(&b);
