@@ -55,6 +55,9 @@
  * that key, and the walk skips it. COLD needs every VM above its
  * entitlement at the start (their chunks are sampled together): the walk
  * takes them all first, in key order, and stops at the first at or below.
+ * A call that may pick about as many chunks as there are VMs would walk
+ * to most of them at O(log V) each: it takes every VM in one pass
+ * instead, as a heap of all VMs would.
  *
  * A VM deferred after a failed drain (vg_vm_drain_deferred()) offers no
  * chunk until its back-off ends: the reducer goes on with the others, so
@@ -306,6 +309,15 @@ static void vg_heap_pop(struct vg_reducer *r)
 	vg_heap_down(r, 0);
 }
 
+/* Floyd's O(n) heap construction over heap[0, nheap). */
+static void vg_heap_build(struct vg_reducer *r)
+{
+	u32 i;
+
+	for (i = r->nheap / 2; i-- > 0;)
+		vg_heap_down(r, i);
+}
+
 static u32 vg_red_new_left(const struct vg_reducer *r, const struct vg_red_vm *s)
 {
 	return s->vm == r->req ? r->new_left : 0;
@@ -363,18 +375,14 @@ static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
 	e.vm->vmh_idx = i;
 }
 
-void vg_vmh_moved(struct vg_vm *vm, s64 delta)
+/* vg_vmh_moved()'s part out of line: entry i's key moves by delta. */
+void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta)
 {
-	struct vg_gpu *gpu = vm->gpu;
-
-	lockdep_assert_held(&gpu->lock);
-	if (!gpu->vmh_valid)
-		return;
-	gpu->vmh[vm->vmh_idx].key += delta;
+	gpu->vmh[i].key += delta;
 	if (delta > 0)
-		vg_vmh_up(gpu, vm->vmh_idx);
+		vg_vmh_up(gpu, i);
 	else
-		vg_vmh_down(gpu, vm->vmh_idx);
+		vg_vmh_down(gpu, i);
 }
 
 void vg_vmh_invalidate(struct vg_gpu *gpu)
@@ -506,11 +514,20 @@ static struct vg_red_vm *vg_red_take(struct vg_reducer *r, struct vg_vm *vm,
 }
 
 /*
+ * Does vm, not the requester (taken first), offer a chunk? A VM whose
+ * drain just failed has no candidates until its back-off ends (its key
+ * still counts, so no one else's rank changes): moving it would mean
+ * waiting for it again.
+ */
+static bool vg_red_offers(const struct vg_reducer *r, const struct vg_vm *vm)
+{
+	return vm != r->req && vm->res_nr &&
+	       likely(!vg_vm_drain_deferred(vm, r->now));
+}
+
+/*
  * The next VM in standing order that has a candidate, taken; NULL when
- * none is left. The requester was taken before the walk and is skipped.
- * A VM whose drain just failed has no candidates until its back-off ends
- * (its key still counts, so no one else's rank changes): moving it would
- * mean waiting for it again.
+ * none is left.
  */
 static struct vg_red_vm *vg_red_walk(struct vg_reducer *r)
 {
@@ -525,10 +542,8 @@ static struct vg_red_vm *vg_red_walk(struct vg_reducer *r)
 			vg_front_push(r, l);
 		if (l + 1 < gpu->vmh_n)
 			vg_front_push(r, l + 1);
-		if (vm == r->req || !vm->res_nr ||
-		    unlikely(vg_vm_drain_deferred(vm, r->now)))
-			continue;
-		return vg_red_take(r, vm, e->key, vm->res_nr);
+		if (vg_red_offers(r, vm))
+			return vg_red_take(r, vm, e->key, vm->res_nr);
 	}
 	return NULL;
 }
@@ -802,6 +817,82 @@ static void vg_red_plan(const struct vg_reducer *r, u64 got,
 	plan->move_bytes = got - plan->new_host_bytes;
 }
 
+/* ---- the start of a call: which VMs the victim heap holds first ------- */
+
+/*
+ * COLD: every VM above its entitlement is ranked by its coldest chunk, so
+ * each is taken, sampled and sorted before the first pick, all at the
+ * same moment (sampled together, their counts compare). s: one of them.
+ */
+static int vg_red_prepare_above(struct vg_reducer *r, struct vg_red_vm *s)
+{
+	int err = vg_red_prepare(r, s);
+
+	if (!err)
+		vg_red_next(s);
+	return err;
+}
+
+/*
+ * The start when most VMs would be taken anyway (a call that needs about
+ * as many chunks as there are VMs): every VM with a candidate into the
+ * victim heap at once, one O(V) pass and Floyd's construction, as the
+ * walk would cost O(V log V). Nothing is left out (r->out NULL).
+ */
+static int vg_red_take_all(struct vg_reducer *r)
+{
+	struct vg_gpu *gpu = r->gpu;
+	u32 i;
+	int err;
+
+	for (i = 0; i < gpu->vmh_n; i++) {
+		const struct vg_vmh_ent *e = &gpu->vmh[i];
+
+		if (vg_red_offers(r, e->vm))
+			r->heap[r->nheap++] = vg_red_take(r, e->vm, e->key,
+							  e->vm->res_nr);
+	}
+	for (i = 0; r->global && i < r->nheap; i++) {
+		if (r->heap[i]->key <= 0)
+			continue;
+		err = vg_red_prepare_above(r, r->heap[i]);
+		if (err)
+			return err;
+	}
+	vg_heap_build(r);
+	return 0;
+}
+
+/*
+ * The start otherwise: the walk from the standing heap's root, the best
+ * VM not taken in r->out. COLD takes every VM above its entitlement now:
+ * the walk yields them in key order, so the first at or below ends them
+ * (the requester is in the heap already).
+ */
+static int vg_red_take_walk(struct vg_reducer *r)
+{
+	int err;
+
+	if (r->gpu->vmh_n)
+		vg_front_push(r, 0);
+	r->out = vg_red_walk(r);
+	if (!r->global)
+		return 0;
+	if (r->nheap && r->heap[0]->key > 0) {
+		err = vg_red_prepare_above(r, r->heap[0]);
+		if (err)
+			return err;
+	}
+	while (r->out && r->out->key > 0) {
+		err = vg_red_prepare_above(r, r->out);
+		if (err)
+			return err;
+		vg_heap_push(r, r->out);
+		r->out = vg_red_walk(r);
+	}
+	return 0;
+}
+
 static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 			    struct vg_bo *newbo, u64 need, bool cold_only,
 			    u64 now, struct vg_plan *plan)
@@ -815,7 +906,7 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 		.cold_only = cold_only,
 	};
 	struct vg_red_vm *s;
-	u64 got = 0;
+	u64 got = 0, picks;
 	u32 i;
 	int err;
 
@@ -853,32 +944,14 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 		if (s->left + r.new_left)
 			vg_heap_push(&r, s);
 	}
-	if (gpu->vmh_n)
-		vg_front_push(&r, 0);
-	r.out = vg_red_walk(&r);
-	/*
-	 * COLD: every VM above its entitlement is ranked by its coldest
-	 * chunk, so each is taken, sampled and sorted now, all at the same
-	 * moment (sampled together, their counts compare). The walk yields
-	 * them in key order, so the first at or below ends them; the
-	 * requester is in the heap already.
-	 */
-	if (r.global) {
-		if (r.nheap && r.heap[0]->key > 0) {
-			err = vg_red_prepare(&r, r.heap[0]);
-			if (err)
-				goto err_free_sorted;
-			vg_red_next(r.heap[0]);
-		}
-		while (r.out && r.out->key > 0) {
-			err = vg_red_prepare(&r, r.out);
-			if (err)
-				goto err_free_sorted;
-			vg_red_next(r.out);
-			vg_heap_push(&r, r.out);
-			r.out = vg_red_walk(&r);
-		}
-	}
+	/* Picks if every chunk is whole: about the VMs the call takes. */
+	picks = (need >> gpu->chunk_shift) + !!(need & (gpu->chunk_size - 1));
+	if (picks + 1 >= gpu->vmh_n)
+		err = vg_red_take_all(&r);
+	else
+		err = vg_red_take_walk(&r);
+	if (err)
+		goto err_free_sorted;
 
 	err = vg_red_run(&r, need, &got);
 	if (err)

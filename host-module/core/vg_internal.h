@@ -340,6 +340,21 @@ struct vg_gpu {
 	struct vg_fault_disp fault;
 };
 
+/*
+ * vm->resident just changed by delta bytes: its entry in the standing
+ * heap moves (reducer.c). Once per chunk placed or removed, so inline and
+ * without its own lockdep check: its callers in account.c hold gpu->lock
+ * and assert it.
+ */
+void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta);
+static inline void vg_vmh_moved(struct vg_vm *vm, s64 delta)
+{
+	struct vg_gpu *gpu = vm->gpu;
+
+	if (gpu->vmh_valid)
+		vg_vmh_fix(gpu, vm->vmh_idx, delta);
+}
+
 /* Event hooks: gpu->lock held (vg.h, struct vg_gpu_events). */
 static inline void vg_event_pressure(struct vg_vm *req, u64 need)
 {
@@ -460,13 +475,6 @@ s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
  */
 void vg_red_free(struct vg_gpu *gpu);
 /*
- * The standing heap (struct vg_gpu, vmh): vm->resident just changed by
- * delta bytes (account.c); every VM's standing may have moved at once
- * (vm.c: a VM created or destroyed, an entitlement set), rebuilt by the
- * next reduction; its invariants, 0 or -EIO (vg_gpu_check()). gpu->lock
- * held.
- */
-/*
  * vg_gpu_check()'s parts: a failed condition logs and makes the function
  * holding gpu (struct vg_gpu *) return -EIO.
  */
@@ -479,7 +487,12 @@ void vg_red_free(struct vg_gpu *gpu);
 		}							\
 	} while (0)
 
-void vg_vmh_moved(struct vg_vm *vm, s64 delta);
+/*
+ * The standing heap (struct vg_gpu, vmh; vg_vmh_moved() above): every
+ * VM's standing may have moved at once (vm.c: a VM created or destroyed,
+ * an entitlement set), so it is rebuilt by the next reduction; its
+ * invariants, 0 or -EIO (vg_gpu_check()). gpu->lock held.
+ */
 void vg_vmh_invalidate(struct vg_gpu *gpu);
 int vg_vmh_check(struct vg_gpu *gpu);
 /*
