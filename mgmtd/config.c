@@ -271,6 +271,11 @@ static int set_special(struct mg_config *cfg, const struct key *k,
 	} else if (!strcmp(k->name, "policy")) {
 		if (strcmp(val, "random") && strcmp(val, "lra") && strcmp(val, "cold"))
 			return errf(err, errlen, "policy: '%s' is not random, lra or cold", val);
+		/*
+		 * The whole array: no bytes of an earlier, longer name stay
+		 * behind it (the knobs are compared and stored as a block).
+		 */
+		memset(cfg->knobs.policy, 0, sizeof(cfg->knobs.policy));
 		snprintf(cfg->knobs.policy, sizeof(cfg->knobs.policy), "%s", val);
 	} else if (!strcmp(k->name, "unix_mode")) {
 		errno = 0;
