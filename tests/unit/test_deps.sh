@@ -134,10 +134,14 @@ closure() {	# $1: a deps.list
 		$(listed_pkgs "$1") 2>/dev/null | grep -v '^[ <]' | sed 's/:.*//' | sort -u
 }
 check_owners() {	# $1: a deps.list; prints what it would not install
+	closure "$1" > "$TMP/closure"
+	owners_outside "$TMP/closure"
+}
+owners_outside() {	# $1: a closure (one package a line)
 	awk 'NR == FNR { have[$1] = 1; next }
 	     !($1 in have) { n[$1]++; if (!($1 in eg)) eg[$1] = $2 }
 	     END { for (p in n) printf "  %s (%d files, e.g. %s) belongs to %s, which scripts/deps.list does not install\n", p, n[p], eg[p], p }' \
-		<(closure "$1") "$TMP/owners"
+		"$1" "$TMP/owners"
 }
 if [ "$ncomp" -lt 50 ] || [ -s "$TMP/deps.err" ]; then
 	not_ok "gcc -M over the build's compile lines" "$ncomp compile lines" "$(head -n 5 "$TMP/deps.err")"
@@ -161,8 +165,10 @@ caught=()
 for p in $(cut -d' ' -f1 "$TMP/owners" | sort -u); do
 	listed_pkgs "$LIST" | grep -qx "$p" || continue
 	grep -vE "^package[[:space:]]+$p([[:space:]]|$)" "$LIST" > "$TMP/without.list"
-	closure "$TMP/without.list" | grep -qx "$p" && continue
-	if grep -q "belongs to $p, which" <<<"$(check_owners "$TMP/without.list")"; then
+	# One closure for both questions: two apt-cache runs could differ.
+	closure "$TMP/without.list" > "$TMP/without.closure"
+	grep -qx "$p" "$TMP/without.closure" && continue
+	if grep -q "belongs to $p, which" <<<"$(owners_outside "$TMP/without.closure")"; then
 		caught+=("$p")
 	else
 		errs+=("without 'package $p' the owner check still passes")
