@@ -15,18 +15,6 @@
 
 #include "model_priv.h"
 
-static void to_vgp_vm(const struct mg_vm_policy *p, uint64_t demand,
-		      struct vgp_vm *v)
-{
-	v->quota = p->quota;
-	v->min = p->min;
-	v->low = p->low;
-	v->max = p->max;
-	v->weight = p->weight;
-	v->prio = p->priority;
-	v->demand = demand;
-}
-
 /*
  * One GPU: admitted or not (st says why), and if so the candidate's
  * entitlement while it demands its quota and the others what they hold.
@@ -56,7 +44,7 @@ static int query_gpu_locked(struct mg *mg, int gpu,
 
 		if (!o->info.running || o->info.gpu != gpu)
 			continue;
-		to_vgp_vm(&o->info.policy, o->info.stats.allocated, &vms[n++]);
+		mg_to_vgp(&o->info.policy, o->info.stats.allocated, &vms[n++]);
 		quotas += o->info.policy.quota;
 	}
 	memset(a, 0, sizeof(*a));
@@ -64,7 +52,7 @@ static int query_gpu_locked(struct mg *mg, int gpu,
 	a->vms = (uint32_t)n;
 	a->quotas = quotas + p->quota;
 	a->quota_limit = (uint64_t)((unsigned __int128)g.vram * g.oversub_pct / 100);
-	to_vgp_vm(p, p->quota, &vms[n]);
+	mg_to_vgp(p, p->quota, &vms[n]);
 	ret = vgp_admit(&g, vms, n, &vms[n], &st);
 	snprintf(a->code, sizeof(a->code), "%s", vgp_code_name(st.code));
 	if (ret) {

@@ -119,8 +119,8 @@ void mg_effective(const struct mg_vm_policy *meta, unsigned int meta_mask,
 		out->low = out->min;
 }
 
-static void to_vgp(const struct mg_vm_policy *p, uint64_t demand,
-		   struct vgp_vm *v)
+void mg_to_vgp(const struct mg_vm_policy *p, uint64_t demand,
+	       struct vgp_vm *v)
 {
 	v->quota = p->quota;
 	v->min = p->min;
@@ -176,10 +176,10 @@ int mg_admit_locked(struct mg *mg, const struct mg_vm *vm, int gpu,
 
 		if (o == vm || !o->info.running || o->info.gpu != gpu)
 			continue;
-		to_vgp(&o->info.policy, 0, &others[n++]);
+		mg_to_vgp(&o->info.policy, 0, &others[n++]);
 	}
 	if (vm) {
-		to_vgp(p ? p : &vm->info.policy, 0, &cand);
+		mg_to_vgp(p ? p : &vm->info.policy, 0, &cand);
 		ret = vgp_admit(&g, others, n, &cand, &st);
 	} else {
 		ret = vgp_admit(&g, others, n, NULL, &st);
@@ -295,7 +295,7 @@ int mg_validate_policy_locked(struct mg *mg, int gpu,
 		mg_why_set(why, whylen, "no GPU to validate against");
 		return -EINVAL;
 	}
-	to_vgp(p, 0, &v);
+	mg_to_vgp(p, 0, &v);
 	if (vgp_validate_vm(&g, &v, &st)) {
 		/* The engine numbers the VMs it was given: "vm 0: ...". */
 		r = st.reason;
@@ -409,7 +409,7 @@ static int recompute_gpu_locked(struct mg *mg, int gpu)
 		if (!vm->info.running || vm->info.gpu != gpu)
 			continue;
 		sel[n] = vm;
-		to_vgp(&vm->info.policy, vm->info.stats.allocated, &in[n]);
+		mg_to_vgp(&vm->info.policy, vm->info.stats.allocated, &in[n]);
 		n++;
 	}
 	slen = vgp_scratch_size(n);

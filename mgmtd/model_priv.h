@@ -152,6 +152,9 @@ struct mg_pol_who {
 	unsigned int set;
 	const struct mg_pol_text *txt;
 };
+/* A VM's policy and demand as the policy engine takes them. */
+void mg_to_vgp(const struct mg_vm_policy *p, uint64_t demand,
+	       struct vgp_vm *v);
 int mg_validate_policy_locked(struct mg *mg, int gpu,
 			      const struct mg_vm_policy *p,
 			      const struct mg_pol_who *who, char *why,
