@@ -12,6 +12,7 @@
 #   l2_wait NAME [SECONDS]
 #   l2_hmp NAME COMMAND [SECONDS]     (with --monitor)
 #   l2_signal NAME LINE               (with --signal)
+#   l2_migrate_guest NAME QEMU PARAM...   (the live migration of case 98)
 #
 # l2_start boots L2 in the background: FILE becomes /l2/run.sh in L2 (a
 # cpio archive appended to L2's initramfs) and runs there with the helpers
@@ -326,4 +327,126 @@ l2_virtiofsd_reap() {
 		kill -9 "$(cat "$d/virtiofsd.pid")" 2>/dev/null
 		fail "L2 $1: virtiofsd still running 60 s after QEMU exited"
 	fi
+}
+
+# l2_migrate_guest NAME QEMU PARAM...: the live migration of a real L2
+# between two QEMU processes in this VM (case 98; the case did
+# vg_setup with two GPUs). L2 runs under QEMU (a path: $L2_QEMU10)
+# with a 1g mdev on GPU 0 (enable-migration=on) and keeps 8 MiB of GPU memory under continuous checksum checks (vgmem-guest --pci
+# fill-check --hold: GPU work in flight when the source stops); a second
+# QEMU with an mdev on GPU 1 waits with -incoming on /tmp/NAME.sock; each
+# PARAM ("downtime-limit 2000") goes to migrate_set_parameter on the
+# source, then "migrate -d". The migration must complete and the
+# destination run; the source QEMU quits and its mdev holds nothing; L2,
+# told over its second serial port, ends the hold: every check passed on
+# both sides, and new work runs on the destination's vGPU; after L2's
+# poweroff the destination's mdev holds nothing. Prints QEMU's total time,
+# downtime and what it sent. L2s NAME and NAME-dst.
+l2_migrate_guest() {
+	# Not "n": ash's locals are dynamic, and wait_until counts in n.
+	local name=$1 qemu=$2 src dst opts sock p out st polls t_start t_mig
+	shift 2
+	sock=/tmp/$name.sock
+	src=$(mdev_create 1g 0) || exit 1
+	dst=$(mdev_create 1g 1) || exit 1
+
+	cat > /tmp/$name-l2.sh <<'L2'
+t0=$(l2_uptime)
+if [ ! -c /dev/vgmem0 ]; then
+	l2_fail "no /dev/vgmem0: the guest driver did not bind the vGPU"
+else
+	stty -F /dev/ttyS1 -echo 2>/dev/null
+	vgmem-guest --pci auto fill-check --size 8M --bo 2M --seed 98 --hold 100000 \
+		> /tmp/fc.out 2>&1 &
+	fc=$!
+	n=0
+	while ! grep -q '^hold ready' /tmp/fc.out && [ $n -lt 6000 ]; do
+		sleep 0.2
+		n=$((n + 1))
+	done
+	if grep -q '^hold ready' /tmp/fc.out; then
+		# L1 migrates us now, and says so on ttyS1 from the destination.
+		echo "L2 MIGRATE-READY uptime=$(l2_uptime)"
+		read -r line < /dev/ttyS1
+		echo "L2 told: $line (uptime $(l2_uptime))"
+	fi
+	kill -TERM $fc 2>/dev/null
+	wait $fc
+	rc=$?
+	last=$(tail -n 1 /tmp/fc.out)
+	case "$rc $last" in
+	"0 RESULT ok"*) l2_pass "fill-check held 8 MiB through the migration: $last" ;;
+	*) cat /tmp/fc.out; l2_fail "fill-check across the migration exited $rc: $last" ;;
+	esac
+	out=$(vgmem-guest --pci auto workload stream --ws 4M --iters 2 --seed 5 2>&1)
+	case "$out" in
+	*"RESULT ok"*) l2_pass "new work on the destination: $(echo "$out" | grep RESULT)" ;;
+	*) echo "$out"; l2_fail "workload stream on the destination" ;;
+	esac
+fi
+echo "L2 work took $(awk -v a="$t0" -v b="$(l2_uptime)" 'BEGIN { printf "%.1f", b - a }')s"
+L2
+
+	opts="--script /tmp/$name-l2.sh --qemu $qemu --vfio-opts ,enable-migration=on --monitor --signal"
+	l2_start $name --mdev $src $opts
+	t_start=$(l1_uptime)
+	if ! wait_until 1500 grep -qs '^L2 MIGRATE-READY' "$(l2_dir $name)/console"; then
+		l2_kill $name
+		l2_print $name
+		fail "L2 never got its data written and held (no 'L2 MIGRATE-READY' in 1500 s)"
+	fi
+	info "L2 ready to migrate after $(secs_since "$t_start")s; vGPU on the source: allocated $(mdev_attr $src allocated), resident $(mdev_attr $src resident)"
+	[ "$(mdev_attr $src allocated)" -ge 8388608 ] || fail "the source vGPU holds $(mdev_attr $src allocated) bytes, not L2's 8 MiB"
+
+	rm -f "$sock"
+	l2_start $name-dst --mdev $dst $opts --incoming unix:$sock
+	wait_until 300 sh -c "ls $sock > /dev/null 2>&1" || {
+		l2_kill $name; l2_kill $name-dst; l2_print $name-dst
+		fail "the destination QEMU never listened on $sock"
+	}
+	for p in "$@"; do
+		out=$(l2_hmp $name "migrate_set_parameter $p")
+		case "$out" in
+		*rror* | *nvalid*) fail "migrate_set_parameter $p: $out" ;;
+		esac
+		info "migration parameter: $p"
+	done
+	t_mig=$(l1_uptime)
+	l2_hmp $name "migrate -d unix:$sock"
+	polls=0
+	while :; do
+		st=$(l2_hmp $name "info migrate" 120)
+		case "$st" in
+		*"Migration status: completed"*) break ;;
+		*"Migration status: failed"* | *"Migration status: cancelled"*)
+			echo "$st"
+			l2_kill $name; l2_kill $name-dst; l2_print $name; l2_print $name-dst
+			fail "the migration did not complete" ;;
+		esac
+		polls=$((polls + 1))
+		[ $polls -lt 600 ] || { echo "$st"; l2_kill $name; l2_kill $name-dst; fail "migration still running after 600 polls"; }
+		sleep 1
+	done
+	echo "$st" | grep -E '^(total time|downtime|transferred ram|setup|vfio device transferred):' |
+		sed 's/^/migration: /'
+	info "migrated in $(secs_since "$t_mig")s (L1 time)"
+	st=$(l2_hmp $name-dst "info status")
+	case "$st" in
+	*"VM status: running"*) ;;
+	*) l2_kill $name; l2_kill $name-dst; fail "destination after the migration: $st" ;;
+	esac
+
+	# The source is done: its QEMU quits, its vGPU is closed and empty.
+	echo quit > "$(l2_dir $name)/mon.in"
+	wait_until 120 test -f "$(l2_dir $name)/qemu.rc" || { l2_kill $name; fail "the source QEMU did not quit"; }
+	l2_print $name
+	expect_eq "$(cat "$(l2_dir $name)/qemu.rc")" 0 "the source QEMU's exit status"
+	expect_eq "$(mdev_attr $src allocated)" 0 "allocated on the source after its QEMU quit"
+	[ "$(mdev_attr $dst allocated)" -ge 8388608 ] || fail "the destination vGPU holds $(mdev_attr $dst allocated) bytes, not L2's 8 MiB"
+
+	l2_signal $name-dst "migrated"
+	l2_wait $name-dst 1500
+	expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after L2 powered off"
+	mdev_remove $src
+	mdev_remove $dst
 }
