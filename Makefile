@@ -546,8 +546,14 @@ $(BUILD)/vm/bin/vggd-check: $(VGGD_OBJS)
 	$(CC) -static -o $@ $^
 -include $(VGGD_OBJS:.o=.d)
 
-.PHONY: vm-bins vm-check vm-shell vm-bench vm-check-6.12
+.PHONY: vm-bins vm-check vm-shell vm-bench vm-check-6.12 qemu72
 vm-bins: $(VM_BINS)
+
+# Debian 12's QEMU 7.2 with qemu-patches/ (VFIO migration protocol v2):
+# build/qemu72/usr/bin/qemu-system-x86_64, built once and cached. vm-check
+# builds it too when a case needs it (99-migrate-guest-qemu72).
+qemu72:
+	@scripts/build-qemu72.sh
 
 # Boots Debian's kernel under QEMU TCG with our modules and runs
 # tests/vm/cases/*.sh (VMCASE=10-load,20-mdev-types runs only those: make
@@ -598,6 +604,7 @@ help:
 	@echo "                VM_KERNEL=6.12: on 6.12 of bookworm-backports)"
 	@echo "make vm-check-6.12  make check's 6.12 pass: the modules for 6.12, five cases"
 	@echo "make vm-shell   boot the test VM to a shell with the modules loaded"
+	@echo "make qemu72     Debian 12's QEMU 7.2 with qemu-patches/ (build/qemu72, cached)"
 	@echo "make clean      remove build/ and the module's products"
 	@echo "make build/tests/unit/test_foo    build one test"
 

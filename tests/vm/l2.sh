@@ -12,7 +12,7 @@
 #   l2_wait NAME [SECONDS]
 #   l2_hmp NAME COMMAND [SECONDS]     (with --monitor)
 #   l2_signal NAME LINE               (with --signal)
-#   l2_migrate_guest NAME QEMU PARAM...   (the live migration of case 98)
+#   l2_migrate_guest NAME QEMU PARAM...   (the live migration of cases 98, 99)
 #
 # l2_start boots L2 in the background: FILE becomes /l2/run.sh in L2 (a
 # cpio archive appended to L2's initramfs) and runs there with the helpers
@@ -25,7 +25,9 @@
 # phase times in its file "times".
 #
 # For live migration: --qemu picks another QEMU (L2_QEMU10, QEMU 10 from
-# "# vmtest-needs: qemu10", speaks VFIO migration v2), --vfio-opts adds to
+# "# vmtest-needs: qemu10", or L2_QEMU72, Debian's 7.2 with qemu-patches/
+# from "# vmtest-needs: qemu72": both speak VFIO migration v2; Debian's own
+# 7.2 only v1), --vfio-opts adds to
 # the vfio-pci device (e.g. ",enable-migration=on"), --monitor gives QEMU a
 # human monitor on FIFOs that l2_hmp talks to (prints what QEMU answered),
 # --signal gives L2 a second serial port, /dev/ttyS1, that l2_signal writes
@@ -61,6 +63,7 @@ L2_MEM=${L2_MEM:-256}
 L2_APPEND=${L2_APPEND:-"console=ttyS0 panic=-1 quiet loglevel=4 acpi=noirq nowatchdog"}
 L2_POLL=0.5
 L2_QEMU10=/opt/qemu10/usr/bin/qemu-system-x86_64
+L2_QEMU72=/opt/qemu72/usr/bin/qemu-system-x86_64
 
 l2_dir() {
 	echo "/tmp/l2.$1"
@@ -330,9 +333,10 @@ l2_virtiofsd_reap() {
 }
 
 # l2_migrate_guest NAME QEMU PARAM...: the live migration of a real L2
-# between two QEMU processes in this VM (case 98; the case did
-# vg_setup with two GPUs). L2 runs under QEMU (a path: $L2_QEMU10)
-# with a 1g mdev on GPU 0 (enable-migration=on) and keeps 8 MiB of GPU memory under continuous checksum checks (vgmem-guest --pci
+# between two QEMU processes in this VM (cases 98 and 99; the case did
+# vg_setup with two GPUs). L2 runs under QEMU (a path: $L2_QEMU10,
+# $L2_QEMU72) with a 1g mdev on GPU 0 (enable-migration=on) and keeps 8 MiB
+# of GPU memory under continuous checksum checks (vgmem-guest --pci
 # fill-check --hold: GPU work in flight when the source stops); a second
 # QEMU with an mdev on GPU 1 waits with -incoming on /tmp/NAME.sock; each
 # PARAM ("downtime-limit 2000") goes to migrate_set_parameter on the
@@ -390,10 +394,13 @@ L2
 	opts="--script /tmp/$name-l2.sh --qemu $qemu --vfio-opts ,enable-migration=on --monitor --signal"
 	l2_start $name --mdev $src $opts
 	t_start=$(l1_uptime)
-	if ! wait_until 1500 grep -qs '^L2 MIGRATE-READY' "$(l2_dir $name)/console"; then
+	# A QEMU that exits (e.g. refusing its arguments) ends the wait.
+	wait_until 1500 sh -c "grep -qs '^L2 MIGRATE-READY' $(l2_dir $name)/console ||
+		test -f $(l2_dir $name)/qemu.rc"
+	if ! grep -qs '^L2 MIGRATE-READY' "$(l2_dir $name)/console"; then
 		l2_kill $name
 		l2_print $name
-		fail "L2 never got its data written and held (no 'L2 MIGRATE-READY' in 1500 s)"
+		fail "L2 never got its data written and held (no 'L2 MIGRATE-READY'; QEMU's exit status: $(cat "$(l2_dir $name)/qemu.rc" 2>/dev/null || echo 'running after 1500 s'))"
 	fi
 	info "L2 ready to migrate after $(secs_since "$t_start")s; vGPU on the source: allocated $(mdev_attr $src allocated), resident $(mdev_attr $src resident)"
 	[ "$(mdev_attr $src allocated)" -ge 8388608 ] || fail "the source vGPU holds $(mdev_attr $src allocated) bytes, not L2's 8 MiB"

@@ -122,10 +122,13 @@ fi
 # top of the VM's: a nested guest boots in minutes, not seconds. Those that
 # also say "libvirt" get libvirtd, virsh and its QEMU driver in one more
 # (tests/vm/mklibvirt.sh), those that say "qemu10" QEMU 10 from
-# bookworm-backports at /opt/qemu10 (tests/vm/mkqemu10.sh).
+# bookworm-backports at /opt/qemu10 (tests/vm/mkqemu10.sh), those that say
+# "qemu72" Debian's QEMU 7.2 with qemu-patches/ at /opt/qemu72
+# (tests/vm/mkqemu72.sh; built once, minutes, then cached).
 needs_qemu=
 needs_libvirt=
 needs_qemu10=
+needs_qemu72=
 selected=${cases//,/ }
 [ -n "$selected" ] || selected=$(cd "$HERE/$cdir" && ls *.sh | sed 's/\.sh$//')
 for c in $selected; do
@@ -135,6 +138,7 @@ for c in $selected; do
 	needs_qemu="$needs_qemu $c"
 	grep -q '^# vmtest-needs:.*\blibvirt\b' "$f" && needs_libvirt="$needs_libvirt $c"
 	grep -q '^# vmtest-needs:.*\bqemu10\b' "$f" && needs_qemu10="$needs_qemu10 $c"
+	grep -q '^# vmtest-needs:.*\bqemu72\b' "$f" && needs_qemu72="$needs_qemu72 $c"
 	t=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
 	timeout=$((timeout + ${t:-120}))
 done
@@ -149,6 +153,10 @@ if [ -n "$needs_qemu" ]; then
 	if [ -n "$needs_qemu10" ]; then
 		"$HERE/mkqemu10.sh" "$VM_BUILD/qemu10.cpio.gz"
 		cat "$VM_BUILD/qemu10.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
+	fi
+	if [ -n "$needs_qemu72" ]; then
+		"$HERE/mkqemu72.sh" "$VM_BUILD/qemu72.cpio.gz"
+		cat "$VM_BUILD/qemu72.cpio.gz" >> "$VM_BUILD/initramfs-nested.cpio.gz"
 	fi
 	initrd=$VM_BUILD/initramfs-nested.cpio.gz
 fi

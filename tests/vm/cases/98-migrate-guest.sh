@@ -9,7 +9,7 @@
 # its second serial port, ends the hold: every check passed on both sides
 # of the migration, and new work runs on the destination's vGPU. The
 # migration's total time and downtime (QEMU's) are printed. The scenario
-# is l2_migrate_guest (tests/vm/l2.sh).
+# is l2_migrate_guest (tests/vm/l2.sh), shared with 99-migrate-guest-qemu72.
 # vmtest-timeout: 2400
 # vmtest-needs: qemu qemu10
 
