@@ -346,9 +346,18 @@ l2_virtiofsd_reap() {
 # both sides, and new work runs on the destination's vGPU; after L2's
 # poweroff the destination's mdev holds nothing. Prints QEMU's total time,
 # downtime and what it sent. L2s NAME and NAME-dst.
+#
+# --refused-first: before that, a migration the destination must refuse:
+# its mdev's quota cut to 4 MiB, under the 8 MiB L2 holds, so the vGPU's
+# data fails on the destination (QEMU there exits non-zero, saying the
+# device refused it); the source, "completed" (it has no return path) or
+# "failed" (its socket closed under it), runs on with its vGPU (`cont` if
+# it stayed paused), and the real migration follows. L2 NAME-bad.
 l2_migrate_guest() {
 	# Not "n": ash's locals are dynamic, and wait_until counts in n.
-	local name=$1 qemu=$2 src dst opts sock p out st polls t_start t_mig
+	local name qemu src dst opts sock p out st polls t_start t_mig refused=0
+	[ "$1" = --refused-first ] && { refused=1; shift; }
+	name=$1 qemu=$2
 	shift 2
 	sock=/tmp/$name.sock
 	src=$(mdev_create 1g 0) || exit 1
@@ -405,12 +414,6 @@ L2
 	info "L2 ready to migrate after $(secs_since "$t_start")s; vGPU on the source: allocated $(mdev_attr $src allocated), resident $(mdev_attr $src resident)"
 	[ "$(mdev_attr $src allocated)" -ge 8388608 ] || fail "the source vGPU holds $(mdev_attr $src allocated) bytes, not L2's 8 MiB"
 
-	rm -f "$sock"
-	l2_start $name-dst --mdev $dst $opts --incoming unix:$sock
-	wait_until 300 sh -c "ls $sock > /dev/null 2>&1" || {
-		l2_kill $name; l2_kill $name-dst; l2_print $name-dst
-		fail "the destination QEMU never listened on $sock"
-	}
 	for p in "$@"; do
 		out=$(l2_hmp $name "migrate_set_parameter $p")
 		case "$out" in
@@ -418,6 +421,14 @@ L2
 		esac
 		info "migration parameter: $p"
 	done
+	[ $refused = 1 ] && l2_migrate_refused $name $src $dst "$opts"
+
+	rm -f "$sock"
+	l2_start $name-dst --mdev $dst $opts --incoming unix:$sock
+	wait_until 300 sh -c "ls $sock > /dev/null 2>&1" || {
+		l2_kill $name; l2_kill $name-dst; l2_print $name-dst
+		fail "the destination QEMU never listened on $sock"
+	}
 	t_mig=$(l1_uptime)
 	l2_hmp $name "migrate -d unix:$sock"
 	polls=0
@@ -456,4 +467,49 @@ L2
 	expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after L2 powered off"
 	mdev_remove $src
 	mdev_remove $dst
+}
+
+# l2_migrate_refused NAME SRC DST OPTS: l2_migrate_guest --refused-first's
+# migration of L2 NAME (on mdev SRC) into mdev DST with its quota cut to
+# 4 MiB.
+l2_migrate_refused() {
+	local name=$1 src=$2 dst=$3 opts=$4 sock=/tmp/$1-bad.sock q st polls d
+	d=$(l2_dir $name-bad)
+	q=$(mdev_attr $dst quota)
+	echo 4194304 > "$MDEV_DEVS/$dst/vgmem/quota" || fail "cutting mdev $dst's quota to 4 MiB"
+	rm -f "$sock"
+	l2_start $name-bad --mdev $dst $opts --incoming unix:$sock
+	wait_until 300 sh -c "ls $sock > /dev/null 2>&1" || {
+		l2_kill $name; l2_kill $name-bad; l2_print $name-bad
+		fail "the refusing destination QEMU never listened on $sock"
+	}
+	l2_hmp $name "migrate -d unix:$sock"
+	polls=0
+	while :; do
+		st=$(l2_hmp $name "info migrate" 120)
+		case "$st" in
+		*"Migration status: completed"* | *"Migration status: failed"*) break ;;
+		esac
+		polls=$((polls + 1))
+		[ $polls -lt 600 ] || { echo "$st"; l2_kill $name; l2_kill $name-bad; fail "the refused migration still running after 600 polls"; }
+		sleep 1
+	done
+	info "source after the refused migration: $(echo "$st" | grep '^Migration status')"
+	wait_until 120 test -f "$d/qemu.rc" || { l2_kill $name; l2_kill $name-bad; fail "the refusing destination QEMU did not exit"; }
+	[ "$(cat "$d/qemu.rc")" != 0 ] || { l2_print $name-bad; fail "the destination QEMU exited 0 after a vGPU state over its quota"; }
+	grep -q 'refused its migration data' "$d/qemu.err" ||
+		{ l2_print $name-bad; fail "the destination QEMU did not say the device refused its data"; }
+	info "the destination refused it: $(grep -m 1 'refused its migration data' "$d/qemu.err")"
+	case "$st" in
+	*"Migration status: completed"*) l2_hmp $name cont > /dev/null ;;
+	esac
+	st=$(l2_hmp $name "info status")
+	case "$st" in
+	*"VM status: running"*) ;;
+	*) l2_kill $name; fail "the source after the refused migration: $st" ;;
+	esac
+	echo "$q" > "$MDEV_DEVS/$dst/vgmem/quota" || fail "restoring mdev $dst's quota"
+	expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the refusing destination after its QEMU exited"
+	[ "$(mdev_attr $src allocated)" -ge 8388608 ] ||
+		fail "the source vGPU holds $(mdev_attr $src allocated) bytes after the refused migration, not L2's 8 MiB"
 }

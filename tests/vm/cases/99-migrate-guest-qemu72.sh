@@ -12,10 +12,15 @@
 # the downtime. Either way no parameter beyond QEMU 10's first two is
 # needed (7.2 has no avail-switchover-bandwidth): a 2 s limit and the
 # bandwidth cap raised from 7.2's default of 32 MiB/s.
+#
+# First a migration the destination refuses (--refused-first: its mdev's
+# quota under what L2 holds): the patched destination fails it saying the
+# device refused its data, and the source runs on with its vGPU intact;
+# then the real one.
 # vmtest-timeout: 2400
 # vmtest-needs: qemu qemu72
 
 vg_setup gpus=2 vram_mb=64
 set_oversub 6400
 info "L1 uptime at case start: $(l1_uptime)s"
-l2_migrate_guest mig72 "$L2_QEMU72" "downtime-limit 2000" "max-bandwidth 4G"
+l2_migrate_guest --refused-first mig72 "$L2_QEMU72" "downtime-limit 2000" "max-bandwidth 4G"
