@@ -385,6 +385,7 @@ check:
 	phase fuzz $(MAKE) --no-print-directory fuzz-check; \
 	phase tsan $(MAKE) --no-print-directory tsan; \
 	phase module $(MAKE) --no-print-directory module guest-module; \
+	phase qemu72 $(MAKE) --no-print-directory qemu72; \
 	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
 	phase vm-6.12 env VMSTRICT=1 $(MAKE) --no-print-directory vm-check-6.12; \
 	echo "check: OK: every test passed plain and under ASan/UBSan, the threaded ones under TSan; the fuzzers kept their invariants over their corpora; the modules built at W=1 without warnings for 6.1 and 6.12; the VM suite passed on 6.1, its core on 6.12"; \

@@ -5,9 +5,9 @@
 # migration protocol v2), for the test VM's migration case and for anyone
 # who wants to try a patched 7.2 without rebuilding the package. Nothing is
 # installed and the system's apt is left alone: the source comes through a
-# private apt configuration under build/qemu72/apt (deb-src for bookworm and
-# bookworm-security from the system's Debian mirror, the system's archive
-# keyring), `apt-get source` unpacks it with Debian's own patches applied,
+# private apt configuration under build/qemu72/apt (scripts/private-apt.sh:
+# deb-src for bookworm and bookworm-security from the system's Debian
+# mirror), `apt-get source` unpacks it with Debian's own patches applied,
 # then qemu-patches/series is applied with patch -p1, and only
 # qemu-system-x86_64 is configured and built (x86_64-softmmu, TCG, no
 # default features).
@@ -42,45 +42,20 @@ for c in apt-get dpkg-source patch meson ninja pkg-config; do
 done
 [ -f "$PATCHES/series" ] || die "no $PATCHES/series"
 
-# The mirror this machine uses for Debian (deb822 or one-line sources).
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-	mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-		sed -n 's|^URIs: *\(https\{0,1\}://[^ ]*/debian\)/\{0,1\}$|\1|p' | head -n 1)
-fi
-if [ -z "$mirror" ]; then
-	mirror=$(sed -n 's|^deb  *\(\[[^]]*\]  *\)\{0,1\}\(https\{0,1\}://[^ ]*/debian\)/\{0,1\} .*|\2|p' \
-		/etc/apt/sources.list 2>/dev/null | head -n 1)
-fi
-mirror=${mirror:-http://deb.debian.org/debian}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$keyring" ] || die "no $keyring (apt-get install debian-archive-keyring)"
-
+# A private apt configuration (scripts/private-apt.sh) with deb-src lines
+# for bookworm and bookworm-security only: the system's apt is not touched.
+. "$ROOT/scripts/private-apt.sh"
 APTDIR=$DIR/apt
-mkdir -p "$APTDIR/etc/sources.list.d" "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" \
-	"$DIR/dl"
-cat > "$APTDIR/etc/sources.list.new" <<-SRC
-	deb-src [signed-by=$keyring] $mirror bookworm main
-	deb-src [signed-by=$keyring] ${mirror%/debian}/debian-security bookworm-security main
-SRC
-mv "$APTDIR/etc/sources.list.new" "$APTDIR/etc/sources.list"
-APT=(-o "Dir::Etc::SourceList=$APTDIR/etc/sources.list"
-	-o "Dir::Etc::SourceParts=$APTDIR/etc/sources.list.d"
-	-o "Dir::State::Lists=$APTDIR/lists"
-	-o "Dir::Cache=$APTDIR/cache"
-	-o "APT::Sandbox::User=root"
-	-o "Debug::NoLocking=1")
-
-# Source lists older than a day (or none) are refreshed; offline, a build
-# already made is kept.
-if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Sources*' -mtime -1 2>/dev/null)" ]; then
-	echo "build-qemu72: updating the source lists from $mirror"
-	if ! apt-get "${APT[@]}" -qq update; then
-		[ -x "$BIN" ] && [ $force = 0 ] || die "apt-get update (private lists in $APTDIR) failed"
-		echo "build-qemu72: apt-get update failed; keeping $BIN ($(cat "$DIR/stamp"))"
-		exit 0
-	fi
+mkdir -p "$DIR/dl"
+papt_init "$APTDIR" src:bookworm src:bookworm-security
+# Source lists younger than a day are used as they are; offline, a build
+# already made is kept (papt_update dies in the subshell only).
+if ! (papt_update 1440); then
+	[ -x "$BIN" ] && [ $force = 0 ] || die "cannot read the source lists (private apt in $APTDIR)"
+	echo "build-qemu72: no source lists; keeping $BIN ($(cat "$DIR/stamp"))"
+	exit 0
 fi
+APT=("${PAPT[@]}")
 # The newest qemu 7.2 source of bookworm and bookworm-security.
 version=$(apt-cache "${APT[@]}" showsrc qemu 2>/dev/null | sed -n 's/^Version: //p' |
 	grep '^1:7\.2+' | sort -V | tail -n 1)

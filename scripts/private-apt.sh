@@ -3,10 +3,11 @@
 #
 # A private apt configuration, for the scripts that fetch Debian packages
 # without touching the system's apt or dpkg (fetch-backports.sh,
-# fetch-kernel-6.12.sh): its own sources list, package lists, cache and an
-# empty status file under one directory; the system's sources are only
-# read, to find its Debian mirror and that mirror's keyring. Nothing is
-# installed through it: callers download and unpack with dpkg -x.
+# fetch-kernel-6.12.sh, build-qemu72.sh): its own sources list, package
+# lists, cache and an empty status file under one directory; the system's
+# sources are only read, to find its Debian mirror and that mirror's
+# keyring. Nothing is installed through it: callers download and unpack
+# with dpkg -x (binary packages) or dpkg-source -x (source packages).
 #
 # Sourced, not run. After `papt_init DIR SUITE...`, "${PAPT[@]}" are the
 # options every apt-get and apt-cache call takes. SUITE is a bookworm
@@ -98,7 +99,8 @@ papt_sources() {
 papt_update() {
 	local age=${1:-0} m mirrors=()
 	if [ "$age" -gt 0 ] && [ -f "$PAPT_DIR/mirror" ] &&
-		[ -n "$(find "$PAPT_DIR/lists" -maxdepth 1 -name '*Packages*' -mmin "-$age" 2> /dev/null)" ]; then
+		[ -n "$(find "$PAPT_DIR/lists" -maxdepth 1 \( -name '*Packages*' -o -name '*Sources*' \) \
+			-mmin "-$age" 2> /dev/null)" ]; then
 		return 0
 	fi
 	if [ -n "${DEBIAN_MIRROR:-}" ]; then
