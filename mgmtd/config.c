@@ -63,6 +63,8 @@ static const struct key keys[] = {
 	  "libvirt connection (qemu:///system; none: off)" },
 	{ "migrate_uri", K_STR, OFF(migrate_uri), 0, 0,
 	  "live-migrate thrashing domains there (unset: advisory only)" },
+	{ "migrate_data_uri", K_STR, OFF(migrate_data_uri), 0, 0,
+	  "where QEMU sends a migration's data, e.g. tcp://10.0.0.2 (unset: libvirt's choice)" },
 	{ "listen_unix", K_STR, OFF(listen_unix), 0, 0,
 	  "REST unix socket (/run/vgmem/mgmtd.sock; empty: none)" },
 	{ "unix_group", K_STR, OFF(unix_group), 0, 0, "group of the unix socket" },
@@ -139,6 +141,7 @@ void mg_config_free(struct mg_config *cfg)
 	free(cfg->state_db);
 	free(cfg->libvirt_uri);
 	free(cfg->migrate_uri);
+	free(cfg->migrate_data_uri);
 	free(cfg->listen_unix);
 	free(cfg->unix_group);
 	free(cfg->listen_tcp);

@@ -61,6 +61,7 @@ struct mg_config {
 	/* libvirt */
 	char *libvirt_uri;		/* default qemu:///system; "" or "none": off */
 	char *migrate_uri;		/* NULL: no automatic live migration */
+	char *migrate_data_uri;		/* VIR_MIGRATE_PARAM_URI; NULL: libvirt's choice */
 
 	/* REST (rest*.c) */
 	char *listen_unix;		/* default /run/vgmem/mgmtd.sock; "" : none */

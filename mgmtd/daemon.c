@@ -50,6 +50,38 @@ struct migration {
 	char name[MG_NAME_LEN];
 };
 
+#define MIG_ERR_FMT \
+	"{\"op\":\"migrate\",\"name\":\"%s\",\"migrate_to\":\"%s\",\"reason\":\"%s\"}"
+
+/*
+ * reason, JSON-escaped into out, cut (with "...", at a character
+ * boundary) so that an event whose other fields take `fixed` bytes still
+ * fits MG_EVENT_DETAIL_LEN: the log line has it whole, the event keeps
+ * its start rather than being dropped as too long.
+ */
+static void fit_reason(char *out, size_t outlen, const char *reason, size_t fixed)
+{
+	char raw[400];
+	size_t len, over;
+
+	snprintf(raw, sizeof(raw), "%s", reason);
+	for (;;) {
+		mg_json_escape(out, outlen, raw);
+		if (fixed + strlen(out) < MG_EVENT_DETAIL_LEN)
+			return;
+		len = strlen(raw);
+		over = fixed + strlen(out) - MG_EVENT_DETAIL_LEN + 1 + 3;
+		if (len <= over) {
+			out[0] = 0;
+			return;
+		}
+		len -= over;
+		while (len && ((unsigned char)raw[len] & 0xc0) == 0x80)
+			len--;
+		memcpy(raw + len, "...", 4);
+	}
+}
+
 void mg_migration_result(struct mg *mg, const char *id, const char *name,
 			 const char *dest, int err, const char *reason)
 {
@@ -72,12 +104,11 @@ void mg_migration_result(struct mg *mg, const char *id, const char *name,
 	}
 	if (!reason || !*reason)
 		reason = strerror(-err);
-	mg_json_escape(ereason, sizeof(ereason), reason);
 	mg_err("vm %s (%s): live migration to %s failed: %s; it keeps running here",
 	       id, name, dest, reason);
-	mg_emit(mg, "error", id,
-		"{\"op\":\"migrate\",\"name\":\"%s\",\"migrate_to\":\"%s\",\"reason\":\"%s\"}",
-		ename, edest, ereason);
+	fit_reason(ereason, sizeof(ereason), reason,
+		   strlen(MIG_ERR_FMT) - 3 * strlen("%s") + strlen(ename) + strlen(edest));
+	mg_emit(mg, "error", id, MIG_ERR_FMT, ename, edest, ereason);
 }
 
 static void tick_vm_locked(struct mg *mg, struct mg_vm *vm, int64_t now,
@@ -186,7 +217,8 @@ void mg_tick(struct mg *mg, int64_t now_mono_ms)
 	mg_events_flush(mg);
 	for (i = 0; i < nr_mig; i++) {
 		int r = lv ? mg_libvirt_migrate(lv, mig[i].id, mig[i].name,
-					       mg->cfg->migrate_uri) : -ENOTCONN;
+					       mg->cfg->migrate_uri,
+					       mg->cfg->migrate_data_uri) : -ENOTCONN;
 
 		if (r)
 			mg_migration_result(mg, mig[i].id, mig[i].name,

@@ -207,47 +207,73 @@ int mg_metadata_parse_text(const char *xml, struct mg_vm_policy *meta,
 	return ret;
 }
 
+/*
+ * For a <hostdev mode='subsystem' type='mdev'>: its <source><address>
+ * (NULL if it has none; *is_mdev says whether h is such a hostdev).
+ */
+static xmlNodePtr mdev_address(xmlNodePtr h, bool *is_mdev)
+{
+	xmlChar *mode, *type;
+	xmlNodePtr s, a;
+
+	*is_mdev = false;
+	if (!is_elem(h, "hostdev"))
+		return NULL;
+	mode = xmlGetProp(h, (const xmlChar *)"mode");
+	type = xmlGetProp(h, (const xmlChar *)"type");
+	*is_mdev = mode && type && !xmlStrcmp(mode, (const xmlChar *)"subsystem") &&
+		   !xmlStrcmp(type, (const xmlChar *)"mdev");
+	xmlFree(mode);
+	xmlFree(type);
+	if (!*is_mdev)
+		return NULL;
+	for (s = h->children; s && !is_elem(s, "source"); s = s->next)
+		;
+	for (a = s ? s->children : NULL; a && !is_elem(a, "address"); a = a->next)
+		;
+	return a;
+}
+
+/* A 36-character UUID attribute or text, lower-cased into out; 0 or -EINVAL. */
+static int uuid_lower(const xmlChar *uuid, char *out, size_t len)
+{
+	size_t i;
+
+	out[0] = 0;
+	if (!uuid || xmlStrlen(uuid) != 36 || len < MG_ID_LEN)
+		return -EINVAL;
+	for (i = 0; i < 36; i++)
+		out[i] = (char)tolower(uuid[i]);
+	out[36] = 0;
+	if (!mg_uuid_valid(out)) {
+		out[0] = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The first mdev hostdev's UUID, lower-cased; "" if none. */
 static int find_mdev(xmlNodePtr devices, char *mdev, size_t len, char *err,
 		     size_t errlen)
 {
-	xmlNodePtr h, s, a;
+	xmlNodePtr h, a;
 
 	mdev[0] = 0;
 	for (h = devices ? devices->children : NULL; h; h = h->next) {
-		xmlChar *mode, *type, *uuid;
-		bool ok;
+		xmlChar *uuid;
+		bool is_mdev;
+		int r;
 
-		if (!is_elem(h, "hostdev"))
+		a = mdev_address(h, &is_mdev);
+		if (!is_mdev)
 			continue;
-		mode = xmlGetProp(h, (const xmlChar *)"mode");
-		type = xmlGetProp(h, (const xmlChar *)"type");
-		ok = mode && type && !xmlStrcmp(mode, (const xmlChar *)"subsystem") &&
-		     !xmlStrcmp(type, (const xmlChar *)"mdev");
-		xmlFree(mode);
-		xmlFree(type);
-		if (!ok)
-			continue;
-		for (s = h->children; s && !is_elem(s, "source"); s = s->next)
-			;
-		for (a = s ? s->children : NULL; a && !is_elem(a, "address");
-		     a = a->next)
-			;
 		uuid = a ? xmlGetProp(a, (const xmlChar *)"uuid") : NULL;
 		if (!uuid)
 			return perr(err, errlen, "mdev hostdev without <source><address uuid=...>");
-		if (xmlStrlen(uuid) == 36 && len > 36) {
-			size_t i;
-
-			for (i = 0; i < 36; i++)
-				mdev[i] = (char)tolower(uuid[i]);
-			mdev[36] = 0;
-		}
+		r = uuid_lower(uuid, mdev, len);
 		xmlFree(uuid);
-		if (!mg_uuid_valid(mdev)) {
-			mdev[0] = 0;
+		if (r)
 			return perr(err, errlen, "mdev hostdev has a malformed UUID");
-		}
 		return 0;
 	}
 	return 0;
@@ -311,6 +337,160 @@ int mg_domain_parse_text(const char *xml, char *mdev, size_t mdevlen,
 	if (found)
 		ret = parse_gpu_elem(found, meta, mask, gpu, txt, err, errlen);
 out:
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+/* ---- migration: a domain's vGPUs, renamed; a host's vGPUs ------------ */
+
+static xmlNodePtr devices_of(xmlDocPtr doc)
+{
+	xmlNodePtr root = xmlDocGetRootElement(doc), n;
+
+	if (!is_elem(root, "domain"))
+		return NULL;
+	for (n = root->children; n; n = n->next)
+		if (is_elem(n, "devices"))
+			return n;
+	return NULL;
+}
+
+int mg_domain_mdevs(const char *xml, char (*uuids)[MG_ID_LEN], size_t max,
+		    size_t *n)
+{
+	xmlNodePtr h, a, devices;
+	xmlDocPtr doc;
+	int ret = 0;
+
+	*n = 0;
+	doc = read_doc(xml);
+	if (!doc)
+		return -EINVAL;
+	if (!is_elem(xmlDocGetRootElement(doc), "domain")) {
+		ret = -EINVAL;
+		goto out;
+	}
+	devices = devices_of(doc);
+	for (h = devices ? devices->children : NULL; h; h = h->next) {
+		xmlChar *uuid;
+		bool is_mdev;
+
+		a = mdev_address(h, &is_mdev);
+		if (!is_mdev)
+			continue;
+		uuid = a ? xmlGetProp(a, (const xmlChar *)"uuid") : NULL;
+		if (*n >= max) {
+			ret = -E2BIG;
+		} else if (uuid_lower(uuid, uuids[*n], MG_ID_LEN)) {
+			ret = -EINVAL;
+		} else {
+			(*n)++;
+		}
+		xmlFree(uuid);
+		if (ret)
+			break;
+	}
+out:
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+int mg_domain_set_mdev(const char *xml, const char *from, const char *to,
+		       char **out, char *err, size_t errlen)
+{
+	xmlNodePtr h, a, devices;
+	xmlChar *buf = NULL;
+	char cur[MG_ID_LEN];
+	bool done = false;
+	xmlDocPtr doc;
+	int len = 0, ret = 0;
+
+	*out = NULL;
+	if (!mg_uuid_valid(from) || !mg_uuid_valid(to))
+		return perr(err, errlen, "internal: malformed mdev UUID to rename");
+	doc = read_doc(xml);
+	if (!doc)
+		return perr(err, errlen, "domain XML is not well-formed");
+	devices = devices_of(doc);
+	for (h = devices ? devices->children : NULL; h && !done; h = h->next) {
+		xmlChar *uuid;
+		bool is_mdev;
+
+		a = mdev_address(h, &is_mdev);
+		if (!a)
+			continue;
+		uuid = xmlGetProp(a, (const xmlChar *)"uuid");
+		if (!uuid_lower(uuid, cur, sizeof(cur)) && !strcmp(cur, from)) {
+			xmlSetProp(a, (const xmlChar *)"uuid", (const xmlChar *)to);
+			done = true;
+		}
+		xmlFree(uuid);
+	}
+	if (!done) {
+		ret = perr(err, errlen, "the domain has no mdev hostdev %s", from);
+		goto out;
+	}
+	xmlDocDumpMemory(doc, &buf, &len);
+	*out = buf && len > 0 ? strndup((const char *)buf, (size_t)len) : NULL;
+	if (!*out)
+		ret = -ENOMEM;
+	xmlFree(buf);
+out:
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+int mg_nodedev_mdev(const char *xml, char *uuid, size_t ulen, char *type,
+		    size_t tlen)
+{
+	xmlNodePtr root, n, c;
+	xmlChar *v = NULL;
+	xmlDocPtr doc;
+	int ret = -ENOENT;
+
+	uuid[0] = 0;
+	type[0] = 0;
+	doc = read_doc(xml);
+	if (!doc)
+		return -EINVAL;
+	root = xmlDocGetRootElement(doc);
+	if (!is_elem(root, "device")) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (n = root->children; n; n = n->next) {
+		xmlChar *cap;
+		bool mdev;
+
+		if (!is_elem(n, "capability"))
+			continue;
+		cap = xmlGetProp(n, (const xmlChar *)"type");
+		mdev = cap && !xmlStrcmp(cap, (const xmlChar *)"mdev");
+		xmlFree(cap);
+		if (!mdev)
+			continue;
+		for (c = n->children; c; c = c->next) {
+			if (is_elem(c, "type") && !type[0]) {
+				v = xmlGetProp(c, (const xmlChar *)"id");
+				if (v && xmlStrlen(v) > 0 && (size_t)xmlStrlen(v) < tlen)
+					snprintf(type, tlen, "%s", (const char *)v);
+				xmlFree(v);
+			} else if (is_elem(c, "uuid") && !uuid[0]) {
+				v = xmlNodeGetContent(c);
+				if (uuid_lower(v, uuid, ulen))
+					uuid[0] = 0;
+				xmlFree(v);
+			}
+		}
+		/* Both are needed to place a vGPU: anything else is no use. */
+		ret = uuid[0] && type[0] ? 0 : -EINVAL;
+		break;
+	}
+out:
+	if (ret) {
+		uuid[0] = 0;
+		type[0] = 0;
+	}
 	xmlFreeDoc(doc);
 	return ret;
 }

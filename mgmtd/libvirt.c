@@ -32,6 +32,7 @@
 #include <libvirt/virterror.h>
 
 #include "mgmtd.h"
+#include "migdest.h"
 #include "log.h"
 
 #define RECONNECT_MS	5000
@@ -720,25 +721,76 @@ struct lv_mig {
 	virDomainPtr dom;
 	char name[MG_NAME_LEN];
 	char id[MG_ID_LEN];		/* the VM's (its mdev UUID) */
-	char *dest;
+	char *dest;			/* the destination's libvirt URI */
+	char *data_uri;			/* where QEMU's stream goes; NULL: libvirt picks */
 };
+
+/*
+ * The migration's parameters: the destination's domain XML when the
+ * domain has vGPUs (each renamed to a free mdev there, migdest.c), and
+ * the data URI if the operator set one. 0, or -errno with why.
+ */
+static int lv_mig_params(struct lv_mig *m, virConnectPtr dconn,
+			 virTypedParameterPtr *params, int *nparams,
+			 char *why, size_t whylen)
+{
+	int maxp = 0, ret;
+	char *dxml;
+
+	ret = mg_mig_dest_xml(m->lv->conn, m->dom, dconn, &dxml, why, whylen);
+	if (ret)
+		return ret;
+	if ((dxml && virTypedParamsAddString(params, nparams, &maxp,
+					     VIR_MIGRATE_PARAM_DEST_XML, dxml) < 0) ||
+	    (m->data_uri && virTypedParamsAddString(params, nparams, &maxp,
+						    VIR_MIGRATE_PARAM_URI,
+						    m->data_uri) < 0)) {
+		snprintf(why, whylen, "migration parameters: %s", lv_errmsg());
+		ret = -ENOMEM;
+	}
+	free(dxml);
+	return ret;
+}
 
 static void *lv_migrate_thread(void *arg)
 {
 	struct lv_mig *m = arg;
 	struct mg_libvirt *lv = m->lv;
-	int r;
+	virTypedParameterPtr params = NULL;
+	virConnectPtr dconn;
+	char why[512] = "";
+	int nparams = 0, r;
 
 	mg_info("libvirt: live-migrating %s to %s", m->name, m->dest);
-	r = virDomainMigrateToURI3(m->dom, m->dest, NULL, 0,
-				   VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER |
-				   VIR_MIGRATE_PERSIST_DEST |
-				   VIR_MIGRATE_UNDEFINE_SOURCE);
-	/* libvirt's error is this thread's: read it before anything else */
-	mg_migration_result(lv->mg, m->id, m->name, m->dest, r < 0 ? -EIO : 0,
-			    r < 0 ? lv_errmsg() : NULL);
+	/* mgmtd's own look at the destination: which vGPUs it has free. */
+	dconn = virConnectOpen(m->dest);
+	if (!dconn) {
+		/* the event names the URI already (migrate_to) */
+		snprintf(why, sizeof(why), "cannot connect to the destination: %s",
+			 lv_errmsg());
+		r = -EIO;
+	} else {
+		r = lv_mig_params(m, dconn, &params, &nparams, why, sizeof(why));
+	}
+	if (!r) {
+		r = virDomainMigrateToURI3(m->dom, m->dest, params,
+					   (unsigned int)nparams,
+					   VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER |
+					   VIR_MIGRATE_PERSIST_DEST |
+					   VIR_MIGRATE_UNDEFINE_SOURCE);
+		/* libvirt's error is this thread's: read it before anything else */
+		if (r < 0) {
+			snprintf(why, sizeof(why), "%s", lv_errmsg());
+			r = -EIO;
+		}
+	}
+	mg_migration_result(lv->mg, m->id, m->name, m->dest, r, r ? why : NULL);
+	virTypedParamsFree(params, nparams);
+	if (dconn)
+		virConnectClose(dconn);
 	virDomainFree(m->dom);
 	free(m->dest);
+	free(m->data_uri);
 	free(m);
 	pthread_mutex_lock(&lv->lock);
 	lv->migrations--;
@@ -748,7 +800,8 @@ static void *lv_migrate_thread(void *arg)
 }
 
 int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
-		       const char *domain, const char *dest_uri)
+		       const char *domain, const char *dest_uri,
+		       const char *data_uri)
 {
 	struct lv_mig *m;
 	pthread_attr_t attr;
@@ -766,8 +819,9 @@ int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
 	snprintf(m->name, sizeof(m->name), "%s", domain);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	m->dest = strdup(dest_uri);
+	m->data_uri = data_uri && *data_uri ? strdup(data_uri) : NULL;
 	m->dom = virDomainLookupByName(lv->conn, domain);
-	if (!m->dest || !m->dom) {
+	if (!m->dest || !m->dom || (data_uri && *data_uri && !m->data_uri)) {
 		ret = m->dom ? -ENOMEM : -ENOENT;
 		goto err_free;
 	}
@@ -791,6 +845,7 @@ err_free:
 	if (m->dom)
 		virDomainFree(m->dom);
 	free(m->dest);
+	free(m->data_uri);
 	free(m);
 	return ret;
 }

@@ -184,11 +184,14 @@ void *mg_libvirt_conn(struct mg_libvirt *lv);
 /*
  * Asynchronous live migration of the domain of VM id to dest_uri (daemon.c asks for
  * it on a thrash advisory): peer to peer, persistent at the destination,
- * undefined at the source. Its outcome goes to mg_migration_result().
+ * undefined at the source; a domain with vGPUs names free mdevs of the
+ * same types there (migdest.c); data_uri (NULL: libvirt's choice) is
+ * where QEMU's stream goes. Its outcome goes to mg_migration_result().
  * 0 once the migration thread runs; -ENOENT (no such domain), -ENOTCONN.
  */
 int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
-		       const char *domain, const char *dest_uri);
+		       const char *domain, const char *dest_uri,
+		       const char *data_uri);
 /*
  * The outcome of a migration of VM id (domain name) to dest: err 0 is
  * success, else -errno with reason (libvirt's message). Counted
@@ -231,6 +234,23 @@ int mg_domain_shares(const char *xml, struct mg_share **out, size_t *n,
  * -ENOTDIR for the directory) with err naming the share.
  */
 int mg_share_check(const struct mg_share *s, char *err, size_t errlen);
+/*
+ * For migration (migdest.c), pure as the above. mg_domain_mdevs: the UUIDs
+ * (lower case) of every mdev hostdev of a domain, in order; -EINVAL for XML
+ * that is not a domain or an mdev hostdev without a valid UUID, -E2BIG for
+ * more than max. mg_domain_set_mdev: the XML with the mdev hostdev naming
+ * `from` naming `to` instead (*out malloc()ed; -EINVAL with err if there
+ * is none). mg_nodedev_mdev: a libvirt node device's XML -> the UUID and
+ * the mdev type id of an mdev (<capability type='mdev'> with <type id=...>
+ * and <uuid>); -ENOENT if it is another kind of device, -EINVAL if it is
+ * not a node device or lacks either.
+ */
+int mg_domain_mdevs(const char *xml, char (*uuids)[MG_ID_LEN], size_t max,
+		    size_t *n);
+int mg_domain_set_mdev(const char *xml, const char *from, const char *to,
+		       char **out, char *err, size_t errlen);
+int mg_nodedev_mdev(const char *xml, char *uuid, size_t ulen, char *type,
+		    size_t tlen);
 /*
  * The <gpu .../> element alone, as virDomainGetMetadata() answers (without
  * a namespace, or in ours).
