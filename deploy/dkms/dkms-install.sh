@@ -37,7 +37,8 @@ if [ "$mode" = remove ]; then
 	exit 0
 fi
 
-# The source tree: exactly what host-module/Kbuild compiles, no build
+# The source tree: exactly what host-module/Kbuild compiles (the .c and .h
+# files under os/, core/ with its subfolder lrc/, sim/, linux/), no build
 # products from a `make module` in the checkout.
 src=/usr/src/$name-$version
 if dkms status -m "$name" -v "$version" | grep -q .; then
@@ -47,10 +48,8 @@ rm -rf "$src"
 mkdir -p "$src/host-module" "$src/include/uapi"
 cp "$here/dkms.conf" "$src/"
 cp "$top/host-module/Kbuild" "$src/host-module/"
-for d in os core sim linux; do
-	mkdir -p "$src/host-module/$d"
-	cp "$top/host-module/$d/"*.[ch] "$src/host-module/$d/"
-done
+(cd "$top/host-module" && find os core sim linux -name '*.[ch]' ! -name '*.mod.c' ! -name '.*' -print0 |
+	xargs -0 cp --parents -t "$src/host-module")
 cp "$top/include/uapi/"*.h "$src/include/uapi/"
 
 dkms add -m "$name" -v "$version"
