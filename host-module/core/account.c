@@ -173,6 +173,7 @@ void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem)
 	 * costs nothing there (return.c).
 	 */
 	c->heat = 0;
+	c->host_streak = 0;
 	list_add_tail(&c->node, &vm->relocated_list);
 	vm->relocated += c->size;
 	gpu->host_used += c->size;

@@ -24,12 +24,30 @@
  * coldest memory of anyone above entitlement first moves what costs
  * least. A requester's new-BO chunks go last (it allocates them to use
  * them, and no sample has seen them), after its own resident chunks.
+ * Heat compares per byte (vg_cold_before()), so a small chunk is not
+ * taken for cold only for being small.
+ *
+ * The return worker's reserve (vg_reduce_cold()) takes only chunks idle
+ * for VG_COLD_ROUNDS rounds: first those of VMs above their entitlement,
+ * then those of VMs at or below an *equal share* (vm->entitlement 0: no
+ * policy set one). An equal share protects the memory a VM uses, not
+ * memory it left idle: without this, a VM holding memory nobody reads
+ * within its share (a leak, an idle tenant) made the VMs above theirs
+ * give up memory they read every round, and those chunks came back and
+ * went out again at every burst (docs/performance.md, issue 16). A VM
+ * with an explicit entitlement keeps the strict rule even for idle
+ * memory: mgmtd's entitlement may carry a min reservation ("never taken
+ * away", docs/policy.md) that the core cannot tell apart. The allocation
+ * path keeps the strict rule for every VM.
  *
  * Victims come from a binary max-heap of VMs, so a chosen chunk costs
  * O(log V) plus O(1) for RANDOM and LRA. COLD samples and sorts the
  * candidates of every VM above its entitlement once per call (all at the
  * same moment, so their heats compare): O(C log C) for the C chunks of
- * those VMs, where GPUswap's rule sorted only the victims'. Ties go to
+ * those VMs, where GPUswap's rule sorted only the victims'. The reserve
+ * sorts the chunks of every equal-share VM too (the worker sampled them
+ * all just before, O(C) already), on a sampling pass that finds the
+ * reserve short, never on an allocation. Ties go to
  * the VM created first, so a seed and an operation sequence give one
  * outcome.
  *
@@ -55,6 +73,8 @@
  * that key, and the walk skips it. COLD needs every VM above its
  * entitlement at the start (their chunks are sampled together): the walk
  * takes them all first, in key order, and stops at the first at or below.
+ * The reserve needs every equal-share VM too: with any, it takes every VM
+ * (vg_red_take_all()).
  * A call that may pick about as many chunks as there are VMs would walk
  * to most of them at O(log V) each: it takes every VM in one pass
  * instead, as a heap of all VMs would.
@@ -86,6 +106,13 @@ struct vg_red_vm {
 	struct vg_vm *vm;
 	u32 left;			/* existing candidates not yet picked */
 	bool ready;			/* policy state built */
+	/*
+	 * COLD, the reserve only (vg_reduce_cold()): its idle chunks may go
+	 * although it is at or below its share (an equal share: no policy
+	 * set an entitlement for it).
+	 */
+	bool open;
+	bool reserve;			/* vg_reduce_cold(): idle chunks only */
 	struct vg_red_vm *next_ready;	/* chain of ready ones, to free sorted */
 	/* RANDOM: unpicked resident chunks are vm->res_vec[0, left). */
 	union {
@@ -176,12 +203,31 @@ void vg_sample_heat(struct vg_gpu *gpu)
  * heat halves every round: memory written once long ago (a leak, a
  * checkpoint) may still have more heat than memory read every round.
  */
+/*
+ * Accesses per byte decide, not accesses: a sample counts the accesses
+ * to a chunk, so a chunk half the size of another, used the same way,
+ * has half its heat, and would go first although moving it frees half
+ * the room for the same cost per byte (its owner reads each of its
+ * bytes as often). Cross-multiplied in 4 KiB units, heat capped so the
+ * product fits in 64 bits (2^40 accesses by 2^24 units of a 64 GiB
+ * chunk).
+ */
+#define VG_HEAT_CAP	(1ull << 40)
+
+static u64 vg_heat_units(const struct vg_chunk *c)
+{
+	return max_t(u64, c->size >> 12, 1);
+}
+
 static bool vg_cold_before(const struct vg_chunk *a, const struct vg_chunk *b)
 {
+	u64 ha = min_t(u64, a->heat, VG_HEAT_CAP) * vg_heat_units(b);
+	u64 hb = min_t(u64, b->heat, VG_HEAT_CAP) * vg_heat_units(a);
+
 	if (a->touched != b->touched)
 		return a->touched < b->touched;
-	if (a->heat != b->heat)
-		return a->heat < b->heat;
+	if (ha != hb)
+		return ha < hb;
 	return a->placed_seq < b->placed_seq;
 }
 
@@ -209,20 +255,38 @@ static bool vg_red_above(const struct vg_red_vm *a, const struct vg_red_vm *b)
 	return a->order < b->order;
 }
 
+static bool vg_red_idle(const struct vg_gpu *gpu, const struct vg_chunk *c);
+
 /*
- * The victim heap's order under COLD: a VM above its entitlement (key > 0)
- * ranks ahead of every VM at or below it; among those above, the one whose
- * next chunk is coldest (vg_cold_before()) ranks first, one with only
- * new-BO chunks left last; VMs at or below rank by key as in GPUswap.
+ * May s give its next chunk now? An allocation: only while above its
+ * entitlement. The reserve: only an idle chunk, of a VM above its
+ * entitlement or of an open one (at or below an equal share).
+ */
+static bool vg_red_victim(const struct vg_red_vm *s)
+{
+	if (!s->reserve)
+		return s->key > 0;
+	return (s->key > 0 || s->open) && vg_red_idle(s->vm->gpu, s->next);
+}
+
+/*
+ * The victim heap's order under COLD: a VM that may give its next chunk
+ * (vg_red_victim()) ranks ahead of every other; among those, the VMs
+ * above their entitlement first (the reserve's open VMs after them), then
+ * the one whose next chunk is coldest (vg_cold_before()), one with only
+ * new-BO chunks left last; the others rank by key as in GPUswap.
  */
 static bool vg_red_colder(const struct vg_red_vm *a, const struct vg_red_vm *b)
 {
-	bool oa = a->key > 0, ob = b->key > 0;
+	bool oa = vg_red_victim(a), ob = vg_red_victim(b);
 
 	if (oa != ob)
 		return oa;
 	if (!oa)
 		return vg_red_above(a, b);
+	/* The reserve: the idle memory of VMs above their share goes first. */
+	if ((a->key > 0) != (b->key > 0))
+		return a->key > 0;
 	if (a->next && b->next)
 		return vg_cold_before(a->next, b->next);
 	if (a->next || b->next)
@@ -510,6 +574,9 @@ static struct vg_red_vm *vg_red_take(struct vg_reducer *r, struct vg_vm *vm,
 	s->order = vm->order;
 	s->left = left;
 	s->ready = false;
+	s->open = r->cold_only && !vm->entitlement;
+	s->reserve = r->cold_only;
+	s->next = NULL;
 	return s;
 }
 
@@ -699,8 +766,7 @@ static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
 			return -ENOMEM;
 		s = r->heap[0];
 		/* Heap order: when the top is not cold, nothing left is. */
-		if (global && r->cold_only &&
-		    (s->key <= 0 || !vg_red_idle(r->gpu, s->next)))
+		if (global && r->cold_only && !vg_red_victim(s))
 			break;
 		if (!s->ready) {
 			err = vg_red_prepare(r, s);
@@ -853,7 +919,7 @@ static int vg_red_take_all(struct vg_reducer *r)
 							  e->vm->res_nr);
 	}
 	for (i = 0; r->global && i < r->nheap; i++) {
-		if (r->heap[i]->key <= 0)
+		if (r->heap[i]->key <= 0 && !r->heap[i]->open)
 			continue;
 		err = vg_red_prepare_above(r, r->heap[i]);
 		if (err)
@@ -946,7 +1012,7 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 	}
 	/* Picks if every chunk is whole: about the VMs the call takes. */
 	picks = (need >> gpu->chunk_shift) + !!(need & (gpu->chunk_size - 1));
-	if (picks + 1 >= gpu->vmh_n)
+	if (picks + 1 >= gpu->vmh_n || (cold_only && gpu->nr_ent_equal))
 		err = vg_red_take_all(&r);
 	else
 		err = vg_red_take_walk(&r);

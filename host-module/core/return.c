@@ -22,11 +22,24 @@
  * COLD returns only chunks accessed in host RAM (heat restarts at 0 when
  * a chunk leaves VRAM, account.c): one nobody reads costs nothing there,
  * and bringing it back would cost a copy now and another, stalling some
- * VM's allocation, when the room is needed again. And COLD keeps a
- * reserve of free VRAM (vg_return_reserve()) by moving out, in the
- * background, memory of VMs above their entitlement that has been idle
- * for two sampling rounds, so that allocations of the others find room
- * without waiting for copies.
+ * VM's allocation, when the room is needed again. Of those, a chunk in
+ * sustained use (accessed in two sampling rounds in a row,
+ * c->host_streak) may take any free VRAM; one accessed now and then (a
+ * checkpoint written, a heartbeat) only the VRAM the reserve leaves.
+ * Why: bringing a chunk back costs a copy in and, when the room is
+ * needed, a copy out; leaving it costs its accesses over PCIe. Waiting
+ * one round in host RAM before paying the round trip is the ski-rental
+ * rule (rent until renting has cost what buying would): a chunk read
+ * every round pays one round of reads in place, at most about one copy,
+ * and a chunk touched once is never copied twice for one touch. Before,
+ * a train's checkpoint written in host RAM came back at once, took the
+ * reserve, and two rounds later was copied out again.
+ *
+ * And COLD keeps a reserve of free VRAM (vg_return_reserve()) by moving
+ * out, in the background, memory idle for two sampling rounds of VMs
+ * above their entitlement and then of VMs with an equal share
+ * (vg_reduce_cold(), reducer.c says why), so that allocations of the
+ * others find room without waiting for copies.
  *
  * COLD needs fresh heat, and sampling walks every chunk under gpu->lock
  * (blocking every allocation meanwhile). So a pass samples only when it
@@ -78,21 +91,27 @@ static inline void vg_resched_every(u32 *n)
  * so relocated - marked_bytes is what is left unmarked.
  */
 static bool vg_return_candidate(const struct vg_gpu *gpu,
-				const struct vg_chunk *c, u64 limit)
+				const struct vg_chunk *c, u64 limit, bool any)
 {
 	if (c->marked || c->size > limit)
 		return false;
+	if (gpu->policy != VG_POLICY_COLD)
+		return true;
 	/*
 	 * COLD: only chunks read or written over PCIe since they left (heat
 	 * counts just those, account.c). One nobody touches costs nothing
 	 * in host RAM, while bringing it back costs a copy now and another
 	 * when the next allocation needs the room (that copy stalls the
 	 * allocating VM): free VRAM is worth more to the next allocation.
+	 * Sustained use (two rounds in a row, the latest this one) always
+	 * qualifies; any access only with any (room beyond the reserve).
 	 */
-	return gpu->policy != VG_POLICY_COLD || c->heat;
+	if (c->host_streak >= 2 && c->touched == gpu->heat_clock)
+		return true;
+	return any && c->heat;
 }
 
-static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
+static bool vg_vm_can_return(struct vg_vm *vm, u64 limit, bool any)
 {
 	struct vg_gpu *gpu = vm->gpu;
 	struct vg_chunk *c;
@@ -103,7 +122,7 @@ static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
 	if (limit >= gpu->chunk_size && gpu->policy != VG_POLICY_COLD)
 		return true;
 	list_for_each_entry(c, &vm->relocated_list, node) {
-		if (vg_return_candidate(gpu, c, limit))
+		if (vg_return_candidate(gpu, c, limit, any))
 			return true;
 		vg_resched_every(&k);
 	}
@@ -116,7 +135,7 @@ static bool vg_vm_can_return(struct vg_vm *vm, u64 limit)
  * *limit receives the largest chunk the winner may get.
  */
 static struct vg_vm *vg_pick_winner(struct vg_gpu *gpu, u64 avail,
-				    bool within, u64 now, u64 *limit)
+				    bool within, bool any, u64 now, u64 *limit)
 {
 	struct vg_vm *vm, *best = NULL;
 	s64 best_key = 0;
@@ -136,7 +155,7 @@ static struct vg_vm *vg_pick_winner(struct vg_gpu *gpu, u64 avail,
 				continue;
 			lim = min_t(u64, lim, ent - have);
 		}
-		if (!vg_vm_can_return(vm, lim))
+		if (!vg_vm_can_return(vm, lim, any))
 			continue;
 		key = (s64)have - (s64)ent;
 		if (!best || key < best_key) {
@@ -158,7 +177,7 @@ static bool vg_return_before(enum vg_chunk_policy p, const struct vg_chunk *a,
 }
 
 static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
-				      u64 limit)
+				      u64 limit, bool any)
 {
 	struct vg_chunk *c, *best = NULL;
 	u32 n = 0, k, r = 0;
@@ -166,7 +185,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 	if (gpu->policy != VG_POLICY_RANDOM) {
 		list_for_each_entry(c, &vm->relocated_list, node) {
 			vg_resched_every(&r);
-			if (!vg_return_candidate(gpu, c, limit))
+			if (!vg_return_candidate(gpu, c, limit, any))
 				continue;
 			if (!best || vg_return_before(gpu->policy, c, best))
 				best = c;
@@ -176,7 +195,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 
 	list_for_each_entry(c, &vm->relocated_list, node) {
 		vg_resched_every(&r);
-		if (vg_return_candidate(gpu, c, limit))
+		if (vg_return_candidate(gpu, c, limit, any))
 			n++;
 	}
 	if (!n)
@@ -184,7 +203,7 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 	k = vg_rand_below(&gpu->rand, n);
 	list_for_each_entry(c, &vm->relocated_list, node) {
 		vg_resched_every(&r);
-		if (!vg_return_candidate(gpu, c, limit))
+		if (!vg_return_candidate(gpu, c, limit, any))
 			continue;
 		if (!k--)
 			return c;
@@ -211,8 +230,11 @@ static void vg_sample_heat_relocated(struct vg_gpu *gpu)
 
 			/* The round vg_sample_heat() just started. */
 			c->heat = c->heat / 2 + n;
-			if (n)
+			if (n) {
+				c->host_streak = c->touched + 1 == gpu->heat_clock ?
+						 c->host_streak + (c->host_streak < U8_MAX) : 1;
 				c->touched = gpu->heat_clock;
+			}
 			vg_resched_every(&k);
 		}
 	}
@@ -248,29 +270,47 @@ static u64 vg_return_marked(struct vg_gpu *gpu, int *err)
 	return moved;
 }
 
-/* Bring chunks back; see vg_return_pass(). */
-static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
+/* Mark chunks to come back in up to *avail bytes; returns the bytes. */
+static u64 vg_return_mark(struct vg_gpu *gpu, u64 *avail, bool any, u64 now)
 {
-	struct vg_vm *vm;
-	u64 avail, limit = 0, total = 0, moved, now = ktime_get_ns();
-	int err = 0;
-
-	avail = vg_gpu_vram_free(gpu);
+	u64 limit = 0, total = 0;
 
 	for (;;) {
+		struct vg_vm *vm;
 		struct vg_chunk *c;
 
-		vm = vg_pick_winner(gpu, avail, true, now, &limit);
+		vm = vg_pick_winner(gpu, *avail, true, any, now, &limit);
 		if (!vm)
-			vm = vg_pick_winner(gpu, avail, false, now, &limit);
+			vm = vg_pick_winner(gpu, *avail, false, any, now, &limit);
 		if (!vm)
 			break;
-		c = vg_pick_chunk(gpu, vm, limit);
+		c = vg_pick_chunk(gpu, vm, limit, any);
 		if (WARN_ON(!c))
 			break;
 		vg_chunk_mark(c);
-		avail -= c->size;
+		*avail -= c->size;
 		total += c->size;
+	}
+	return total;
+}
+
+/*
+ * Bring chunks back; see vg_return_pass(). COLD in two rounds of marks:
+ * chunks in sustained use in host RAM may take all free VRAM; chunks
+ * read or written there only now and then only what the reserve leaves.
+ */
+static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
+{
+	u64 avail, want, total, moved, now = ktime_get_ns();
+	int err = 0;
+
+	avail = vg_gpu_vram_free(gpu);
+	total = vg_return_mark(gpu, &avail, false, now);
+	want = gpu->vram_size >> VG_RESERVE_SHIFT;
+	if (gpu->policy == VG_POLICY_COLD && avail > want) {
+		u64 spare = avail - want;
+
+		total += vg_return_mark(gpu, &spare, true, now);
 	}
 	if (!total)
 		return 0;
@@ -285,15 +325,16 @@ static s64 vg_return_chunks(struct vg_gpu *gpu, bool *failed)
  * Returns true if moving chunks out failed (the worker backs off).
  *
  * COLD: keep 1/2^VG_RESERVE_SHIFT of VRAM free by moving out, in the
- * background, chunks of VMs above their entitlement that no sample has
- * seen accessed for two ageing rounds (vg_reduce_cold()). Without it
- * the next allocation of a VM within its entitlement finds VRAM full and
- * waits for the copy that makes room: its allocation stall pays for
- * another VM's growth. Here the copy is charged to the VM whose chunks
- * move (relocate.c), which is the one above its entitlement, and nothing
- * it moves was in use. A VM at or below its entitlement is never touched,
- * and what the reserve moves out is not brought back unless it is
- * accessed in host RAM (vg_return_candidate()).
+ * background, chunks that no sample has seen accessed for two ageing
+ * rounds (vg_reduce_cold()): of VMs above their entitlement first, then
+ * of VMs with an equal share. Without it the next allocation of a VM
+ * within its entitlement finds VRAM full and waits for the copy that
+ * makes room: its allocation stall pays for another VM's growth, or for
+ * memory nobody reads. The copy is charged to the VM whose chunks move
+ * (relocate.c), and nothing it moves was in use. A VM at or below an
+ * explicit entitlement is never touched, and what the reserve moves out
+ * is not brought back unless it is accessed in host RAM
+ * (vg_return_candidate()).
  */
 static bool vg_return_reserve(struct vg_gpu *gpu)
 {
@@ -374,7 +415,7 @@ static u64 vg_return_owed(struct vg_gpu *gpu, struct vg_vm *vm, u64 gap)
 	list_for_each_entry(c, &vm->relocated_list, node) {
 		if (sum >= gap)
 			break;
-		if (vg_return_candidate(gpu, c, gap - sum))
+		if (vg_return_candidate(gpu, c, gap - sum, true))
 			sum += c->size;
 		vg_resched_every(&k);
 	}

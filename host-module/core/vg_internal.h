@@ -61,6 +61,12 @@ struct vg_chunk {
 
 	/* Relocation state, valid while marked. */
 	bool marked;
+	/*
+	 * COLD: sampling rounds in a row that saw it accessed in host RAM
+	 * (return.c), saturating; 0 when it leaves VRAM (account.c). In the
+	 * padding after marked: struct vg_chunk does not grow.
+	 */
+	u8 host_streak;
 	struct list_head mark_node;	/* vm->marked */
 	struct vg_mem *new_mem;		/* destination during a relocation */
 
@@ -461,10 +467,12 @@ int vg_reduce(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
 		 u64 need, u64 now, struct vg_plan *plan);
 /*
- * COLD only (0 otherwise): mark, coldest first, chunks of VMs above their
- * entitlement that no sample has seen accessed for two ageing rounds,
- * up to need bytes, and never a chunk of a VM at or below its
- * entitlement. For the return worker's free-VRAM reserve (return.c).
+ * COLD only (0 otherwise): mark, coldest first, chunks that no sample has
+ * seen accessed for two ageing rounds, up to need bytes: of VMs above
+ * their entitlement first, then of VMs with an equal share
+ * (vm->entitlement 0) however far below it; never a chunk of a VM at or
+ * below an explicit entitlement. For the return worker's free-VRAM
+ * reserve (return.c).
  * Returns the bytes marked (maybe fewer than need, maybe 0; *plan says the
  * same) or -errno (nothing marked then).
  */
