@@ -214,15 +214,10 @@ void vg_sample_heat(struct vg_gpu *gpu)
  */
 #define VG_HEAT_CAP	(1ull << 40)
 
-static u64 vg_heat_units(const struct vg_chunk *c)
-{
-	return max_t(u64, c->size >> 12, 1);
-}
-
 static bool vg_cold_before(const struct vg_chunk *a, const struct vg_chunk *b)
 {
-	u64 ha = min_t(u64, a->heat, VG_HEAT_CAP) * vg_heat_units(b);
-	u64 hb = min_t(u64, b->heat, VG_HEAT_CAP) * vg_heat_units(a);
+	u64 ha = min_t(u64, a->heat, VG_HEAT_CAP) * vg_chunk_heat_units(b);
+	u64 hb = min_t(u64, b->heat, VG_HEAT_CAP) * vg_chunk_heat_units(a);
 
 	if (a->touched != b->touched)
 		return a->touched < b->touched;

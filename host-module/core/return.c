@@ -33,7 +33,9 @@
  * every round pays one round of reads in place, at most about one copy,
  * and a chunk touched once is never copied twice for one touch. Before,
  * a train's checkpoint written in host RAM came back at once, took the
- * reserve, and two rounds later was copied out again.
+ * reserve, and two rounds later was copied out again. A chunk its VM is
+ * owed (vg_return_owed_now()) comes back after one round if that round
+ * used about all of it: the rent paid already equals the copy.
  *
  * And COLD keeps a reserve of free VRAM (vg_return_reserve()) by moving
  * out, in the background, memory idle for two sampling rounds of VMs
@@ -90,6 +92,27 @@ static inline void vg_resched_every(u32 *n)
  * needs one such chunk to exist; in a pass all marks are return marks,
  * so relocated - marked_bytes is what is left unmarked.
  */
+/*
+ * COLD: a chunk its VM is owed comes back after one round of use if that
+ * round read or wrote about all of it in host RAM (an access per 4 KiB):
+ * what it cost in place already equals the copy back, and a VM within
+ * its entitlement keeps what it gets back (an allocation takes nothing
+ * of it while another VM is above its entitlement). Typically memory the
+ * reserve moved out while it sat idle, used again (an inference server's
+ * model after a quiet spell): without this it waits a second round, read
+ * over PCIe by every request. A heartbeat touching a few pages of a
+ * chunk waits, as before.
+ */
+static bool vg_return_owed_now(const struct vg_gpu *gpu,
+			       const struct vg_chunk *c)
+{
+	struct vg_vm *vm = c->bo->vm;
+
+	if (c->touched != gpu->heat_clock || c->heat < vg_chunk_heat_units(c))
+		return false;
+	return vm->resident + vm->marked_bytes + c->size <= vg_vm_entitlement(vm);
+}
+
 static bool vg_return_candidate(const struct vg_gpu *gpu,
 				const struct vg_chunk *c, u64 limit, bool any)
 {
@@ -107,6 +130,8 @@ static bool vg_return_candidate(const struct vg_gpu *gpu,
 	 * qualifies; any access only with any (room beyond the reserve).
 	 */
 	if (c->host_streak >= 2 && c->touched == gpu->heat_clock)
+		return true;
+	if (vg_return_owed_now(gpu, c))
 		return true;
 	return any && c->heat;
 }

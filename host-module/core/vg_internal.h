@@ -478,6 +478,14 @@ int vg_reduce_at(struct vg_gpu *gpu, struct vg_vm *req, struct vg_bo *newbo,
  */
 s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
 /*
+ * COLD: a chunk's size in the units heat is compared in (4 KiB: about
+ * one sampled access when a kernel reads or writes each of its bytes).
+ */
+static inline u64 vg_chunk_heat_units(const struct vg_chunk *c)
+{
+	return max_t(u64, c->size >> 12, 1);
+}
+/*
  * Free the reducer's and the relocation's scratch arrays (vm.c, when the
  * last VM goes).
  */
