@@ -13,6 +13,7 @@
 #   l2_hmp NAME COMMAND [SECONDS]     (with --monitor)
 #   l2_signal NAME LINE               (with --signal)
 #   l2_migrate_guest NAME QEMU PARAM...   (the live migration of cases 98, 99)
+#   l2_hold_script FILE               (L2's side of a live migration)
 #
 # l2_start boots L2 in the background: FILE becomes /l2/run.sh in L2 (a
 # cpio archive appended to L2's initramfs) and runs there with the helpers
@@ -41,7 +42,7 @@
 #   (the case defines a domain booting $L2_DIR/vmlinux with that initrd,
 #    the kernel arguments $L2_APPEND and its serial console in the file
 #    $(l2_dir NAME)/console, and starts it)
-#   l2_domain NAME DOMAIN              L2 NAME is DOMAIN, running from now
+#   l2_domain NAME DOMAIN [URI RUN LOG]  L2 NAME is DOMAIN, running from now
 #   l2_wait NAME [SECONDS]
 #
 # l2_wait judges it as above, "QEMU exited by itself with status 0" being
@@ -183,15 +184,20 @@ l2_prepare() {
 	(cd "$d/add" && find . | cpio -o -H newc 2>/dev/null) | gzip >> "$d/initrd"
 }
 
-# l2_domain NAME DOMAIN: L2 NAME runs as libvirt's DOMAIN from now on;
-# libvirt's logs of its QEMU and virtiofsd stand for ours.
+# l2_domain NAME DOMAIN [URI RUN LOG]: L2 NAME runs as libvirt's DOMAIN
+# from now on; libvirt's logs of its QEMU and virtiofsd stand for ours. A
+# libvirtd other than qemu:///system's (another mount namespace) is named
+# by its URI and the directories that are its /run/libvirt and
+# /var/log/libvirt here.
 l2_domain() {
-	local d
+	local d run=${4:-/run/libvirt} log=${5:-/var/log/libvirt}
 	d=$(l2_dir "$1")
 	echo "$2" > "$d/domain"
+	echo "${3:-qemu:///system}" > "$d/lv.uri"
+	echo "$run" > "$d/lv.run"
 	l1_uptime > "$d/t.launch"
-	ln -sf "/var/log/libvirt/qemu/$2.log" "$d/qemu.err"
-	ln -sf "/var/log/libvirt/qemu/$2-fs0-virtiofsd.log" "$d/virtiofsd.log"
+	ln -sf "$log/qemu/$2.log" "$d/qemu.err"
+	ln -sf "$log/qemu/$2-fs0-virtiofsd.log" "$d/virtiofsd.log"
 }
 
 # l2_exited NAME: true once L2's QEMU is gone, its status in qemu.rc. A
@@ -205,8 +211,8 @@ l2_exited() {
 	[ -f "$d/qemu.rc" ] && return 0
 	[ -f "$d/domain" ] || return 1
 	dom=$(cat "$d/domain")
-	[ -f "/run/libvirt/qemu/$dom.xml" ] && return 1
-	st=$(virsh -q domstate --reason "$dom" 2>&1) || return 1
+	[ -f "$(cat "$d/lv.run")/qemu/$dom.xml" ] && return 1
+	st=$(virsh -c "$(cat "$d/lv.uri")" -q domstate --reason "$dom" 2>&1) || return 1
 	case "$st" in
 	"shut off"*) ;;
 	*) return 1 ;;
@@ -220,7 +226,7 @@ l2_kill() {
 	local d
 	d=$(l2_dir "$1")
 	if [ -f "$d/domain" ]; then
-		virsh -q destroy "$(cat "$d/domain")" > /dev/null 2>&1
+		virsh -c "$(cat "$d/lv.uri")" -q destroy "$(cat "$d/domain")" > /dev/null 2>&1
 	else
 		kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
 	fi
@@ -332,38 +338,14 @@ l2_virtiofsd_reap() {
 	fi
 }
 
-# l2_migrate_guest NAME QEMU PARAM...: the live migration of a real L2
-# between two QEMU processes in this VM (cases 98 and 99; the case did
-# vg_setup with two GPUs). L2 runs under QEMU (a path: $L2_QEMU10,
-# $L2_QEMU72) with a 1g mdev on GPU 0 (enable-migration=on) and keeps 8 MiB
-# of GPU memory under continuous checksum checks (vgmem-guest --pci
-# fill-check --hold: GPU work in flight when the source stops); a second
-# QEMU with an mdev on GPU 1 waits with -incoming on /tmp/NAME.sock; each
-# PARAM ("downtime-limit 2000") goes to migrate_set_parameter on the
-# source, then "migrate -d". The migration must complete and the
-# destination run; the source QEMU quits and its mdev holds nothing; L2,
-# told over its second serial port, ends the hold: every check passed on
-# both sides, and new work runs on the destination's vGPU; after L2's
-# poweroff the destination's mdev holds nothing. Prints QEMU's total time,
-# downtime and what it sent. L2s NAME and NAME-dst.
-#
-# --refused-first: before that, a migration the destination must refuse:
-# its mdev's quota cut to 4 MiB, under the 8 MiB L2 holds, so the vGPU's
-# data fails on the destination (QEMU there exits non-zero, saying the
-# device refused it); the source, "completed" (it has no return path) or
-# "failed" (its socket closed under it), runs on with its vGPU (`cont` if
-# it stayed paused), and the real migration follows. L2 NAME-bad.
-l2_migrate_guest() {
-	# Not "n": ash's locals are dynamic, and wait_until counts in n.
-	local name qemu src dst opts sock p out st polls t_start t_mig refused=0
-	[ "$1" = --refused-first ] && { refused=1; shift; }
-	name=$1 qemu=$2
-	shift 2
-	sock=/tmp/$name.sock
-	src=$(mdev_create 1g 0) || exit 1
-	dst=$(mdev_create 1g 1) || exit 1
-
-	cat > /tmp/$name-l2.sh <<'L2'
+# l2_hold_script FILE: L2's side of a live migration (l2_migrate_guest,
+# 99-migrate-libvirt) as FILE: 8 MiB written through the guest driver and
+# checksummed round after round (vgmem-guest --pci fill-check --hold),
+# "L2 MIGRATE-READY" on the console once it holds, then a line read from
+# /dev/ttyS1 (L1 writes it once L2 runs on the destination); then every
+# check must have passed and new work runs (workload stream).
+l2_hold_script() {
+	cat > "$1" <<'L2'
 t0=$(l2_uptime)
 if [ ! -c /dev/vgmem0 ]; then
 	l2_fail "no /dev/vgmem0: the guest driver did not bind the vGPU"
@@ -399,6 +381,40 @@ else
 fi
 echo "L2 work took $(awk -v a="$t0" -v b="$(l2_uptime)" 'BEGIN { printf "%.1f", b - a }')s"
 L2
+}
+
+# l2_migrate_guest NAME QEMU PARAM...: the live migration of a real L2
+# between two QEMU processes in this VM (cases 98 and 99; the case did
+# vg_setup with two GPUs). L2 runs under QEMU (a path: $L2_QEMU10,
+# $L2_QEMU72) with a 1g mdev on GPU 0 (enable-migration=on) and keeps 8 MiB
+# of GPU memory under continuous checksum checks (vgmem-guest --pci
+# fill-check --hold: GPU work in flight when the source stops); a second
+# QEMU with an mdev on GPU 1 waits with -incoming on /tmp/NAME.sock; each
+# PARAM ("downtime-limit 2000") goes to migrate_set_parameter on the
+# source, then "migrate -d". The migration must complete and the
+# destination run; the source QEMU quits and its mdev holds nothing; L2,
+# told over its second serial port, ends the hold: every check passed on
+# both sides, and new work runs on the destination's vGPU; after L2's
+# poweroff the destination's mdev holds nothing. Prints QEMU's total time,
+# downtime and what it sent. L2s NAME and NAME-dst.
+#
+# --refused-first: before that, a migration the destination must refuse:
+# its mdev's quota cut to 4 MiB, under the 8 MiB L2 holds, so the vGPU's
+# data fails on the destination (QEMU there exits non-zero, saying the
+# device refused it); the source, "completed" (it has no return path) or
+# "failed" (its socket closed under it), runs on with its vGPU (`cont` if
+# it stayed paused), and the real migration follows. L2 NAME-bad.
+l2_migrate_guest() {
+	# Not "n": ash's locals are dynamic, and wait_until counts in n.
+	local name qemu src dst opts sock p out st polls t_start t_mig refused=0
+	[ "$1" = --refused-first ] && { refused=1; shift; }
+	name=$1 qemu=$2
+	shift 2
+	sock=/tmp/$name.sock
+	src=$(mdev_create 1g 0) || exit 1
+	dst=$(mdev_create 1g 1) || exit 1
+
+	l2_hold_script /tmp/$name-l2.sh
 
 	opts="--script /tmp/$name-l2.sh --qemu $qemu --vfio-opts ,enable-migration=on --monitor --signal"
 	l2_start $name --mdev $src $opts

@@ -36,6 +36,10 @@ VIRSH=$(command -v virsh || true)
 QEMU_DRV=$(ls /usr/lib/*/libvirt/connection-driver/libvirt_driver_qemu.so 2>/dev/null |
 	head -n 1 || true)
 [ -n "$QEMU_DRV" ] || die "no libvirt_driver_qemu.so (apt-get install libvirt-daemon-driver-qemu)"
+# The node device driver lists mdevs and their types (mgmtd's migration
+# picks the destination's vGPU with it); in Debian 12's libvirt-daemon.
+NODEDEV_DRV=${QEMU_DRV%/*}/libvirt_driver_nodedev.so
+[ -f "$NODEDEV_DRV" ] || die "no $NODEDEV_DRV (apt-get install libvirt-daemon)"
 CPU_MAP=/usr/share/libvirt/cpu_map
 [ -f $CPU_MAP/index.xml ] || die "no $CPU_MAP/index.xml (apt-get install libvirt-daemon)"
 
@@ -60,8 +64,8 @@ held() {
 	return 1
 }
 
-for b in "$LIBVIRTD" "$VIRSH" "$QEMU_DRV"; do put "$b"; done
-mapfile -t libs < <(ldd_libs "$LIBVIRTD" "$VIRSH" "$QEMU_DRV")
+for b in "$LIBVIRTD" "$VIRSH" "$QEMU_DRV" "$NODEDEV_DRV"; do put "$b"; done
+mapfile -t libs < <(ldd_libs "$LIBVIRTD" "$VIRSH" "$QEMU_DRV" "$NODEDEV_DRV")
 added=0
 for lib in "${libs[@]}"; do
 	held "$lib" && continue
@@ -80,4 +84,4 @@ mkdir -p "$(dirname "$OUT")"
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "mklibvirt: $OUT ($(du -h "$OUT" | cut -f1)): libvirtd, virsh," \
-	"$(basename "$QEMU_DRV"), $added shared libraries (${#libs[@]} needed)"
+	"$(basename "$QEMU_DRV"), $(basename "$NODEDEV_DRV"), $added shared libraries (${#libs[@]} needed)"
