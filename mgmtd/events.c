@@ -100,6 +100,18 @@ static void emit_va(struct mg *mg, const char *type, const char *vm,
 	       ev->vm, ev->detail);
 }
 
+static __thread char actor[MG_BY_LEN];
+
+void mg_actor_set(const char *by)
+{
+	mg_strlcpy(actor, by ? by : "", sizeof(actor));
+}
+
+const char *mg_actor(void)
+{
+	return actor[0] ? actor : "mgmtd";
+}
+
 void mg_emit_locked(struct mg *mg, const char *type, const char *vm,
 		    const char *detail_fmt, ...)
 {

@@ -18,6 +18,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -776,6 +778,93 @@ void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p)
 		 p->weight, p->priority);
 }
 
+static const struct {
+	unsigned int bit;
+	const char *name;
+} pol_fields[] = {
+	{ MG_POL_QUOTA, "quota" }, { MG_POL_MIN, "min" }, { MG_POL_LOW, "low" },
+	{ MG_POL_MAX, "max" }, { MG_POL_WEIGHT, "weight" },
+	{ MG_POL_PRIORITY, "priority" },
+};
+
+static unsigned long long pol_field(const struct mg_vm_policy *p,
+				    unsigned int bit)
+{
+	switch (bit) {
+	case MG_POL_QUOTA: return p->quota;
+	case MG_POL_MIN: return p->min;
+	case MG_POL_LOW: return p->low;
+	case MG_POL_MAX: return p->max;
+	case MG_POL_WEIGHT: return p->weight;
+	default: return p->priority;
+	}
+}
+
+/* Appends with snprintf semantics; *off may pass len (then nothing more). */
+static void app(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void app(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	*off += n > 0 ? (size_t)n : 0;
+}
+
+void mg_policy_change_json(char *buf, size_t len, char *text, size_t textlen,
+			   const struct mg_vm_policy *old,
+			   const struct mg_vm_policy *np, unsigned int written)
+{
+	size_t i, off = 0, toff = 0, k;
+	unsigned int changed = written;
+	const struct mg_vm_policy *side[2] = { old, np };
+	static const char *const sname[2] = { "old", "new" };
+	bool first;
+
+	/* Also the fields that moved without being written (max follows quota). */
+	for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++)
+		if (pol_field(old, pol_fields[i].bit) !=
+		    pol_field(np, pol_fields[i].bit))
+			changed |= pol_fields[i].bit;
+	if (len)
+		buf[0] = 0;
+	if (textlen)
+		text[0] = 0;
+	app(buf, len, &off, "\"changed\":[");
+	first = true;
+	for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++) {
+		if (!(changed & pol_fields[i].bit))
+			continue;
+		app(buf, len, &off, "%s\"%s\"", first ? "" : ",",
+		    pol_fields[i].name);
+		app(text, textlen, &toff, "%s%s %llu -> %llu", first ? "" : ", ",
+		    pol_fields[i].name, pol_field(old, pol_fields[i].bit),
+		    pol_field(np, pol_fields[i].bit));
+		first = false;
+	}
+	if (first)
+		app(text, textlen, &toff, "no field changed");
+	app(buf, len, &off, "]");
+	for (k = 0; k < 2; k++) {
+		app(buf, len, &off, ",\"%s\":{", sname[k]);
+		first = true;
+		for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++) {
+			if (!(changed & pol_fields[i].bit))
+				continue;
+			app(buf, len, &off, "%s\"%s\":%llu", first ? "" : ",",
+			    pol_fields[i].name,
+			    pol_field(side[k], pol_fields[i].bit));
+			first = false;
+		}
+		app(buf, len, &off, "}");
+	}
+}
+
 int mg_set_vm_policy(struct mg *mg, const char *id,
 		     const struct mg_vm_policy *p, unsigned int mask,
 		     char *why, size_t whylen)
@@ -789,10 +878,10 @@ int mg_set_vm_policy_text(struct mg *mg, const char *id,
 			  size_t whylen)
 {
 	struct mg_pol_who who = { .txt = txt };
-	struct mg_vm_policy nop, np;
+	char pj[400], words[300], ename[2 * MG_NAME_LEN], eby[2 * MG_BY_LEN];
+	struct mg_vm_policy nop, np, old;
 	unsigned int nmask;
 	struct mg_vm *vm;
-	char pj[200];
 	int ret;
 
 	if (why && whylen)
@@ -847,16 +936,22 @@ int mg_set_vm_policy_text(struct mg *mg, const char *id,
 		ret = -EIO;
 		goto out_unlock;
 	}
+	old = vm->info.policy;
 	vm->op = nop;
 	vm->op_mask = nmask;
 	vm->info.policy = np;
 	vm->info.operator_policy = true;
 	mg_view_changed_locked(mg);
 	mg_stored_update_locked(mg, vm->info.id, &nop, nmask);
-	mg_policy_json(pj, sizeof(pj), &np);
+	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
+			      mask);
+	mg_json_escape(ename, sizeof(ename), vm->info.name);
+	mg_json_escape(eby, sizeof(eby), mg_actor());
 	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"operator\",\"mask\":%u,%s}", mask, pj);
-	mg_info("vm %s: operator policy %s", vm->info.id, pj);
+		       "{\"source\":\"operator\",\"name\":\"%s\",%s,\"by\":\"%s\"}",
+		       ename, pj, eby);
+	mg_info("vm %s (%s): operator policy by %s: %s", vm->info.id,
+		vm->info.name[0] ? vm->info.name : "no name", mg_actor(), words);
 	if (vm->info.running) {
 		mg_refresh_stats_locked(mg);
 		mg_recompute_locked(mg);
@@ -870,8 +965,9 @@ out_unlock:
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		       size_t whylen)
 {
+	char pj[400], words[300], ename[2 * MG_NAME_LEN], eby[2 * MG_BY_LEN];
 	struct mg_pol_who who = { 0 };
-	struct mg_vm_policy np, none;
+	struct mg_vm_policy np, none, old;
 	struct mg_vm *vm;
 	int ret;
 
@@ -908,14 +1004,23 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		ret = -EIO;
 		goto out_unlock;
 	}
+	old = vm->info.policy;
 	memset(&vm->op, 0, sizeof(vm->op));
 	vm->op_mask = 0;
 	vm->info.policy = np;
 	vm->info.operator_policy = false;
 	mg_view_changed_locked(mg);
 	mg_stored_update_locked(mg, vm->info.id, &none, 0);
+	/* Only what moved: a reset writes no field. */
+	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
+			      0);
+	mg_json_escape(ename, sizeof(ename), vm->info.name);
+	mg_json_escape(eby, sizeof(eby), mg_actor());
 	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"operator\",\"reset\":true}");
+		       "{\"source\":\"operator\",\"reset\":true,\"name\":\"%s\",%s,\"by\":\"%s\"}",
+		       ename, pj, eby);
+	mg_info("vm %s (%s): operator policy reset by %s: %s", vm->info.id,
+		vm->info.name[0] ? vm->info.name : "no name", mg_actor(), words);
 	if (vm->info.running) {
 		mg_refresh_stats_locked(mg);
 		mg_recompute_locked(mg);
@@ -985,9 +1090,71 @@ static int knobs_to_backend_locked(struct mg *mg, const struct mg_knobs *k)
 	return 0;
 }
 
+/* As mg_policy_change_json(), for the knobs (policy is a string). */
+static void knobs_change_json(char *buf, size_t len, char *text,
+			      size_t textlen, const struct mg_knobs *o,
+			      const struct mg_knobs *n, unsigned int written)
+{
+	static const char *const names[] = { "policy", "return_interval_ms",
+					     "oversub_pct", "thrash_window_s" };
+	static const unsigned int bits[] = { MG_KNOB_POLICY,
+		MG_KNOB_RETURN_INTERVAL, MG_KNOB_OVERSUB, MG_KNOB_THRASH_WINDOW };
+	const struct mg_knobs *side[2] = { o, n };
+	static const char *const sname[2] = { "old", "new" };
+	char vals[2][4][32];
+	size_t i, k, off = 0, toff = 0;
+	unsigned int changed = written;
+	bool first;
+
+	for (k = 0; k < 2; k++) {
+		/* policy is one of random|lra|cold (validated): no escaping */
+		snprintf(vals[k][0], sizeof(vals[k][0]), "\"%s\"",
+			 side[k]->policy);
+		snprintf(vals[k][1], sizeof(vals[k][1]), "%u",
+			 side[k]->return_interval_ms);
+		snprintf(vals[k][2], sizeof(vals[k][2]), "%u",
+			 side[k]->oversub_pct);
+		snprintf(vals[k][3], sizeof(vals[k][3]), "%u",
+			 side[k]->thrash_window_s);
+	}
+	for (i = 0; i < 4; i++)
+		if (strcmp(vals[0][i], vals[1][i]))
+			changed |= bits[i];
+	if (len)
+		buf[0] = 0;
+	if (textlen)
+		text[0] = 0;
+	app(buf, len, &off, "\"changed\":[");
+	first = true;
+	for (i = 0; i < 4; i++) {
+		if (!(changed & bits[i]))
+			continue;
+		app(buf, len, &off, "%s\"%s\"", first ? "" : ",", names[i]);
+		app(text, textlen, &toff, "%s%s %s -> %s", first ? "" : ", ",
+		    names[i], vals[0][i], vals[1][i]);
+		first = false;
+	}
+	if (first)
+		app(text, textlen, &toff, "no knob changed");
+	app(buf, len, &off, "]");
+	for (k = 0; k < 2; k++) {
+		app(buf, len, &off, ",\"%s\":{", sname[k]);
+		first = true;
+		for (i = 0; i < 4; i++) {
+			if (!(changed & bits[i]))
+				continue;
+			app(buf, len, &off, "%s\"%s\":%s", first ? "" : ",",
+			    names[i], vals[k][i]);
+			first = false;
+		}
+		app(buf, len, &off, "}");
+	}
+}
+
 int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
 		 char *why, size_t whylen)
 {
+	char kj[400], words[300], eby[2 * MG_BY_LEN];
 	struct mg_knobs nk;
 	size_t i;
 	int ret;
@@ -1027,16 +1194,17 @@ int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
 		ret = -EIO;
 		goto out_unlock;
 	}
+	knobs_change_json(kj, sizeof(kj), words, sizeof(words), &mg->knobs,
+			  &nk, mask);
 	mg->knobs = nk;
 	mg->knobs_mask |= mask;
 	mg_view_changed_locked(mg);
+	mg_json_escape(eby, sizeof(eby), mg_actor());
 	mg_emit_locked(mg, "policy", "",
-		       "{\"source\":\"operator\",\"knobs\":{\"policy\":\"%s\",\"return_interval_ms\":%u,\"oversub_pct\":%u,\"thrash_window_s\":%u}}",
+		       "{\"source\":\"operator\",\"knobs\":{\"policy\":\"%s\",\"return_interval_ms\":%u,\"oversub_pct\":%u,\"thrash_window_s\":%u},%s,\"by\":\"%s\"}",
 		       nk.policy, nk.return_interval_ms, nk.oversub_pct,
-		       nk.thrash_window_s);
-	mg_info("knobs: policy=%s return_interval_ms=%u oversub_pct=%u thrash_window_s=%u",
-		nk.policy, nk.return_interval_ms, nk.oversub_pct,
-		nk.thrash_window_s);
+		       nk.thrash_window_s, kj, eby);
+	mg_info("knobs by %s: %s", mg_actor(), words);
 	mg_refresh_stats_locked(mg);
 	mg_recompute_locked(mg);
 out_unlock:

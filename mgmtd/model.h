@@ -26,7 +26,12 @@
 #define MG_ID_LEN		40	/* mdev UUID (36 chars) + NUL */
 #define MG_NAME_LEN		64	/* libvirt domain name */
 #define MG_WHY_LEN		256	/* suggested size of why buffers */
-#define MG_EVENT_DETAIL_LEN	256
+/*
+ * A policy event names the VM, who changed it and each changed field's
+ * old and new value: up to ~800 bytes with names escaped at their limits
+ * (mg_policy_change_json()), so 256 no longer fits.
+ */
+#define MG_EVENT_DETAIL_LEN	1024
 
 struct mg;			/* the daemon */
 struct mg_config;		/* config.h */
@@ -276,6 +281,19 @@ int mg_admission_query(struct mg *mg, int gpu, const struct mg_vm_policy *p,
 		       struct mg_admission *out, char *why, size_t whylen);
 
 int mg_get_knobs(struct mg *mg, struct mg_knobs *out);
+
+/*
+ * Who the calling thread acts for, named in the "by" of the policy events
+ * it causes: "uid 1000 (alice)" or "token" (rest.c). A REST request is
+ * handled start to end on one thread, so a thread-local set around the
+ * model call reaches every event it emits without threading a caller
+ * argument through each model entry point. NULL (the default) is mgmtd
+ * itself. by is copied (MG_BY_LEN - 1 bytes). A domain's metadata names
+ * its domain instead, whichever thread applies it (vms.c).
+ */
+#define MG_BY_LEN	128
+void mg_actor_set(const char *by);
+const char *mg_actor(void);
 /* -EINVAL with why; durable before it returns 0. */
 int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
 		 char *why, size_t whylen);

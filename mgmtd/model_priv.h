@@ -167,6 +167,15 @@ int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
 			   size_t whylen);
 /* "quota":..,"min":.. (JSON members, no braces) */
 void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p);
+/*
+ * The JSON members of a policy event from old to new, written being the
+ * fields the change wrote (also listed when their value did not move):
+ * "changed":[names],"old":{...},"new":{...}. text gets the same in
+ * words for the log ("min 0 -> 67108864, ...").
+ */
+void mg_policy_change_json(char *buf, size_t len, char *text, size_t textlen,
+			   const struct mg_vm_policy *old,
+			   const struct mg_vm_policy *np, unsigned int written);
 
 /*
  * shares.c: sends vm's share table to the backend (vm running); on error

@@ -370,8 +370,9 @@ int mg_vm_set_meta_text(struct mg *mg, const char *id,
 			const struct mg_pol_text *txt, int gpu, char *why,
 			size_t whylen)
 {
-	char whybuf[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN], pj[200];
-	struct mg_vm_policy np;
+	char whybuf[MG_WHY_LEN] = "", ewhy[2 * MG_WHY_LEN], pj[400];
+	char words[300], ename[2 * MG_NAME_LEN];
+	struct mg_vm_policy np, old;
 	struct mg_pol_text t;
 	struct mg_pol_who who = { .domain = txt != NULL };
 	struct mg_vm *vm;
@@ -426,6 +427,7 @@ int mg_vm_set_meta_text(struct mg *mg, const char *id,
 		ret = mg_apply_policy_locked(mg, vm, &np, whybuf, sizeof(whybuf));
 	if (ret)
 		goto out_error;
+	old = vm->info.policy;
 	vm->meta = *meta;
 	vm->meta_mask = meta_mask;
 	/* where a stopped VM will start (a lost one's vGPU decides) */
@@ -434,10 +436,19 @@ int mg_vm_set_meta_text(struct mg *mg, const char *id,
 	vm->info.policy = np;
 	vm->info.error[0] = 0;
 	mg_view_changed_locked(mg);
-	mg_policy_json(pj, sizeof(pj), &np);
+	/*
+	 * The domain restates its whole <gpu> element each time: what moved
+	 * is the change, not what it wrote. The change is the domain's
+	 * whichever thread saw it, so "by" names the domain, not mg_actor().
+	 */
+	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
+			      0);
+	mg_json_escape(ename, sizeof(ename), mg_vm_name(vm));
 	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"metadata\",\"gpu\":%d,%s}", gpu, pj);
-	mg_info("vm %s: metadata policy %s, gpu %d", vm->info.id, pj, gpu);
+		       "{\"source\":\"metadata\",\"name\":\"%s\",\"gpu\":%d,%s,\"by\":\"libvirt domain %s\"}",
+		       ename, gpu, pj, ename);
+	mg_info("vm %s: metadata policy by libvirt domain %s, gpu %d: %s",
+		vm->info.id, mg_vm_name(vm), gpu, words);
 	if (vm->info.running) {
 		mg_refresh_stats_locked(mg);
 		mg_recompute_locked(mg);

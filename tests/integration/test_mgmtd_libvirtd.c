@@ -727,8 +727,16 @@ static void test_virsh_metadata_live(void **state)
 
 		if (!strcmp(json_string_value(json_object_get(e, "type")), "policy") &&
 		    !strcmp(json_string_value(json_object_get(d, "source")), "metadata") &&
-		    json_integer_value(json_object_get(d, "weight")) == 300)
+		    json_integer_value(json_object_get(json_object_get(d, "new"),
+						       "weight")) == 300) {
+			/* the audit trail: the domain did it */
+			assert_string_equal(json_string_value(json_object_get(d, "by")),
+					    "libvirt domain vm-a");
+			assert_string_equal(json_string_value(json_object_get(d, "name")),
+					    "vm-a");
+			assert_null(json_object_get(d, "mask"));
 			seen = true;
+		}
 	}
 	json_decref(ev);
 	assert_true(seen);

@@ -326,6 +326,12 @@ static void test_lifecycle_and_metadata(void **state)
 	assert_int_equal(vi.policy.quota, 512 * MiB);
 	assert_int_equal(core_quota(&f, U1), 512 * MiB);
 	assert_int_equal(last_event(&f, "policy", U1, "\"metadata\"", &ev), 0);
+	/* the audit trail: the domain did it, and what moved from what */
+	assert_non_null(strstr(ev.detail, "\"by\":\"libvirt domain vm1\""));
+	assert_non_null(strstr(ev.detail, "\"name\":\"vm1\""));
+	assert_non_null(strstr(ev.detail, "\"changed\":[\"quota\","));
+	assert_non_null(strstr(ev.detail, "\"weight\":300}"));
+	assert_null(strstr(ev.detail, "\"mask\""));
 
 	/* bad metadata: error event and VM error, policy untouched */
 	before = vi;

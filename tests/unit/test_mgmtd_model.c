@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "mg_fixture.h"
 #include "mgmtd/model_priv.h"
@@ -480,6 +481,129 @@ static void test_events_and_subscribers(void **state)
 	assert_string_equal(ev[n - 1].type, "error");
 	assert_non_null(strstr(ev[n - 1].detail, "quota"));
 	free(ev);
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
+/* ---- the audit trail ---------------------------------------------------- */
+
+/* The newest event's detail, parsed; it must be a policy event. */
+static json_t *last_policy(struct mg *mg, const char *vm)
+{
+	struct mg_event *ev;
+	json_t *d;
+	size_t n;
+
+	assert_int_equal(mg_events_since(mg, 0, 1000, &ev, &n), 0);
+	assert_true(n > 0);
+	assert_string_equal(ev[n - 1].type, "policy");
+	assert_string_equal(ev[n - 1].vm, vm);
+	d = json_loads(ev[n - 1].detail, 0, NULL);
+	if (!d)
+		fail_msg("not JSON: %s", ev[n - 1].detail);
+	/* the internal mask is gone: field names say what changed */
+	assert_null(json_object_get(d, "mask"));
+	free(ev);
+	return d;
+}
+
+static void assert_changed(json_t *d, const char *const *names, size_t nn)
+{
+	json_t *c = json_object_get(d, "changed");
+	size_t i;
+
+	assert_true(json_is_array(c));
+	assert_int_equal(json_array_size(c), nn);
+	for (i = 0; i < nn; i++)
+		assert_string_equal(json_string_value(json_array_get(c, i)),
+				    names[i]);
+}
+
+static json_int_t side(json_t *d, const char *which, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(d, which), field);
+
+	assert_true(json_is_integer(v));
+	return json_integer_value(v);
+}
+
+static void test_policy_audit(void **state)
+{
+	static const char *const weight[] = { "weight" };
+	static const char *const minlow[] = { "min", "low" };
+	static const char *const reset[] = { "min", "low", "weight" };
+	static const char *const oversub[] = { "oversub_pct" };
+	struct mg_vm_policy p = { 0 };
+	struct mg_vm_info vi;
+	struct mg_config cfg;
+	struct mg_knobs k;
+	struct mg *mg;
+	char why[MG_WHY_LEN];
+	json_int_t w0;
+	json_t *d;
+
+	(void)state;
+	mgf_db_fresh(tmp.db);
+	cfg_init(&cfg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+	assert_int_equal(mg_get_vm(mg, VMA, &vi), 0);
+	w0 = vi.policy.weight;
+
+	/* mgmtd's own thread, nobody set: mgmtd */
+	p.weight = 5;
+	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_WEIGHT, why,
+					  sizeof(why)), 0);
+	d = last_policy(mg, VMA);
+	assert_string_equal(json_string_value(json_object_get(d, "source")),
+			    "operator");
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "a");
+	assert_string_equal(json_string_value(json_object_get(d, "by")), "mgmtd");
+	assert_changed(d, weight, 1);
+	assert_int_equal(side(d, "old", "weight"), w0);
+	assert_int_equal(side(d, "new", "weight"), 5);
+	assert_null(json_object_get(json_object_get(d, "new"), "quota"));
+	json_decref(d);
+
+	/* as a REST request sets it; quotes in a user name stay JSON */
+	mg_actor_set("uid 4242 (a \"b\")");
+	p.min = p.low = 8 * MiB;
+	assert_int_equal(mg_set_vm_policy(mg, VMA, &p, MG_POL_MIN | MG_POL_LOW,
+					  why, sizeof(why)), 0);
+	d = last_policy(mg, VMA);
+	assert_string_equal(json_string_value(json_object_get(d, "by")),
+			    "uid 4242 (a \"b\")");
+	assert_changed(d, minlow, 2);
+	assert_int_equal(side(d, "old", "min"), 0);
+	assert_int_equal(side(d, "old", "low"), 0);
+	assert_int_equal(side(d, "new", "min"), 8 * MiB);
+	assert_int_equal(side(d, "new", "low"), 8 * MiB);
+	json_decref(d);
+
+	/* a reset names every field that moved back */
+	mg_actor_set("token");
+	assert_int_equal(mg_reset_vm_policy(mg, VMA, why, sizeof(why)), 0);
+	d = last_policy(mg, VMA);
+	assert_true(json_is_true(json_object_get(d, "reset")));
+	assert_string_equal(json_string_value(json_object_get(d, "by")), "token");
+	assert_changed(d, reset, 3);
+	assert_int_equal(side(d, "old", "weight"), 5);
+	assert_int_equal(side(d, "new", "weight"), w0);
+	assert_int_equal(side(d, "new", "min"), 0);
+	json_decref(d);
+
+	/* knobs: the same shape, by name */
+	assert_int_equal(mg_get_knobs(mg, &k), 0);
+	k.oversub_pct += 10;
+	assert_int_equal(mg_set_knobs(mg, &k, MG_KNOB_OVERSUB, why,
+				      sizeof(why)), 0);
+	d = last_policy(mg, "");
+	assert_string_equal(json_string_value(json_object_get(d, "by")), "token");
+	assert_changed(d, oversub, 1);
+	assert_int_equal(side(d, "old", "oversub_pct"), k.oversub_pct - 10);
+	assert_int_equal(side(d, "new", "oversub_pct"), k.oversub_pct);
+	json_decref(d);
+	mg_actor_set(NULL);
+	assert_string_equal(mg_actor(), "mgmtd");
 	mg_destroy(mg);
 	mg_config_free(&cfg);
 }
@@ -974,6 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_persistence_across_restart),
 		cmocka_unit_test(test_kill9_keeps_acknowledged),
 		cmocka_unit_test(test_events_and_subscribers),
+		cmocka_unit_test(test_policy_audit),
 		cmocka_unit_test(test_thrash_step),
 		cmocka_unit_test(test_thrash_advisory_in_model),
 		cmocka_unit_test(test_config),
