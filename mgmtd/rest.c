@@ -180,6 +180,38 @@ static bool unix_peer_may_write(struct mg_rest *r, struct MHD_Connection *conn)
 	return peer_in_group(cred.uid, cred.gid, r->unix_gid);
 }
 
+/*
+ * Who a request comes from, for the "by" of the events it causes. TCP has
+ * one bearer token, which carries no name: "token". On the unix socket,
+ * the peer's uid from SO_PEERCRED (the kernel's word, unlike anything the
+ * client sends) and its user name when the passwd database knows it.
+ */
+static void request_by(struct MHD_Connection *conn, bool tcp, char *by,
+		       size_t len)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct passwd pw, *res = NULL;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char buf[4096];
+
+	if (tcp) {
+		snprintf(by, len, "token");
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred,
+			      &clen) || clen != sizeof(cred)) {
+		snprintf(by, len, "unix socket peer (uid unknown)");
+		return;
+	}
+	if (!getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) && res)
+		snprintf(by, len, "uid %u (%.64s)", (unsigned int)cred.uid,
+			 res->pw_name);
+	else
+		snprintf(by, len, "uid %u", (unsigned int)cred.uid);
+}
+
 /* 0 if allowed, else the problem is in c->out. */
 static int check_tcp_token(struct mg_rest *r, struct rest_ctx *c)
 {
@@ -298,9 +330,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		ctx_init(&c, r, conn, url, method);
 		if (l->tcp && check_tcp_token(r, &c))
 			return send_out(r, conn, &c.out);
-		if (is_write(method))
+		if (is_write(method)) {
 			req->may_write = l->tcp ||
 					 unix_peer_may_write(r, conn);
+			request_by(conn, l->tcp, req->by, sizeof(req->by));
+		}
 		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl) {
@@ -372,7 +406,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	c.body = req->body.p ? req->body.p : "";
 	c.body_len = req->body.len;
 	c.may_write = req->may_write;
+	/* Only writes change state; GETs leave "by" empty, i.e. mgmtd. */
+	mg_actor_set(req->by);
 	rest_dispatch(&c);
+	mg_actor_set(NULL);
 	ret = send_out(r, conn, &c.out);
 	free(c.out.body);
 	return ret;

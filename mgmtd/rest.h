@@ -85,6 +85,7 @@ struct rest_req {
 	bool too_large;		/* over max_body: discarded, then 413 */
 	size_t discarded;	/* bytes of it read and thrown away */
 	bool may_write;		/* peer authorised to change state */
+	char by[MG_BY_LEN];	/* who asks, for the audit trail (mg_actor_set) */
 };
 
 /* What a route produced; rest.c turns it into an MHD response. */

@@ -861,13 +861,40 @@ static void test_bad_domain_defined(void **state)
 /* The operator's policy (REST, vgmemctl) wins over metadata until reset. */
 static void test_operator_policy_wins(void **state)
 {
-	char out[4096];
+	char out[4096], uid[32];
+	const char *by;
+	bool seen = false;
+	json_t *ev, *e;
+	uint64_t id;
+	size_t i;
 
 	(void)state;
 	NEED_LIBVIRTD();
+	id = settled_event_id();
 	assert_int_equal(vgmemctl(out, sizeof(out), "policy", "vm-a", "--patch",
 				  "--weight", "700", NULL), 0);
 	wait_field("vm-a", "policy", "weight", 700);
+	/* who: this process, as SO_PEERCRED tells mgmtd; what: the weight */
+	ev = wait_event(id, "policy", UA);
+	json_array_foreach(ev, i, e) {
+		json_t *d = json_object_get(e, "detail"), *c;
+
+		if (strcmp(json_string_value(json_object_get(e, "type")), "policy"))
+			continue;
+		snprintf(uid, sizeof(uid), "uid %u", (unsigned int)getuid());
+		by = json_string_value(json_object_get(d, "by"));
+		assert_non_null(by);
+		assert_memory_equal(by, uid, strlen(uid));
+		assert_true(by[strlen(uid)] == 0 || by[strlen(uid)] == ' ');
+		c = json_object_get(d, "changed");
+		assert_int_equal(json_array_size(c), 1);
+		assert_string_equal(json_string_value(json_array_get(c, 0)), "weight");
+		assert_int_equal(json_integer_value(json_object_get(
+			json_object_get(d, "new"), "weight")), 700);
+		seen = true;
+	}
+	json_decref(ev);
+	assert_true(seen);
 	set_meta("vm-a", "<gpu quota='640M' weight='20'/>");
 	wait_field("vm-a", "policy", "quota", 640 * MiB);
 	assert_int_equal(vm_field("vm-a", "policy", "weight"), 700);

@@ -50,6 +50,24 @@ static struct mg_vm_policy policy_of(const char *id)
 	return v.policy;
 }
 
+/* The "by" of the newest event: who the REST layer said asked. */
+static void assert_last_by(const char *want_prefix)
+{
+	char detail[MG_EVENT_DETAIL_LEN], *b;
+
+	pthread_mutex_lock(&F.mg->lock);
+	assert_true(F.mg->nevents > 0);
+	memcpy(detail, F.mg->events[F.mg->nevents - 1].detail, sizeof(detail));
+	pthread_mutex_unlock(&F.mg->lock);
+	b = strstr(detail, "\"by\":\"");
+	assert_non_null(b);
+	b += strlen("\"by\":\"");
+	if (strncmp(b, want_prefix, strlen(want_prefix)))
+		fail_msg("event %s: by is not %s...", detail, want_prefix);
+	b += strlen(want_prefix);
+	assert_true(*b == '"' || *b == ' ');	/* "uid 1" is not "uid 10" */
+}
+
 static void test_healthz(void **state)
 {
 	struct http_resp r = fix_req(&F, "GET", "/healthz", NULL);
@@ -198,6 +216,13 @@ static void test_policy_get_put_patch_delete(void **state)
 	r = fix_req(&F, "PATCH", "/v1/vms/vm2/policy", "{\"weight\":50}");
 	assert_int_equal(r.status, 200);
 	http_free(&r);
+	/* on the unix socket, the peer's uid as the kernel tells it */
+	{
+		char uid[32];
+
+		snprintf(uid, sizeof(uid), "uid %u", (unsigned int)getuid());
+		assert_last_by(uid);
+	}
 	p = policy_of(VM2);
 	assert_int_equal(p.weight, 50);
 	assert_int_equal(p.quota, 8 * FAKE_GIB);
@@ -528,6 +553,8 @@ static void test_tcp_token(void **state)
 	assert_int_equal(r.status, 200);
 	http_free(&r);
 	assert_int_equal(policy_of(VM1).weight, 77);
+	/* TCP has one token, which has no name */
+	assert_last_by("token");
 }
 
 static void test_token_compare(void **state)
