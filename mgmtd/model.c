@@ -769,15 +769,6 @@ int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
 	return 0;
 }
 
-void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p)
-{
-	snprintf(buf, len,
-		 "\"quota\":%llu,\"min\":%llu,\"low\":%llu,\"max\":%llu,\"weight\":%u,\"priority\":%u",
-		 (unsigned long long)p->quota, (unsigned long long)p->min,
-		 (unsigned long long)p->low, (unsigned long long)p->max,
-		 p->weight, p->priority);
-}
-
 static const struct {
 	unsigned int bit;
 	const char *name;

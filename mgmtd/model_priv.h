@@ -166,7 +166,6 @@ int mg_apply_policy_locked(struct mg *mg, struct mg_vm *vm,
 			   const struct mg_vm_policy *np, char *why,
 			   size_t whylen);
 /* "quota":..,"min":.. (JSON members, no braces) */
-void mg_policy_json(char *buf, size_t len, const struct mg_vm_policy *p);
 /*
  * The JSON members of a policy event from old to new, written being the
  * fields the change wrote (also listed when their value did not move):
