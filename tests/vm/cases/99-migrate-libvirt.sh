@@ -245,6 +245,9 @@ virsh -c "$URI_A" -q list --all --name | grep -qx $DOM && die "the source's libv
 xml=$(virsh -c "$URI_B" dumpxml $DOM) || die "virsh dumpxml on the destination"
 echo "$xml" | grep -q "uuid='$dst'" || die "the destination's domain does not name mdev $dst: $(echo "$xml" | grep -A2 '<hostdev')"
 info "$DOM runs under the destination's libvirtd on mdev $dst (GPU 1)"
+# What libvirt measured of the migration (informative: nested TCG times).
+info "libvirt's completed job on the destination: $(virsh -c "$URI_B" domjobinfo $DOM --completed 2>&1 |
+	grep -E '^(Time elapsed|Total downtime|Data processed|Memory processed)' | tr -s ' ' | tr '\n' ';')"
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$dst/vgmem/quota) = $((QUOTA_MIB * MIB)) ]" ||
 	die "the destination's mgmtd did not apply the domain's quota to $dst: $(mdev_attr $dst quota)"
 [ "$(mdev_attr $dst allocated)" -ge $((8 * MIB)) ] || die "the destination vGPU holds $(mdev_attr $dst allocated) bytes, not L2's 8 MiB"
