@@ -807,53 +807,74 @@ static void app(char *buf, size_t len, size_t *off, const char *fmt, ...)
 	*off += n > 0 ? (size_t)n : 0;
 }
 
-void mg_policy_change_json(char *buf, size_t len, char *text, size_t textlen,
-			   const struct mg_vm_policy *old,
-			   const struct mg_vm_policy *np, unsigned int written)
-{
-	size_t i, off = 0, toff = 0, k;
-	unsigned int changed = written;
-	const struct mg_vm_policy *side[2] = { old, np };
-	static const char *const sname[2] = { "old", "new" };
-	bool first;
+/* One field of a change: its name, whether it changed, old and new as JSON. */
+struct chg {
+	const char *name;
+	bool changed;
+	char v[2][32];
+};
 
-	/* Also the fields that moved without being written (max follows quota). */
-	for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++)
-		if (pol_field(old, pol_fields[i].bit) !=
-		    pol_field(np, pol_fields[i].bit))
-			changed |= pol_fields[i].bit;
+/*
+ * The audit members of a change event, "changed":[names],"old":{...},
+ * "new":{...} with the changed fields only, into buf; the same in words
+ * ("min 1 -> 2, max 3 -> 4", or "no WHAT changed") into text. Shared by
+ * the policy and the knob events so both read alike.
+ */
+static void change_json(char *buf, size_t len, char *text, size_t textlen,
+			const struct chg *c, size_t n, const char *what)
+{
+	static const char *const sname[2] = { "old", "new" };
+	size_t i, k, off = 0, toff = 0;
+	bool first = true;
+
 	if (len)
 		buf[0] = 0;
 	if (textlen)
 		text[0] = 0;
 	app(buf, len, &off, "\"changed\":[");
-	first = true;
-	for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++) {
-		if (!(changed & pol_fields[i].bit))
+	for (i = 0; i < n; i++) {
+		if (!c[i].changed)
 			continue;
-		app(buf, len, &off, "%s\"%s\"", first ? "" : ",",
-		    pol_fields[i].name);
-		app(text, textlen, &toff, "%s%s %llu -> %llu", first ? "" : ", ",
-		    pol_fields[i].name, pol_field(old, pol_fields[i].bit),
-		    pol_field(np, pol_fields[i].bit));
+		app(buf, len, &off, "%s\"%s\"", first ? "" : ",", c[i].name);
+		app(text, textlen, &toff, "%s%s %s -> %s", first ? "" : ", ",
+		    c[i].name, c[i].v[0], c[i].v[1]);
 		first = false;
 	}
 	if (first)
-		app(text, textlen, &toff, "no field changed");
+		app(text, textlen, &toff, "no %s changed", what);
 	app(buf, len, &off, "]");
 	for (k = 0; k < 2; k++) {
 		app(buf, len, &off, ",\"%s\":{", sname[k]);
 		first = true;
-		for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++) {
-			if (!(changed & pol_fields[i].bit))
+		for (i = 0; i < n; i++) {
+			if (!c[i].changed)
 				continue;
-			app(buf, len, &off, "%s\"%s\":%llu", first ? "" : ",",
-			    pol_fields[i].name,
-			    pol_field(side[k], pol_fields[i].bit));
+			app(buf, len, &off, "%s\"%s\":%s", first ? "" : ",",
+			    c[i].name, c[i].v[k]);
 			first = false;
 		}
 		app(buf, len, &off, "}");
 	}
+}
+
+void mg_policy_change_json(char *buf, size_t len, char *text, size_t textlen,
+			   const struct mg_vm_policy *old,
+			   const struct mg_vm_policy *np, unsigned int written)
+{
+	struct chg c[sizeof(pol_fields) / sizeof(pol_fields[0])];
+	size_t i;
+
+	for (i = 0; i < sizeof(pol_fields) / sizeof(pol_fields[0]); i++) {
+		unsigned long long o = pol_field(old, pol_fields[i].bit);
+		unsigned long long v = pol_field(np, pol_fields[i].bit);
+
+		c[i].name = pol_fields[i].name;
+		/* Also the fields that moved unwritten (max follows quota). */
+		c[i].changed = (written & pol_fields[i].bit) || o != v;
+		snprintf(c[i].v[0], sizeof(c[i].v[0]), "%llu", o);
+		snprintf(c[i].v[1], sizeof(c[i].v[1]), "%llu", v);
+	}
+	change_json(buf, len, text, textlen, c, i, "field");
 }
 
 int mg_set_vm_policy(struct mg *mg, const char *id,
@@ -1091,55 +1112,23 @@ static void knobs_change_json(char *buf, size_t len, char *text,
 	static const unsigned int bits[] = { MG_KNOB_POLICY,
 		MG_KNOB_RETURN_INTERVAL, MG_KNOB_OVERSUB, MG_KNOB_THRASH_WINDOW };
 	const struct mg_knobs *side[2] = { o, n };
-	static const char *const sname[2] = { "old", "new" };
-	char vals[2][4][32];
-	size_t i, k, off = 0, toff = 0;
-	unsigned int changed = written;
-	bool first;
+	struct chg c[4];
+	size_t i, k;
 
 	for (k = 0; k < 2; k++) {
 		/* policy is one of random|lra|cold (validated): no escaping */
-		snprintf(vals[k][0], sizeof(vals[k][0]), "\"%s\"",
-			 side[k]->policy);
-		snprintf(vals[k][1], sizeof(vals[k][1]), "%u",
+		snprintf(c[0].v[k], sizeof(c[0].v[k]), "\"%s\"", side[k]->policy);
+		snprintf(c[1].v[k], sizeof(c[1].v[k]), "%u",
 			 side[k]->return_interval_ms);
-		snprintf(vals[k][2], sizeof(vals[k][2]), "%u",
-			 side[k]->oversub_pct);
-		snprintf(vals[k][3], sizeof(vals[k][3]), "%u",
+		snprintf(c[2].v[k], sizeof(c[2].v[k]), "%u", side[k]->oversub_pct);
+		snprintf(c[3].v[k], sizeof(c[3].v[k]), "%u",
 			 side[k]->thrash_window_s);
 	}
-	for (i = 0; i < 4; i++)
-		if (strcmp(vals[0][i], vals[1][i]))
-			changed |= bits[i];
-	if (len)
-		buf[0] = 0;
-	if (textlen)
-		text[0] = 0;
-	app(buf, len, &off, "\"changed\":[");
-	first = true;
 	for (i = 0; i < 4; i++) {
-		if (!(changed & bits[i]))
-			continue;
-		app(buf, len, &off, "%s\"%s\"", first ? "" : ",", names[i]);
-		app(text, textlen, &toff, "%s%s %s -> %s", first ? "" : ", ",
-		    names[i], vals[0][i], vals[1][i]);
-		first = false;
+		c[i].name = names[i];
+		c[i].changed = (written & bits[i]) || strcmp(c[i].v[0], c[i].v[1]);
 	}
-	if (first)
-		app(text, textlen, &toff, "no knob changed");
-	app(buf, len, &off, "]");
-	for (k = 0; k < 2; k++) {
-		app(buf, len, &off, ",\"%s\":{", sname[k]);
-		first = true;
-		for (i = 0; i < 4; i++) {
-			if (!(changed & bits[i]))
-				continue;
-			app(buf, len, &off, "%s\"%s\":%s", first ? "" : ",",
-			    names[i], vals[k][i]);
-			first = false;
-		}
-		app(buf, len, &off, "}");
-	}
+	change_json(buf, len, text, textlen, c, 4, "knob");
 }
 
 int mg_set_knobs(struct mg *mg, const struct mg_knobs *k, unsigned int mask,
