@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum val_kind { V_U64, V_U32, V_BOOL };
+/*
+ * V_LIMIT: a u64 where 0 means no limit, shown as +Inf so that a ratio
+ * against it is 0 and a threshold on it never fires; V_PCT: a u32 percent
+ * shown as a ratio (Prometheus' base unit).
+ */
+enum val_kind { V_U64, V_U32, V_BOOL, V_LIMIT, V_PCT };
 
 struct family {
 	const char *name;
@@ -64,12 +69,12 @@ static const struct family gpu_families[] = {
 	  GPUF(cache_used), V_U64 },
 	{ "vgmem_gpu_host_used_bytes", "gauge", "Host RAM holding relocated memory.",
 	  GPUF(host_used), V_U64 },
-	{ "vgmem_gpu_host_budget_bytes", "gauge", "Host RAM budget for relocated memory (0: unlimited).",
-	  GPUF(host_budget), V_U64 },
+	{ "vgmem_gpu_host_budget_bytes", "gauge", "Host RAM budget for relocated memory (+Inf: unlimited).",
+	  GPUF(host_budget), V_LIMIT },
 	{ "vgmem_gpu_chunk_bytes", "gauge", "Relocation granularity.",
 	  GPUF(chunk_size), V_U64 },
-	{ "vgmem_gpu_oversub_percent", "gauge", "Oversubscription limit: sum of quotas <= VRAM * this / 100.",
-	  GPUF(oversub_pct), V_U32 },
+	{ "vgmem_gpu_oversub_ratio", "gauge", "Oversubscription limit: sum of quotas <= VRAM * this.",
+	  GPUF(oversub_pct), V_PCT },
 	{ "vgmem_gpu_vms", "gauge", "VMs on the GPU.",
 	  GPUF(nr_vms), V_U32 },
 	{ "vgmem_gpu_entitled_bytes", "gauge", "Sum of entitlements at the last recompute.",
@@ -117,6 +122,23 @@ static void put_value(struct rbuf *b, const void *base, const struct family *f)
 		memcpy(&bv, p, sizeof(bv));
 		rbuf_putc(b, bv ? '1' : '0');
 		break;
+	case V_LIMIT:
+		memcpy(&v64, p, sizeof(v64));
+		if (v64)
+			rbuf_u64(b, v64);
+		else
+			rbuf_puts(b, "+Inf");
+		break;
+	case V_PCT:
+		memcpy(&v32, p, sizeof(v32));
+		rbuf_u64(b, v32 / 100);
+		if (v32 % 100) {
+			rbuf_putc(b, '.');
+			rbuf_putc(b, (char)('0' + v32 % 100 / 10));
+			if (v32 % 10)
+				rbuf_putc(b, (char)('0' + v32 % 10));
+		}
+		break;
 	}
 }
 
@@ -134,22 +156,32 @@ static void put_header(struct rbuf *b, const char *name, const char *type,
 	rbuf_putc(b, '\n');
 }
 
+/*
+ * A VM's series are labelled as per-VM GPU exporters label theirs: the
+ * workload (the libvirt domain's name and UUID), the vGPU (its mdev UUID)
+ * and the GPU's index, so a query joins them with the GPU's series on gpu
+ * and with libvirt's exporters on domain. A VM without a domain (config
+ * file, --embedded-vm) has empty domain labels.
+ */
 static void vm_labels(struct rbuf *b, const struct mg_vm_info *vm)
 {
 	rbuf_puts(b, "vm=\"");
 	rbuf_prom_label(b, vm->id);
-	rbuf_puts(b, "\",name=\"");
+	rbuf_puts(b, "\",domain=\"");
 	rbuf_prom_label(b, vm->name);
+	rbuf_puts(b, "\",domain_uuid=\"");
+	rbuf_prom_label(b, vm->domain_uuid);
 	rbuf_puts(b, "\",gpu=\"");
 	rbuf_i64(b, vm->gpu);
 	rbuf_putc(b, '"');
 }
 
+/* gpu is the index VMs name; device the kernel's name of the GPU. */
 static void gpu_labels(struct rbuf *b, const struct mg_gpu_info *g)
 {
 	rbuf_puts(b, "gpu=\"");
 	rbuf_i64(b, g->index);
-	rbuf_puts(b, "\",name=\"");
+	rbuf_puts(b, "\",device=\"");
 	rbuf_prom_label(b, g->name);
 	rbuf_putc(b, '"');
 }
@@ -450,14 +482,11 @@ out:
 
 void mg_metrics_format_lrc(struct rbuf *out, const struct mg_lrc *l)
 {
-	char name[64];
-
 	put_scalar(out, "vgmem_lrc_gpus", "gauge",
 		   "GPUs the LRC file cache serves (0: no cache).", l->gpus);
-#define LRC_METRIC(f, attr, kind, help)					\
-	snprintf(name, sizeof(name), "vgmem_lrc_" #f "%s",		\
-		 (kind) == VGMEM_STAT_GAUGE ? "" : "_total");				\
-	put_scalar(out, name, (kind) == VGMEM_STAT_GAUGE ? "gauge" : "counter", help, l->f);
+#define LRC_METRIC(f, attr, kind, help, unit, prom)			\
+	put_scalar(out, prom, (kind) == VGMEM_STAT_GAUGE ? "gauge" : "counter", \
+		   help, l->f);
 	VGMEM_LRC_STATS(LRC_METRIC)
 #undef LRC_METRIC
 }

@@ -76,6 +76,8 @@ enum mg_vm_source {
 struct mg_vm_info {
 	char id[MG_ID_LEN];		/* mdev UUID, lower case */
 	char name[MG_NAME_LEN];		/* libvirt domain ("" if none) */
+	/* the libvirt domain's UUID, lower case ("" if none): its owner */
+	char domain_uuid[MG_ID_LEN];
 	int gpu;			/* index into mg_list_gpus() */
 	struct mg_vm_policy policy;	/* effective (operator > metadata > default) */
 	uint64_t entitlement;		/* last computed and applied, bytes */

@@ -54,7 +54,7 @@ static bool lrc_equal(const struct mg_lrc *a, const struct mg_lrc *b)
 {
 	if (a->gpus != b->gpus)
 		return false;
-#define LRC_SAME(f, attr, kind, help)	if (a->f != b->f) return false;
+#define LRC_SAME(f, attr, kind, ...)	if (a->f != b->f) return false;
 	VGMEM_LRC_STATS(LRC_SAME)
 #undef LRC_SAME
 	return true;

@@ -162,6 +162,7 @@ static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 	rbuf_putc(b, '{');
 	kv_str(b, "id", vm->id, true);
 	kv_str(b, "name", vm->name, false);
+	kv_str(b, "domain_uuid", vm->domain_uuid, false);
 	kv_i64(b, "gpu", vm->gpu);
 	kv_bool(b, "running", vm->running);
 	kv_bool(b, "lost", vm->lost);

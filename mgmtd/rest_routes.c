@@ -310,7 +310,7 @@ static void route_lrc(struct rest_ctx *c)
 	rbuf_init(&b, 1024);
 	rbuf_puts(&b, "{\"gpus\":");
 	rbuf_u64(&b, lrc.gpus);
-#define LRC_MEMBER(f, attr, kind, help)		\
+#define LRC_MEMBER(f, attr, kind, ...)		\
 	rbuf_puts(&b, ",\"" #f "\":");	\
 	rbuf_u64(&b, lrc.f);
 	VGMEM_LRC_STATS(LRC_MEMBER)

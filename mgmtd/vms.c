@@ -38,6 +38,9 @@ static struct mg_vm *vm_new_locked(struct mg *mg, const char *id,
 	snprintf(vm->info.name, sizeof(vm->info.name), "%s", name ? name : "");
 	vm->info.gpu = -1;
 	vm->info.source = src;
+	/* A libvirt domain claims its mdev before the model is told of it. */
+	if (mg_state_get_owner(mg->state, id, vm->info.domain_uuid))
+		vm->info.domain_uuid[0] = 0;
 	sp = mg_stored_find(mg, id);
 	if (sp) {
 		vm->op = sp->p;
@@ -473,8 +476,18 @@ out_error:
 /* The state has its own lock; mg->state does not change while mg lives. */
 int mg_vm_owner_set(struct mg *mg, const char *id, const char *domain)
 {
-	int ret = mg_state_put_owner(mg->state, id, domain);
+	struct mg_vm *vm;
+	int ret;
 
+	pthread_mutex_lock(&mg->lock);
+	ret = mg_state_put_owner(mg->state, id, domain);
+	vm = mg_find_locked(mg, id);
+	if (vm && strcmp(vm->info.domain_uuid, domain ? domain : "")) {
+		snprintf(vm->info.domain_uuid, sizeof(vm->info.domain_uuid),
+			 "%s", domain ? domain : "");
+		mg_view_changed_locked(mg);
+	}
+	pthread_mutex_unlock(&mg->lock);
 	if (ret)
 		mg_err("vm %s: cannot record its owner %s: %s", id,
 		       domain ? domain : "(none)", strerror(-ret));

@@ -13,7 +13,7 @@
  * here plus the code that counts it (and its tests; the REST API's
  * description, mgmtd/openapi.json and docs/rest.md, says what it means).
  *
- * A line of the file cache's table is X(field, ATTR, kind, help):
+ * A line of the file cache's table is X(field, ATTR, kind, help, unit, prom):
  *  field  the member's name in every struct, vgmem-nl's key;
  *  ATTR   the netlink attribute's name after its table's prefix
  *         (VGMEM_GS_, VGMEM_VS_, VGMEM_LS_);
@@ -23,8 +23,10 @@
  *         counts, bucket i [2^i, 2^(i+1)) us, sent as a nest of enum
  *         vgmem_hist_attr);
  *  help   one sentence: what it counts, with its unit.
- * The file cache is shown after its field names alone (GET /v1/lrc's
- * members; vgmem_lrc_FIELD, with _total for a counter, help as HELP).
+ *  unit   VGMEM_UNIT_COUNT or VGMEM_UNIT_BYTES (below);
+ *  prom   its Prometheus family, the full name (help is its HELP).
+ * The file cache is shown in REST after its field names alone (GET
+ * /v1/lrc's members).
  *
  * The GPU's and the VM's counters are shown in groups among the model's
  * own facts (policy, entitlement, sizes), which cannot follow from a name,
@@ -219,81 +221,119 @@
  */
 #define VGMEM_LRC_STATS(X)						\
 	X(faults_minor, FAULTS_MINOR, VGMEM_STAT_COUNTER,		\
-	  "GPU faults a context's own replica served.")			\
+	  "GPU faults a context's own replica served.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_faults_minor_total")		\
 	X(faults_major, FAULTS_MAJOR, VGMEM_STAT_COUNTER,		\
-	  "GPU faults that fetched data.")				\
+	  "GPU faults that fetched data.",				\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_faults_major_total")		\
 	X(faults_write, FAULTS_WRITE, VGMEM_STAT_COUNTER,		\
-	  "Write faults (privatisations), of the major ones.")		\
+	  "Write faults (privatisations), of the major ones.",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_faults_write_total")		\
 	X(merges, MERGES, VGMEM_STAT_COUNTER,				\
-	  "4 KiB pages 3-way merged into a host copy.")			\
+	  "4 KiB pages 3-way merged into a host copy.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_merges_total")			\
 	X(merge_bytes, MERGE_BYTES, VGMEM_STAT_COUNTER,			\
-	  "Bytes those merges applied.")				\
+	  "Bytes those merges applied.",				\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_merge_bytes_total")		\
 	X(fetch_storage, FETCH_STORAGE, VGMEM_STAT_COUNTER,		\
-	  "Bytes read from the store.")					\
+	  "Bytes read from the store.",					\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_fetch_storage_bytes_total")	\
 	X(store_reads, STORE_READS, VGMEM_STAT_COUNTER,			\
-	  "Read calls to the store.")					\
+	  "Read calls to the store.",					\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_store_reads_total")		\
 	X(fetch_host, FETCH_HOST, VGMEM_STAT_COUNTER,			\
-	  "Bytes copied host copy to VRAM.")				\
+	  "Bytes copied host copy to VRAM.",				\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_fetch_host_bytes_total")		\
 	X(fetch_peer, FETCH_PEER, VGMEM_STAT_COUNTER,			\
-	  "Bytes copied VRAM to VRAM on one GPU.")			\
+	  "Bytes copied VRAM to VRAM on one GPU.",			\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_fetch_peer_bytes_total")		\
 	X(fetch_gpu, FETCH_GPU, VGMEM_STAT_COUNTER,			\
-	  "Bytes copied VRAM to host (release, evict).")		\
+	  "Bytes copied VRAM to host (release, evict).",		\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_fetch_gpu_bytes_total")		\
 	X(readahead_pages, READAHEAD_PAGES, VGMEM_STAT_COUNTER,		\
-	  "GPU pages fetched ahead of a fault.")			\
+	  "GPU pages fetched ahead of a fault.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_readahead_pages_total")		\
 	X(evictions, EVICTIONS, VGMEM_STAT_COUNTER,			\
-	  "GPU-page replicas evicted for the VRAM budget.")		\
+	  "GPU-page replicas evicted for the VRAM budget.",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_evictions_total")		\
 	X(writeback_bytes, WRITEBACK_BYTES, VGMEM_STAT_COUNTER,		\
-	  "Bytes written to the store.")				\
+	  "Bytes written to the store.",				\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_writeback_bytes_total")		\
 	X(writeback_blocks, WRITEBACK_BLOCKS, VGMEM_STAT_COUNTER,	\
-	  "4 KiB blocks written to the store.")				\
+	  "4 KiB blocks written to the store.",				\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_writeback_blocks_total")		\
 	X(base_copies, BASE_COPIES, VGMEM_STAT_COUNTER,			\
-	  "Pristine base copies made by write faults.")			\
+	  "Pristine base copies made by write faults.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_base_copies_total")		\
 	X(shared_maps, SHARED_MAPS, VGMEM_STAT_COUNTER,			\
-	  "Maps of an existing shared read-only replica.")		\
+	  "Maps of an existing shared read-only replica.",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_shared_maps_total")		\
 	X(replicas_shared, REPLICAS_SHARED, VGMEM_STAT_GAUGE,		\
-	  "Shared read-only replicas (in VRAM or host RAM).")				\
+	  "Shared read-only replicas (in VRAM or host RAM).",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_replicas_shared")		\
 	X(replicas_private, REPLICAS_PRIVATE, VGMEM_STAT_GAUGE,		\
-	  "Private replicas (in VRAM or host RAM).")					\
+	  "Private replicas (in VRAM or host RAM).",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_replicas_private")		\
 	X(vram_used, VRAM_USED, VGMEM_STAT_GAUGE,			\
-	  "Bytes of replicas in VRAM, all GPUs.")			\
+	  "Bytes of replicas in VRAM, all GPUs.",			\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_vram_used_bytes")		\
 	X(host_reads_peer, HOST_READS_PEER, VGMEM_STAT_COUNTER,		\
-	  "Host reads of pages newest on a GPU.")			\
+	  "Host reads of pages newest on a GPU.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_host_reads_peer_total")		\
 	X(host_changes, HOST_CHANGES, VGMEM_STAT_COUNTER,		\
-	  "4 KiB pages changed behind the cache.")			\
+	  "4 KiB pages changed behind the cache.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_host_changes_total")		\
 	X(acquires, ACQUIRES, VGMEM_STAT_COUNTER,			\
-	  "Acquire calls.")						\
+	  "Acquire calls.",						\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_acquires_total")			\
 	X(releases, RELEASES, VGMEM_STAT_COUNTER,			\
-	  "Release calls.")						\
+	  "Release calls.",						\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_releases_total")			\
 	X(released_pages, RELEASED_PAGES, VGMEM_STAT_COUNTER,		\
-	  "4 KiB pages whose version a release raised.")		\
+	  "4 KiB pages whose version a release raised.",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_released_pages_total")		\
 	X(invalidations, INVALIDATIONS, VGMEM_STAT_COUNTER,		\
-	  "Replicas unmapped by acquire as stale.")			\
+	  "Replicas unmapped by acquire as stale.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_invalidations_total")		\
 	X(cuckoo_hits, CUCKOO_HITS, VGMEM_STAT_COUNTER,			\
-	  "GPU pages of host reads the filter answered maybe on a GPU.") \
+	  "GPU pages of host reads the filter answered maybe on a GPU.", \
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_cuckoo_hits_total")		\
 	X(cuckoo_misses, CUCKOO_MISSES, VGMEM_STAT_COUNTER,		\
-	  "GPU pages of host reads the filter answered certainly not on a GPU.") \
+	  "GPU pages of host reads the filter answered certainly not on a GPU.", \
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_cuckoo_misses_total")		\
 	X(files, FILES, VGMEM_STAT_GAUGE,				\
-	  "Cached files.")						\
+	  "Cached files.",						\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_files")				\
 	X(pages, PAGES, VGMEM_STAT_GAUGE,				\
-	  "4 KiB page entries.")					\
+	  "4 KiB page entries.",					\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_pages")				\
 	X(bytes_per_page, BYTES_PER_PAGE, VGMEM_STAT_GAUGE,		\
-	  "Metadata bytes per 4 KiB page entry.")			\
+	  "Metadata bytes per 4 KiB page entry.",			\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_page_meta_bytes")		\
 	X(host_compares, HOST_COMPARES, VGMEM_STAT_COUNTER,		\
-	  "GPU pages compared with the store after its change counter moved.") \
+	  "GPU pages compared with the store after its change counter moved.", \
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_host_compares_total")		\
 	X(host_used, HOST_USED, VGMEM_STAT_GAUGE,			\
-	  "Bytes of host copies.")					\
+	  "Bytes of host copies.",					\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_host_used_bytes")		\
 	X(host_evictions, HOST_EVICTIONS, VGMEM_STAT_COUNTER,		\
-	  "Host copies dropped for the host-RAM budget.")		\
+	  "Host copies dropped for the host-RAM budget.",		\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_host_evictions_total")		\
 	X(host_evict_writebacks, HOST_EVICT_WRITEBACKS, VGMEM_STAT_COUNTER, \
-	  "Of those, dirty ones written back first.")			\
+	  "Of those, dirty ones written back first.",			\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_host_evict_writebacks_total")	\
 	X(replicas_host, REPLICAS_HOST, VGMEM_STAT_GAUGE,		\
-	  "Replicas in host RAM, mapped to the GPU, for lack of VRAM.")	\
+	  "Replicas in host RAM, mapped to the GPU, for lack of VRAM.",	\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_replicas_host")			\
 	X(replicas_host_used, REPLICAS_HOST_USED, VGMEM_STAT_GAUGE,	\
-	  "Bytes of replicas in host RAM (not in vram_used).")		\
+	  "Bytes of replicas in host RAM (not in vram_used).",		\
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_replicas_host_used_bytes")	\
 	X(promotions, PROMOTIONS, VGMEM_STAT_COUNTER,			\
-	  "Replicas moved from host RAM to VRAM once it was free.")	\
+	  "Replicas moved from host RAM to VRAM once it was free.",	\
+	  VGMEM_UNIT_COUNT, "vgmem_lrc_promotions_total")		\
 	X(meta_bytes, META_BYTES, VGMEM_STAT_GAUGE,			\
-	  "Bytes of page metadata (page entries, their version vectors, host nodes).")
+	  "Bytes of page metadata (page entries, their version vectors, host nodes).", \
+	  VGMEM_UNIT_BYTES, "vgmem_lrc_meta_bytes")
 
 /*
  * A struct member for a line: "__u64 field;" or, for a histogram,

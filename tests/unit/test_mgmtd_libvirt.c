@@ -461,7 +461,7 @@ static void vm1_weight(struct fix *f, virDomainPtr d1, uint32_t w)
  */
 static void test_second_claimant_refused(void **state)
 {
-	char xml[1024];
+	char xml[1024], uuid[VIR_UUID_STRING_BUFLEN];
 	struct mg_vm_info vi;
 	virDomainPtr d1, d6, d7;
 	struct mg_event ev;
@@ -482,6 +482,9 @@ static void test_second_claimant_refused(void **state)
 	assert_non_null(strstr(ev.detail, "\"owner\":\"vm1\""));
 	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
 	assert_string_equal(vi.name, "vm1");
+	/* the owner's UUID, not the claimant's (metrics label it) */
+	assert_int_equal(virDomainGetUUIDString(d1, uuid), 0);
+	assert_string_equal(vi.domain_uuid, uuid);
 	assert_true(vi.running);
 	assert_int_equal(vi.policy.quota, 256 * MiB);
 	assert_int_equal(vi.policy.weight, 100);
@@ -527,6 +530,8 @@ static void test_second_claimant_refused(void **state)
 	assert_int_equal(mg_get_vm(f.mg, U1, &vi), 0);
 	assert_int_equal(vi.policy.quota, 96 * MiB);
 	assert_false(vi.running);
+	assert_int_equal(virDomainGetUUIDString(d7, uuid), 0);
+	assert_string_equal(vi.domain_uuid, uuid);
 	assert_int_equal(virDomainCreate(d7), 0);
 	running = true;
 	assert_true(wait_for(&f, U1, is_running, &running));

@@ -391,10 +391,10 @@ static void assert_views_render(struct mg *mg, const struct view *v,
 	mg_metrics_format(&b, &st, v->gpus, v->ngpus, v->vms, v->nvms);
 	text = rbuf_take(&b, &len);
 	assert_non_null(text);
-	assert_rendered(text, "\nvgmem_gpu_cache_used_bytes{gpu=\"0\",name=\"sim0\"} %llu\n",
+	assert_rendered(text, "\nvgmem_gpu_cache_used_bytes{gpu=\"0\",device=\"sim0\"} %llu\n",
 			cache_used);
 	assert_rendered(text, "\nvgmem_vm_cache_private_bytes{vm=\"" VMA
-			"\",name=\"a\",gpu=\"0\"} %llu\n", cache_private);
+			"\",domain=\"a\",domain_uuid=\"\",gpu=\"0\"} %llu\n", cache_private);
 	free(text);
 }
 

@@ -426,7 +426,7 @@ static void test_admission(void **state)
 static void test_lrc(void **state)
 {
 	static const char *const names[] = {
-#define LRC_NAME(f, attr, kind, help)	#f,
+#define LRC_NAME(f, attr, kind, ...)	#f,
 		VGMEM_LRC_STATS(LRC_NAME)
 #undef LRC_NAME
 	};

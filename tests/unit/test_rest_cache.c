@@ -101,7 +101,7 @@ static void test_policy_change_visible(void **state)
 	assert_int_equal(vms_field(&r, 2, "policy", "quota"), 300ull << 20);
 	http_free(&r);
 	r = get("/metrics", NULL);
-	assert_true(has_line(&r, "vgmem_vm_quota_bytes{vm=\"00000000-0000-4000-8000-000000000003\",name=\"vm3\",gpu=\"0\"} 314572800"));
+	assert_true(has_line(&r, "vgmem_vm_quota_bytes{vm=\"00000000-0000-4000-8000-000000000003\",domain=\"vm3\",domain_uuid=\"\",gpu=\"0\"} 314572800"));
 	http_free(&r);
 }
 
@@ -124,8 +124,8 @@ static void test_stats_refresh_visible(void **state)
 	assert_int_equal(vms_field(&r, 4, NULL, "faults"), 4242);
 	http_free(&r);
 	r = get("/metrics", NULL);
-	assert_true(has_line(&r, "vgmem_vm_faults_total{vm=\"00000000-0000-4000-8000-000000000005\",name=\"vm5\",gpu=\"0\"} 4242"));
-	assert_true(has_line(&r, "vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000005\",name=\"vm5\",gpu=\"0\",le=\"0.000016\"} 9"));
+	assert_true(has_line(&r, "vgmem_vm_faults_total{vm=\"00000000-0000-4000-8000-000000000005\",domain=\"vm5\",domain_uuid=\"\",gpu=\"0\"} 4242"));
+	assert_true(has_line(&r, "vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000005\",domain=\"vm5\",domain_uuid=\"\",gpu=\"0\",le=\"0.000016\"} 9"));
 	http_free(&r);
 }
 
@@ -152,7 +152,7 @@ static void test_vm_set_change_visible(void **state)
 	http_free(&r);
 	r = get("/metrics", NULL);
 	assert_true(has_line(&r, "vgmem_vms 21"));
-	assert_true(has_line(&r, "vgmem_vm_running{vm=\"00000000-0000-4000-8000-000000000015\",name=\"vm21\",gpu=\"1\"} 1"));
+	assert_true(has_line(&r, "vgmem_vm_running{vm=\"00000000-0000-4000-8000-000000000015\",domain=\"vm21\",domain_uuid=\"\",gpu=\"1\"} 1"));
 	http_free(&r);
 
 	/* ... stops (running false) and goes */
@@ -161,7 +161,7 @@ static void test_vm_set_change_visible(void **state)
 	fake_changed_locked(F.mg);
 	pthread_mutex_unlock(&F.mg->lock);
 	r = get("/metrics", NULL);
-	assert_true(has_line(&r, "vgmem_vm_running{vm=\"00000000-0000-4000-8000-000000000015\",name=\"vm21\",gpu=\"1\"} 0"));
+	assert_true(has_line(&r, "vgmem_vm_running{vm=\"00000000-0000-4000-8000-000000000015\",domain=\"vm21\",domain_uuid=\"\",gpu=\"1\"} 0"));
 	http_free(&r);
 	pthread_mutex_lock(&F.mg->lock);
 	F.mg->nvms--;
@@ -172,7 +172,7 @@ static void test_vm_set_change_visible(void **state)
 	http_free(&r);
 	r = get("/metrics", NULL);
 	assert_true(has_line(&r, "vgmem_vms 20"));
-	assert_null(strstr(r.body, "name=\"vm21\""));
+	assert_null(strstr(r.body, "domain=\"vm21\""));
 	http_free(&r);
 }
 
@@ -264,8 +264,8 @@ static void test_file_cache_change_visible(void **state)
 	json_decref(j);
 	http_free(&r);
 	r = get("/metrics", NULL);
-	assert_true(has_line(&r, "vgmem_gpu_cache_used_bytes{gpu=\"1\",name=\"sim1\"} 5242880"));
-	assert_true(has_line(&r, "vgmem_vm_cache_private_bytes{vm=\"00000000-0000-4000-8000-000000000004\",name=\"vm4\",gpu=\"1\"} 196608"));
+	assert_true(has_line(&r, "vgmem_gpu_cache_used_bytes{gpu=\"1\",device=\"sim1\"} 5242880"));
+	assert_true(has_line(&r, "vgmem_vm_cache_private_bytes{vm=\"00000000-0000-4000-8000-000000000004\",domain=\"vm4\",domain_uuid=\"\",gpu=\"1\"} 196608"));
 	http_free(&r);
 }
 
@@ -503,7 +503,7 @@ static void *race_reader(void *arg)
 		}
 		seen = value_after(txt ? txt : r.body, n,
 				   path[1] == 'v' ? "\"faults\":" :
-				   "vgmem_vm_faults_total{vm=\"00000000-0000-4000-8000-000000000001\",name=\"web \\\"prod\\\"\\\\1\",gpu=\"0\"} ");
+				   "vgmem_vm_faults_total{vm=\"00000000-0000-4000-8000-000000000001\",domain=\"web \\\"prod\\\"\\\\1\",domain_uuid=\"\",gpu=\"0\"} ");
 		if (before && seen < before)
 			rd->stale++;
 		if (!seen && before)

@@ -262,18 +262,18 @@ static void test_scrape(void **state)
 	assert_int_equal(count_lines(r.body, "vgmem_vm_suspension_seconds_bucket{"),
 			 NVMS * VGMEM_HIST_BUCKETS);
 	/* escaped label value of the first VM's domain name */
-	assert_non_null(strstr(r.body, "name=\"web \\\"prod\\\"\\\\1\""));
+	assert_non_null(strstr(r.body, "domain=\"web \\\"prod\\\"\\\\1\""));
 	/* 1 us and 3 us fall under le=4us; 700 us under 1.024 ms; 20 s only in +Inf */
 	assert_non_null(strstr(r.body,
-		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\",le=\"0.000004\"} 2\n"));
+		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\",le=\"0.000004\"} 2\n"));
 	assert_non_null(strstr(r.body,
-		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\",le=\"0.001024\"} 3\n"));
+		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\",le=\"0.001024\"} 3\n"));
 	assert_non_null(strstr(r.body,
-		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\",le=\"8.388608\"} 3\n"));
+		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\",le=\"8.388608\"} 3\n"));
 	assert_non_null(strstr(r.body,
-		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\",le=\"+Inf\"} 4\n"));
+		"vgmem_vm_suspension_seconds_bucket{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\",le=\"+Inf\"} 4\n"));
 	assert_non_null(strstr(r.body,
-		"vgmem_vm_suspension_seconds_sum{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\"} 20.000704000\n"));
+		"vgmem_vm_suspension_seconds_sum{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\"} 20.000704000\n"));
 	assert_non_null(strstr(r.body, "vgmem_mgmtd_info{version=\"" MG_VERSION "\",backend=\"embedded\"} 1\n"));
 	/* the file cache's VRAM: gauges with their neighbours' labels */
 	assert_string_equal(fam_find(&p, "vgmem_gpu_cache_used_bytes")->type, "gauge");
@@ -281,11 +281,68 @@ static void test_scrape(void **state)
 	assert_int_equal(count_lines(r.body, "vgmem_gpu_cache_used_bytes{"), 2);
 	assert_int_equal(count_lines(r.body, "vgmem_vm_cache_private_bytes{"), NVMS);
 	assert_non_null(strstr(r.body,
-		"\nvgmem_gpu_cache_used_bytes{gpu=\"1\",name=\"sim1\"} 4194304\n"));
+		"\nvgmem_gpu_cache_used_bytes{gpu=\"1\",device=\"sim1\"} 4194304\n"));
 	assert_non_null(strstr(r.body,
-		"\nvgmem_vm_cache_private_bytes{vm=\"00000000-0000-4000-8000-000000000002\",name=\"vm2\",gpu=\"1\"} 131072\n"));
+		"\nvgmem_vm_cache_private_bytes{vm=\"00000000-0000-4000-8000-000000000002\",domain=\"vm2\",domain_uuid=\"\",gpu=\"1\"} 131072\n"));
 	assert_non_null(strstr(r.body, "vgmem_rest_responses_total{class=\"2xx\"}"));
 	http_free(&r);
+}
+
+/*
+ * Values in Prometheus' base units: an unlimited host budget (0 in the
+ * model) is +Inf, the oversubscription percent a ratio; a VM's series
+ * carry its domain's name and UUID.
+ */
+static void test_units_and_labels(void **state)
+{
+	static const struct {
+		uint32_t pct;
+		const char *ratio;
+	} pcts[] = {
+		{ 100, "1" }, { 200, "2" }, { 250, "2.5" }, { 125, "1.25" },
+		{ 105, "1.05" }, { 1000, "10" },
+	};
+	struct mg_status st = { .version = "x", .backend = "embedded" };
+	struct mg_gpu_info gpu[2];
+	struct mg_vm_info vm;
+	struct parsed p;
+	char want[160];
+	struct rbuf b;
+	char *text;
+	size_t i;
+
+	(void)state;
+	memset(gpu, 0, sizeof(gpu));
+	memset(&vm, 0, sizeof(vm));
+	gpu[1].index = 1;
+	gpu[1].host_budget = 1ull << 30;
+	snprintf(gpu[0].name, sizeof(gpu[0].name), "0000:65:00.0");
+	snprintf(vm.id, sizeof(vm.id), "11111111-2222-4333-8444-555555555555");
+	snprintf(vm.name, sizeof(vm.name), "web1");
+	snprintf(vm.domain_uuid, sizeof(vm.domain_uuid),
+		 "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	vm.gpu = 1;
+	for (i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++) {
+		gpu[0].oversub_pct = pcts[i].pct;
+		rbuf_init(&b, 1024);
+		mg_metrics_format(&b, &st, gpu, 2, &vm, 1);
+		text = rbuf_take(&b, NULL);
+		assert_non_null(text);
+		snprintf(want, sizeof(want),
+			 "\nvgmem_gpu_oversub_ratio{gpu=\"0\",device=\"0000:65:00.0\"} %s\n",
+			 pcts[i].ratio);
+		if (!strstr(text, want))
+			fail_msg("%u%%: no line %s", pcts[i].pct, want + 1);
+		assert_non_null(strstr(text,
+			"\nvgmem_gpu_host_budget_bytes{gpu=\"0\",device=\"0000:65:00.0\"} +Inf\n"));
+		assert_non_null(strstr(text,
+			"\nvgmem_gpu_host_budget_bytes{gpu=\"1\",device=\"\"} 1073741824\n"));
+		assert_non_null(strstr(text,
+			"\nvgmem_vm_running{vm=\"11111111-2222-4333-8444-555555555555\",domain=\"web1\",domain_uuid=\"aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee\",gpu=\"1\"} 0\n"));
+		assert_null(strstr(text, "oversub_percent"));
+		parse_exposition(text, &p);
+		free(text);
+	}
 }
 
 /* A VM that just appeared (all zeros) is exported and still well-formed. */
@@ -307,9 +364,9 @@ static void test_new_vm_zeros(void **state)
 	text = rbuf_take(&b, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text,
-		"vgmem_vm_suspension_seconds_bucket{vm=\"11111111-2222-4333-8444-555555555555\",name=\"\",gpu=\"0\",le=\"+Inf\"} 0\n"));
+		"vgmem_vm_suspension_seconds_bucket{vm=\"11111111-2222-4333-8444-555555555555\",domain=\"\",domain_uuid=\"\",gpu=\"0\",le=\"+Inf\"} 0\n"));
 	assert_non_null(strstr(text,
-		"vgmem_vm_suspension_seconds_sum{vm=\"11111111-2222-4333-8444-555555555555\",name=\"\",gpu=\"0\"} 0.000000000\n"));
+		"vgmem_vm_suspension_seconds_sum{vm=\"11111111-2222-4333-8444-555555555555\",domain=\"\",domain_uuid=\"\",gpu=\"0\"} 0.000000000\n"));
 	parse_exposition(text, &p);
 	free(text);
 
@@ -329,7 +386,6 @@ static void test_new_vm_zeros(void **state)
 static void test_lrc(void **state)
 {
 	struct http_resp r = fix_req(&F, "GET", "/metrics", NULL);
-	char name[96];
 	struct parsed p;
 	struct fam *f;
 	char *copy;
@@ -340,12 +396,10 @@ static void test_lrc(void **state)
 	parse_exposition(copy, &p);
 	free(copy);
 	assert_string_equal(fam_find(&p, "vgmem_lrc_gpus")->type, "gauge");
-#define LRC_FAM(fld, attr, kind, hlp)					\
-	snprintf(name, sizeof(name), "vgmem_lrc_" #fld "%s",		\
-		 (kind) == VGMEM_STAT_GAUGE ? "" : "_total");				\
-	f = fam_find(&p, name);						\
+#define LRC_FAM(fld, attr, kind, hlp, unit, prom)			\
+	f = fam_find(&p, prom);						\
 	if (!f)								\
-		fprintf(stderr, "missing family %s\n", name);		\
+		fprintf(stderr, "missing family %s\n", prom);		\
 	assert_non_null(f);						\
 	assert_string_equal(f->type, (kind) == VGMEM_STAT_GAUGE ? "gauge" : "counter");	\
 	assert_true(f->help);
@@ -353,10 +407,11 @@ static void test_lrc(void **state)
 #undef LRC_FAM
 	assert_non_null(strstr(r.body, "\nvgmem_lrc_gpus 2\n"));
 	assert_non_null(strstr(r.body, "\nvgmem_lrc_faults_minor_total 7\n"));
-	assert_non_null(strstr(r.body, "\nvgmem_lrc_vram_used 3221225472\n"));
-	assert_non_null(strstr(r.body, "\nvgmem_lrc_bytes_per_page 48\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_vram_used_bytes 3221225472\n"));
+	assert_non_null(strstr(r.body, "\nvgmem_lrc_page_meta_bytes 48\n"));
 	assert_non_null(strstr(r.body, "\nvgmem_lrc_merges_total 0\n"));
 	assert_null(strstr(r.body, "vgmem_lrc_vram_used_total"));
+	assert_null(strstr(r.body, "vgmem_lrc_vram_used "));
 	http_free(&r);
 
 	/* a backend that cannot read the cache: the rest is still served */
@@ -387,7 +442,7 @@ static void test_lrc(void **state)
 		assert_non_null(strstr(text, "\nvgmem_lrc_evictions_total 5\n"));
 		parse_exposition(text, &p);
 		/* vgmem_lrc_gpus and one family per counter */
-#define LRC_ONE(f, attr, kind, help) + 1
+#define LRC_ONE(f, attr, kind, ...) + 1
 		assert_int_equal(p.nfam, 1 VGMEM_LRC_STATS(LRC_ONE));
 		assert_int_equal(p.samples, 1 VGMEM_LRC_STATS(LRC_ONE));
 #undef LRC_ONE
@@ -400,6 +455,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape),
 		cmocka_unit_test(test_new_vm_zeros),
+		cmocka_unit_test(test_units_and_labels),
 		cmocka_unit_test(test_lrc),
 	};
 

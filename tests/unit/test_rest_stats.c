@@ -229,9 +229,9 @@ static void test_metrics(void **state)
 	mg_metrics_format(&b, &st, &g, 1, &vm, 1);
 	text = rbuf_take(&b, NULL);
 	assert_non_null(text);
-	check_metrics(text, gpu_lines, NGPU, 1000000, "gpu=\"0\",name=\"sim0\"");
+	check_metrics(text, gpu_lines, NGPU, 1000000, "gpu=\"0\",device=\"sim0\"");
 	check_metrics(text, vm_lines, NVM, 2000000,
-		      "vm=\"00000000-0000-4000-8000-000000000001\",name=\"vm1\",gpu=\"0\"");
+		      "vm=\"00000000-0000-4000-8000-000000000001\",domain=\"vm1\",domain_uuid=\"\",gpu=\"0\"");
 	free(text);
 }
 

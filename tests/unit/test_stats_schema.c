@@ -364,6 +364,36 @@ static void check_show(const char *what, const char *prefix,
 	}
 }
 
+/* The file cache's lines: one family each, named after kind and unit. */
+#define LRC_SHOW(f, a, k, h, unit, prom)	{ #f, k, unit, #f, NULL, prom, NULL, h },
+static const struct show lrc_show[] = { VGMEM_LRC_STATS(LRC_SHOW) };
+#undef LRC_SHOW
+
+static void check_lrc(void)
+{
+	size_t i, j, n = sizeof(lrc_show) / sizeof(lrc_show[0]);
+
+	for (i = 0; i < n; i++) {
+		const struct show *l = &lrc_show[i];
+
+		if (l->kind == VGMEM_STAT_HIST ||
+		    (l->unit != VGMEM_UNIT_COUNT && l->unit != VGMEM_UNIT_BYTES))
+			fail_msg("lrc.%s: kind %d unit %d", l->field, l->kind,
+				 l->unit);
+		if (strncmp(l->prom, "vgmem_lrc_", 10) ||
+		    !ident(l->prom, strlen(l->prom)))
+			fail_msg("lrc.%s: family %s is not vgmem_lrc_...",
+				 l->field, l->prom);
+		if (!strcmp(l->prom, "vgmem_lrc_gpus"))
+			fail_msg("lrc.%s: vgmem_lrc_gpus is mgmtd's own", l->field);
+		check_name("lrc", l, l->kind);
+		for (j = 0; j < i; j++)
+			if (!strcmp(lrc_show[j].prom, l->prom))
+				fail_msg("lrc.%s: family %s of %s too", l->field,
+					 l->prom, lrc_show[j].field);
+	}
+}
+
 static void test_presentation(void **state)
 {
 	(void)state;
@@ -375,6 +405,7 @@ static void test_presentation(void **state)
 		   sizeof(gpu_show) / sizeof(gpu_show[0]));
 	check_show("vm", "vgmem_vm_", vm_show,
 		   sizeof(vm_show) / sizeof(vm_show[0]));
+	check_lrc();
 }
 
 static void test_tables(void **state)

@@ -120,10 +120,10 @@ expect_eq "$(field "$l" policy)" lra "vgmem-nl policy of gpu 0"
 # ---- /metrics --------------------------------------------------------------------
 m=$(ctl metrics) || { die "metrics: $m"; }
 for u in $a $b; do
-	echo "$m" | grep -q "^vgmem_vm_running{vm=\"$u\",name=\"\",gpu=\"0\"} 1$" ||
+	echo "$m" | grep -q "^vgmem_vm_running{vm=\"$u\",domain=\"\",domain_uuid=\"\",gpu=\"0\"} 1$" ||
 		{ die "metrics lack vgmem_vm_running of $u"; }
 done
-echo "$m" | grep -q "^vgmem_vm_entitlement_bytes{vm=\"$a\",name=\"\",gpu=\"0\"} $ent$" ||
+echo "$m" | grep -q "^vgmem_vm_entitlement_bytes{vm=\"$a\",domain=\"\",domain_uuid=\"\",gpu=\"0\"} $ent$" ||
 	{ die "metrics lack the entitlement $ent of $a: $(echo "$m" | grep entitlement_bytes)"; }
 echo "$m" | grep -q '^vgmem_mgmtd_info{.*backend="netlink".*} 1$' ||
 	{ die "metrics: no vgmem_mgmtd_info on netlink"; }
@@ -173,9 +173,9 @@ expect_eq "$(jbool "$vd" running)" false "lostvm running once lost"
 expect_eq "$(jnum "$vd" entitlement)" 0 "entitlement of lost lostvm"
 echo "$vd" | grep -q "vGPU lost: mdev $d is gone" || { die "lostvm's error does not say it is lost: $vd"; }
 m=$(ctl metrics) || { die "metrics: $m"; }
-echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 1$" ||
+echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",domain=\"lostvm\",domain_uuid=\"\",gpu=\"0\"} 1$" ||
 	{ die "metrics: vgmem_vm_lost of lostvm is not 1: $(echo "$m" | grep "^vgmem_vm_lost")"; }
-echo "$m" | grep -q "^vgmem_vm_running{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 0$" ||
+echo "$m" | grep -q "^vgmem_vm_running{vm=\"$d\",domain=\"lostvm\",domain_uuid=\"\",gpu=\"0\"} 0$" ||
 	{ die "metrics: vgmem_vm_running of lost lostvm is not 0"; }
 ev=$(ctl --json events --since "$since") || { die "events: $ev"; }
 echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\":\"lost\"" ||
@@ -189,7 +189,7 @@ expect_eq "$(jbool "$vd" lost)" false "lostvm lost after its mdev came back"
 expect_eq "$(jnum "$vd" quota)" $GIB "quota of lostvm after its return"
 expect_eq "$(mdev_attr $d quota)" $GIB "sysfs quota of the re-created $d"
 m=$(ctl metrics) || { die "metrics: $m"; }
-echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",name=\"lostvm\",gpu=\"0\"} 0$" ||
+echo "$m" | grep -q "^vgmem_vm_lost{vm=\"$d\",domain=\"lostvm\",domain_uuid=\"\",gpu=\"0\"} 0$" ||
 	{ die "metrics: vgmem_vm_lost of lostvm is not 0 after its return"; }
 ev=$(ctl --json events --since "$since") || { die "events: $ev"; }
 echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\":\"running\"" ||
