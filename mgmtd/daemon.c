@@ -405,6 +405,7 @@ void mg_destroy(struct mg *mg)
 		free(mg->vms[i]);
 	}
 	free(mg->vms);
+	free(mg->doms);
 	free(mg->gpus);
 	free(mg->stored);
 	mg_state_close(mg->state);

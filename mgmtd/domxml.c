@@ -341,6 +341,41 @@ out:
 	return ret;
 }
 
+int mg_domain_near_ns(const char *xml, char *uri, size_t len)
+{
+	xmlNodePtr root, n, m;
+	xmlDocPtr doc;
+	int ret = 0;
+
+	if (len)
+		uri[0] = 0;
+	doc = read_doc(xml);
+	if (!doc)
+		return -EINVAL;
+	root = xmlDocGetRootElement(doc);
+	if (!is_elem(root, "domain")) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (n = root->children; n && !ret; n = n->next) {
+		if (!is_elem(n, "metadata"))
+			continue;
+		for (m = n->children; m && !ret; m = m->next) {
+			if (m->type != XML_ELEMENT_NODE || !m->ns ||
+			    !m->ns->href || in_our_ns(m) ||
+			    !strcasestr((const char *)m->ns->href, "vgmem"))
+				continue;
+			if (len)
+				snprintf(uri, len, "%s",
+					 (const char *)m->ns->href);
+			ret = 1;
+		}
+	}
+out:
+	xmlFreeDoc(doc);
+	return ret;
+}
+
 /* ---- migration: a domain's vGPUs, renamed; a host's vGPUs ------------ */
 
 static xmlNodePtr devices_of(xmlDocPtr doc)

@@ -14,6 +14,13 @@
  * full sync (start, reconnection) the owner is chosen by claim_before(),
  * never by libvirt's listing order, and recorded in the state database.
  *
+ * Domains that look meant for vgmem but are not managed (a vgmem vGPU
+ * without metadata, metadata in a namespace nearly ours) and domains
+ * refused without a VM of their own are noted in the model (domains.c),
+ * which lists them with the VMs. A refusal is reported (error event, log
+ * line) once per reason: a full sync does not report again what the state
+ * database says was reported before.
+ *
  * Threads: one event-loop thread runs virEventRunDefaultImpl(); every
  * callback runs on it and calls into the model (which has its own lock).
  * The domain table (domain UUID -> mdev UUID, needed when a transient
@@ -64,6 +71,11 @@ struct mg_libvirt {
 	size_t nr_doms, cap_doms;
 	bool connected;
 	unsigned int migrations;
+	/*
+	 * In lv_sync_all (start, reconnection): refusals already reported
+	 * for a domain are not reported again. Only the thread syncing.
+	 */
+	bool full_sync;
 };
 
 static pthread_once_t lv_once = PTHREAD_ONCE_INIT;
@@ -221,11 +233,145 @@ static void lv_claim_read(struct mg_libvirt *lv, virDomainPtr dom,
 		      !strcmp(owner, c->uuid);
 }
 
-static void lv_refuse(struct mg_libvirt *lv, const char *name,
-		      const char *mdev, const struct lv_dom *owner)
+/* ---- domains not managed ---------------------------------------------- */
+
+static void lv_note(struct mg_libvirt *lv, const char *uuid, const char *name,
+		    const char *mdev, enum mg_dom_state st, const char *why)
+{
+	struct mg_dom_info d;
+	int ret;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.uuid, sizeof(d.uuid), "%s", uuid);
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	snprintf(d.mdev, sizeof(d.mdev), "%s", mdev ? mdev : "");
+	d.state = st;
+	snprintf(d.reason, sizeof(d.reason), "%s", why);
+	ret = mg_dom_note(lv->mg, &d);
+	if (ret)
+		mg_err("libvirt: domain %s: cannot list it as %s: %s", name,
+		       mg_dom_state_name(st), strerror(-ret));
+}
+
+/* The domain is managed now: off the list, its last refusal forgotten. */
+static void lv_managed(struct mg_libvirt *lv, const char *uuid)
+{
+	mg_dom_forget(lv->mg, uuid);
+	mg_dom_set_reported(lv->mg, uuid, NULL);
+}
+
+/* Reported already, in a full sync: say so at info level only. */
+static bool lv_said_before(struct mg_libvirt *lv, const char *uuid,
+			   const char *name, const char *why)
+{
+	if (!lv->full_sync || !mg_dom_reported(lv->mg, uuid, why))
+		return false;
+	mg_info("libvirt: domain %s: %s (as reported before)", name, why);
+	return true;
+}
+
+/*
+ * A refusal of domain uuid (name): an error event and log line, and the
+ * error of its VM id if it has one, once per reason (lv_said_before).
+ */
+static void lv_report(struct mg_libvirt *lv, const char *uuid,
+		      const char *id, const char *name, const char *why)
+{
+	if (lv_said_before(lv, uuid, name, why)) {
+		if (id)
+			mg_vm_note_error(lv->mg, id, why);
+		return;
+	}
+	mg_vm_report_error(lv->mg, id, name, why);
+	mg_dom_set_reported(lv->mg, uuid, why);
+}
+
+/*
+ * A refused domain: reported (for its mdev's VM unless another domain
+ * owns that VM), and listed unless it owns a VM, which keeps its last
+ * valid policy and shows the error itself.
+ */
+static void lv_reject(struct mg_libvirt *lv, const char *uuid,
+		      const char *name, const char *mdev, const char *why)
+{
+	struct mg_vm_info vi;
+	struct lv_dom o;
+	bool other = mdev && mdev[0] && dom_owner(lv, mdev, &o) &&
+		     strcmp(o.uuid, uuid);
+
+	lv_report(lv, uuid, mdev && mdev[0] && !other ? mdev : NULL, name, why);
+	if (mdev && mdev[0] && !other && !mg_get_vm(lv->mg, mdev, &vi))
+		mg_dom_forget(lv->mg, uuid);
+	else
+		lv_note(lv, uuid, name, mdev, MG_DOM_REJECTED, why);
+}
+
+/* The mdev is a vgmem vGPU: libvirt lists it with a vgmem type. */
+static bool lv_mdev_is_vgmem(struct mg_libvirt *lv, const char *mdev)
+{
+	char err[MG_WHY_LEN] = "not connected";
+	struct mg_mdev *v;
+	bool ours = false;
+	size_t n, i;
+
+	if (!lv->conn || mg_list_mdevs(lv->conn, "this host", &v, &n, err,
+				       sizeof(err))) {
+		mg_dbg("libvirt: %s", err);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i].uuid, mdev) && !strncmp(v[i].type, "vgmem-", 6))
+			ours = true;
+	free(v);
+	return ours;
+}
+
+/*
+ * A domain without vgmem metadata: listed (and warned about, once per
+ * reason) if it looks meant for vgmem, else none of our business.
+ */
+static void lv_no_metadata(struct mg_libvirt *lv, const char *uuid,
+			   const char *name, const char *mdev,
+			   const char *near)
+{
+	char why[MG_WHY_LEN];
+
+	if (near[0])
+		snprintf(why, sizeof(why),
+			 "its metadata is in namespace %.100s, not vgmem's %s: not managed",
+			 near, MG_XMLNS);
+	else if (mdev[0] && lv_mdev_is_vgmem(lv, mdev))
+		snprintf(why, sizeof(why),
+			 "it names vgmem vGPU %s but has no <vgmem:gpu> metadata: not managed",
+			 mdev);
+	else
+		why[0] = 0;
+	if (!why[0]) {
+		mg_dbg("libvirt: domain %s has no vgmem metadata: not managed",
+		       name);
+		lv_managed(lv, uuid);
+		return;
+	}
+	if (!lv_said_before(lv, uuid, name, why)) {
+		mg_warn("libvirt: domain %s: %s", name, why);
+		mg_dom_set_reported(lv->mg, uuid, why);
+	}
+	lv_note(lv, uuid, name, mdev, MG_DOM_UNMANAGED, why);
+}
+
+static void lv_refuse(struct mg_libvirt *lv, const char *uuid,
+		      const char *name, const char *mdev,
+		      const struct lv_dom *owner)
 {
 	char ename[2 * MG_NAME_LEN], eowner[2 * MG_NAME_LEN];
+	char why[MG_WHY_LEN];
 
+	snprintf(why, sizeof(why), "mdev %s is the vGPU of domain %s", mdev,
+		 owner->name);
+	lv_note(lv, uuid, name, mdev, MG_DOM_REJECTED, why);
+	if (lv_said_before(lv, uuid, name, why))
+		return;
+	mg_dom_set_reported(lv->mg, uuid, why);
 	mg_err("libvirt: domain %s names mdev %s, the vGPU of domain %s (%s): refused, the VM stays %s's",
 	       name, mdev, owner->name, owner->uuid, owner->name);
 	mg_json_escape(ename, sizeof(ename), name);
@@ -301,7 +447,7 @@ static bool lv_claim(struct mg_libvirt *lv, const char *uuid,
 	if (had && prev.owner && strcmp(prev.mdev, mdev))
 		lv_release(lv, prev.mdev);
 	if (taken) {
-		lv_refuse(lv, name, mdev, &owner);
+		lv_refuse(lv, uuid, name, mdev, &owner);
 		return false;
 	}
 	if (!owned)
@@ -318,8 +464,9 @@ static bool lv_claim(struct mg_libvirt *lv, const char *uuid,
 static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN], mdev[MG_ID_LEN], err[MG_WHY_LEN];
-	char bad[MG_WHY_LEN] = "";
+	char bad[MG_WHY_LEN] = "", near[128] = "";
 	struct mg_share *shares = NULL;
+	struct mg_vm_info vi;
 	struct mg_vm_policy meta;
 	struct mg_pol_text txt;
 	unsigned int mask;
@@ -341,30 +488,28 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	if (!ret && mask && mdev[0])
 		sret = mg_domain_shares(xml, &shares, &nr_shares, bad,
 					sizeof(bad));
+	if (!ret && !mask)
+		mg_domain_near_ns(xml, near, sizeof(near));
 	free(xml);
 	if (ret) {
-		struct lv_dom o;
-
 		/* Another domain's VM is not this definition's to mark. */
-		if (mdev[0] && dom_owner(lv, mdev, &o) && strcmp(o.uuid, uuid))
-			mdev[0] = 0;
-		mg_vm_report_error(lv->mg, mdev[0] ? mdev : NULL, name, err);
+		lv_reject(lv, uuid, name, mdev, err);
 		return;
 	}
 	if (!mask) {
-		mg_dbg("libvirt: domain %s has no vgmem metadata: not managed",
-		       name);
+		lv_no_metadata(lv, uuid, name, mdev, near);
 		return;
 	}
 	if (!mdev[0]) {
-		mg_vm_report_error(lv->mg, NULL, name,
-				   "vgmem:gpu metadata but no <hostdev type='mdev'> with a UUID");
+		lv_reject(lv, uuid, name, NULL,
+			  "vgmem:gpu metadata but no <hostdev type='mdev'> with a UUID");
 		return;
 	}
 	if (!lv_claim(lv, uuid, name, mdev)) {
 		free(shares);
 		return;
 	}
+	err[0] = 0;
 	if (active == 1)
 		ret = mg_vm_start_text(lv->mg, mdev, name, &meta, mask, &txt,
 				       gpu, MG_SRC_LIBVIRT, err, sizeof(err));
@@ -372,7 +517,15 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 		ret = mg_vm_define_text(lv->mg, mdev, name, &meta, mask, &txt,
 					MG_SRC_LIBVIRT, err, sizeof(err));
 	if (ret == -EINVAL && active != 1)
-		mg_vm_report_error(lv->mg, mdev, name, err);
+		lv_report(lv, uuid, mdev, name, err);
+	/* Refused without a VM (a start not admitted): listed as rejected. */
+	if (ret && ret != -EEXIST && mg_get_vm(lv->mg, mdev, &vi))
+		lv_note(lv, uuid, name, mdev, MG_DOM_REJECTED,
+			err[0] ? err : strerror(-ret));
+	else if (!ret && !sret)
+		lv_managed(lv, uuid);
+	else
+		mg_dom_forget(lv->mg, uuid);
 	/* -EEXIST: already running in the model; a metadata event updates it */
 	/*
 	 * Its virtio-fs shares, once the model knows the VM (after the
@@ -381,7 +534,7 @@ static void lv_sync_domain(struct mg_libvirt *lv, virDomainPtr dom)
 	 */
 	if (!ret || ret == -EEXIST) {
 		if (sret)
-			mg_vm_report_error(lv->mg, mdev, name, bad);
+			lv_report(lv, uuid, mdev, name, bad);
 		else
 			mg_vm_set_shares(lv->mg, mdev, shares, nr_shares, bad);
 	}
@@ -417,11 +570,16 @@ static void lv_sync_all(struct mg_libvirt *lv)
 	pthread_mutex_lock(&lv->lock);
 	lv->nr_doms = 0;
 	pthread_mutex_unlock(&lv->lock);
+	/* Domains gone while we were away leave the not-managed list. */
+	mg_dom_sync_begin(lv->mg);
+	lv->full_sync = true;
 	/* Without memory for the claims: listing order, as a last resort. */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++)
 			if ((!c && !pass) || (c && c[i].first == !pass))
 				lv_sync_domain(lv, doms[i]);
+	lv->full_sync = false;
+	mg_dom_sync_end(lv->mg);
 	for (i = 0; i < n; i++)
 		virDomainFree(doms[i]);
 	free(c);
@@ -436,6 +594,8 @@ static void lv_domain_stopped(struct mg_libvirt *lv, virDomainPtr dom,
 
 	if (virDomainGetUUIDString(dom, uuid) < 0)
 		return;
+	if (undefined)
+		lv_managed(lv, uuid);	/* gone: nothing to list or report */
 	if (!dom_lookup(lv, uuid, &d, undefined))
 		return;
 	/* A refused claimant: the VM is another domain's. */
@@ -489,11 +649,16 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 	char *xml;
 
 	(void)conn;
-	if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri ||
-	    strcmp(nsuri, MG_XMLNS))
+	if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri)
 		return 0;
 	if (!name || virDomainGetUUIDString(dom, uuid) < 0)
 		return 0;
+	if (strcmp(nsuri, MG_XMLNS)) {
+		/* metadata nearly ours on a domain we do not manage: say so */
+		if (strcasestr(nsuri, "vgmem") && !dom_lookup(lv, uuid, &d, false))
+			lv_sync_domain(lv, dom);
+		return 0;
+	}
 	if (!dom_lookup(lv, uuid, &d, false)) {
 		/* metadata added to a domain we did not manage yet */
 		lv_sync_domain(lv, dom);
@@ -503,7 +668,7 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 	if (!d.owner) {
 		/* a refused claimant's policy is not the VM's */
 		if (dom_owner(lv, mdev, &o))
-			lv_refuse(lv, name, mdev, &o);
+			lv_refuse(lv, uuid, name, mdev, &o);
 		else
 			lv_sync_domain(lv, dom);
 		return 0;
@@ -513,15 +678,15 @@ static int lv_metadata_cb(virConnectPtr conn, virDomainPtr dom, int type,
 				   active == 1 ? VIR_DOMAIN_AFFECT_LIVE :
 				   VIR_DOMAIN_AFFECT_CONFIG);
 	if (!xml) {
-		mg_vm_report_error(lv->mg, mdev, name,
-				   "vgmem:gpu metadata was removed; the last valid policy stays");
+		lv_report(lv, uuid, mdev, name,
+			  "vgmem:gpu metadata was removed; the last valid policy stays");
 		return 0;
 	}
 	ret = mg_metadata_parse_text(xml, &meta, &mask, &gpu, &txt, err,
 				     sizeof(err));
 	free(xml);
 	if (ret) {
-		mg_vm_report_error(lv->mg, mdev, name, err);
+		lv_report(lv, uuid, mdev, name, err);
 		return 0;
 	}
 	/* the model reports its own refusals (error event, VM's error) */

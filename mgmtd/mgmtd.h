@@ -94,6 +94,8 @@ int mg_vm_set_shares(struct mg *mg, const char *id,
  */
 int mg_vm_owner_set(struct mg *mg, const char *id, const char *domain);
 int mg_vm_owner_get(struct mg *mg, const char *id, char domain[MG_ID_LEN]);
+/* Sets a VM's info.error alone (a refusal already reported before). */
+void mg_vm_note_error(struct mg *mg, const char *id, const char *msg);
 /* Records a VM's definition error (bad metadata): event, log, info.error. */
 void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 			const char *msg);
@@ -217,6 +219,14 @@ int mg_domain_parse_text(const char *xml, char *mdev, size_t mdevlen,
 			 struct mg_vm_policy *meta, unsigned int *mask,
 			 int *gpu, struct mg_pol_text *txt, char *err,
 			 size_t errlen);
+/*
+ * Whether the domain's <metadata> has an element in a namespace that is
+ * nearly vgmem's (its URI says "vgmem" but is not exactly MG_XMLNS: a
+ * typo, another version, http for https): 1 with that URI in uri (cut to
+ * len), 0 if none, -EINVAL if the XML is not a domain. Such metadata is
+ * not vgmem's and is not read; this only lets mgmtd say so.
+ */
+int mg_domain_near_ns(const char *xml, char *uri, size_t len);
 /*
  * The domain's virtio-fs shares (<filesystem type='mount'> with <driver
  * type='virtiofs'/>, <source dir=.../>, <target dir=.../>, optional

@@ -85,9 +85,8 @@ int mg_mig_pick_mdev(const struct mg_mdev *dst, size_t nr_dst,
 	return 0;
 }
 
-/* Every mdev a libvirtd knows, with its type; *out malloc()ed. */
-static int list_mdevs(virConnectPtr c, const char *which,
-		      struct mg_mdev **out, size_t *n, char *err, size_t errlen)
+int mg_list_mdevs(virConnectPtr c, const char *which, struct mg_mdev **out,
+		  size_t *n, char *err, size_t errlen)
 {
 	virNodeDevicePtr *devs = NULL;
 	struct mg_mdev *v;
@@ -194,9 +193,9 @@ int mg_mig_dest_xml(virConnectPtr src, virDomainPtr dom, virConnectPtr dst,
 	}
 	if (!nr_mdevs)
 		goto out;	/* no vGPU: the XML migrates as it is */
-	ret = list_mdevs(src, "this host", &smdevs, &nr_s, err, errlen);
+	ret = mg_list_mdevs(src, "this host", &smdevs, &nr_s, err, errlen);
 	if (!ret)
-		ret = list_mdevs(dst, "the destination", &dmdevs, &nr_d, err, errlen);
+		ret = mg_list_mdevs(dst, "the destination", &dmdevs, &nr_d, err, errlen);
 	if (!ret)
 		ret = list_used(dst, &used, &nr_used, err, errlen);
 	if (ret)

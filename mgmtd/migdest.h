@@ -20,6 +20,13 @@ struct mg_mdev {
 };
 
 /*
+ * Every mdev a libvirtd knows (its node device driver), with its type;
+ * *out malloc()ed (NULL if none). -EIO with err naming `which` if libvirt
+ * cannot list them.
+ */
+int mg_list_mdevs(virConnectPtr c, const char *which, struct mg_mdev **out,
+		  size_t *n, char *err, size_t errlen);
+/*
  * The destination's mdev for the source's src_uuid of `type` (pure; the
  * rules are at the top of migdest.c): one of dst[] of that type that is
  * not in used[], the source's own UUID first unless same_host, else the

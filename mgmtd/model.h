@@ -222,6 +222,57 @@ int mg_list_view(struct mg *mg, struct mg_gpu_info **gpus, size_t *ngpus,
 bool mg_view_current(struct mg *mg, uint64_t gen);
 bool mg_view_equal(struct mg *mg, const struct mg_gpu_info *gpus,
 		   size_t ngpus, const struct mg_vm_info *vms, size_t nvms);
+/*
+ * Libvirt domains mgmtd does not manage, and why (domains.c): listed with
+ * the VMs (GET /v1/vms) so that an operator sees a domain that was left
+ * out or refused without reading the log.
+ *  MG_DOM_UNMANAGED  it looks meant for vgmem but is not managed: it names
+ *                    a vgmem vGPU (an mdev of a vgmem- type) without
+ *                    <vgmem:gpu> metadata, or its metadata is in a
+ *                    namespace that is nearly vgmem's;
+ *  MG_DOM_REJECTED   it has vgmem metadata that was refused (invalid, no
+ *                    mdev, another domain's mdev, not admitted) and no VM
+ *                    of its own.
+ * A domain is in the list while that holds; it leaves it once managed,
+ * undefined, or no longer meant for vgmem.
+ */
+enum mg_dom_state { MG_DOM_UNMANAGED = 1, MG_DOM_REJECTED = 2 };
+
+struct mg_dom_info {
+	char uuid[MG_ID_LEN];		/* the domain's UUID, lower case */
+	char name[MG_NAME_LEN];
+	char mdev[MG_ID_LEN];		/* the mdev it names, "" if none */
+	enum mg_dom_state state;
+	char reason[MG_WHY_LEN];
+	int64_t since_ms;		/* wall clock, when it got this state */
+};
+
+static inline const char *mg_dom_state_name(enum mg_dom_state s)
+{
+	return s == MG_DOM_UNMANAGED ? "unmanaged" :
+	       s == MG_DOM_REJECTED ? "rejected" : "unknown";
+}
+
+/* Adds or updates the domain d->uuid (since_ms kept if state is). */
+int mg_dom_note(struct mg *mg, const struct mg_dom_info *d);
+/* The domain is managed now, undefined, or none of vgmem's business. */
+void mg_dom_forget(struct mg *mg, const char *uuid);
+/*
+ * Around a listing of every domain (libvirt.c at start and reconnection):
+ * a domain not noted again between begin and end leaves the list.
+ */
+void mg_dom_sync_begin(struct mg *mg);
+void mg_dom_sync_end(struct mg *mg);
+/* The list, by name; *out malloc()ed (NULL when empty). */
+int mg_list_doms(struct mg *mg, struct mg_dom_info **out, size_t *n);
+/*
+ * Whether reason is the refusal last reported for domain uuid (kept in
+ * the state database across restarts), and recording it (NULL: the
+ * domain is fine or gone). Only a write when it changes.
+ */
+bool mg_dom_reported(struct mg *mg, const char *uuid, const char *reason);
+void mg_dom_set_reported(struct mg *mg, const char *uuid, const char *reason);
+
 /* By UUID or by domain name; -ENOENT. */
 int mg_get_vm(struct mg *mg, const char *id_or_name, struct mg_vm_info *out);
 int mg_get_status(struct mg *mg, struct mg_status *out);

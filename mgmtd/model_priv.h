@@ -14,6 +14,12 @@
 #include "state.h"
 #include "policy/policy.h"
 
+/* A domain not managed (model.h, struct mg_dom_info), under mg->lock. */
+struct mg_dom {
+	struct mg_dom_info info;
+	uint64_t sync;			/* mg->dom_sync when last noted */
+};
+
 struct mg_vm {
 	struct mg_vm_info info;		/* info.policy: the effective policy */
 	struct mg_vm_policy meta;	/* from the definition (metadata/config) */
@@ -54,6 +60,10 @@ struct mg {
 
 	struct mg_vm **vms;
 	size_t nr_vms, cap_vms;
+	/* domains not managed (domains.c), each with the sync it was seen in */
+	struct mg_dom *doms;
+	size_t nr_doms, cap_doms;
+	uint64_t dom_sync;
 	struct mg_state_policy *stored;	/* operator policies by VM id */
 	size_t nr_stored;
 	struct mg_gpu_info *gpus;	/* backend view + policy results */

@@ -129,21 +129,6 @@ void rest_problem_errno(struct rest_ctx *c, int err, const char *what,
 
 /* ---- authentication ------------------------------------------------------- */
 
-bool rest_token_equal(const char *a, size_t alen, const char *b, size_t blen)
-{
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	/*
-	 * Time depends on the presented length only, never on where the
-	 * first difference is or on the secret's length.
-	 */
-	diff |= (unsigned char)(alen != blen);
-	for (i = 0; i < alen; i++)
-		diff |= (unsigned char)(a[i] ^ (blen ? b[i % blen] : 0));
-	return diff == 0 && blen != 0;
-}
-
 static bool peer_in_group(uid_t uid, gid_t pgid, gid_t want)
 {
 	struct passwd pw, *res = NULL;
@@ -181,13 +166,14 @@ static bool unix_peer_may_write(struct mg_rest *r, struct MHD_Connection *conn)
 }
 
 /*
- * Who a request comes from, for the "by" of the events it causes. TCP has
- * one bearer token, which carries no name: "token". On the unix socket,
+ * Who a request comes from, for the "by" of the events it causes. On TCP
+ * the name of the bearer token it presented ("token NAME"; "token" for a
+ * token file of one unnamed token). On the unix socket,
  * the peer's uid from SO_PEERCRED (the kernel's word, unlike anything the
  * client sends) and its user name when the passwd database knows it.
  */
-static void request_by(struct MHD_Connection *conn, bool tcp, char *by,
-		       size_t len)
+static void request_by(struct MHD_Connection *conn, const char *token,
+		       char *by, size_t len)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct passwd pw, *res = NULL;
@@ -195,8 +181,11 @@ static void request_by(struct MHD_Connection *conn, bool tcp, char *by,
 	socklen_t clen = sizeof(cred);
 	char buf[4096];
 
-	if (tcp) {
-		snprintf(by, len, "token");
+	if (token) {
+		if (strcmp(token, "token"))
+			snprintf(by, len, "token %s", token);
+		else
+			snprintf(by, len, "token");
 		return;
 	}
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -215,6 +204,7 @@ static void request_by(struct MHD_Connection *conn, bool tcp, char *by,
 /* 0 if allowed, else the problem is in c->out. */
 static int check_tcp_token(struct mg_rest *r, struct rest_ctx *c)
 {
+	const struct rest_token *tok;
 	const char *h = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	size_t len;
@@ -235,11 +225,13 @@ static int check_tcp_token(struct mg_rest *r, struct rest_ctx *c)
 	while (*h == ' ')
 		h++;
 	len = strnlen(h, REST_TOKEN_MAX + 1);
-	if (!rest_token_equal(h, len, r->token, r->token_len)) {
+	tok = rest_tokens_match(&r->tokens, h, len);
+	if (!tok) {
 		rest_problem(c, 403, "forbidden", NULL, "the token is not valid");
 		c->out.www_auth = "Bearer realm=\"vgmem\", error=\"invalid_token\"";
 		return -EACCES;
 	}
+	c->token_name = tok->name;
 	return 0;
 }
 
@@ -333,7 +325,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		if (is_write(method)) {
 			req->may_write = l->tcp ||
 					 unix_peer_may_write(r, conn);
-			request_by(conn, l->tcp, req->by, sizeof(req->by));
+			request_by(conn, l->tcp ? c.token_name : NULL, req->by,
+				   sizeof(req->by));
 		}
 		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -595,35 +588,6 @@ out:
 	return ret;
 }
 
-static int read_token(struct mg_rest *r, const char *path)
-{
-	char buf[REST_TOKEN_MAX + 2];
-	size_t n;
-	FILE *f;
-
-	if (!path || !path[0])
-		return -EINVAL;	/* TCP without a token is refused */
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (n > REST_TOKEN_MAX)
-		return -EINVAL;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
-		     buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	if (n < 16 || strchr(buf, '\n'))
-		return -EINVAL;	/* too short to be a secret, or several lines */
-	r->token = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
-	if (!r->token)
-		return -ENOMEM;
-	r->token_len = n;
-	return 0;
-}
-
 static int start_daemon(struct mg_rest *r, struct rest_listener *l)
 {
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD |
@@ -694,11 +658,17 @@ int mg_rest_start(struct mg *mg, const struct mg_config *cfg,
 			goto err_stop;
 	}
 	if (cfg->listen_tcp && cfg->listen_tcp[0]) {
-		ret = read_token(r, cfg->token_file);
-		if (ret == -EINVAL)
-			snprintf(why, whylen,
-				 "token_file %s: not a token (one line of 16 to %d characters)",
-				 cfg->token_file, REST_TOKEN_MAX);
+		char terr[160] = "";
+
+		ret = cfg->token_file && cfg->token_file[0] ?
+		      rest_tokens_load(cfg->token_file, &r->tokens, terr,
+				       sizeof(terr)) : -EINVAL;
+		if (ret == -EINVAL && terr[0])
+			snprintf(why, whylen, "token_file %s: %s",
+				 cfg->token_file, terr);
+		else if (ret == -EINVAL)
+			snprintf(why, whylen, "listen_tcp %s needs token_file",
+				 cfg->listen_tcp);
 		else if (ret)
 			snprintf(why, whylen, "token_file %s: %s",
 				 cfg->token_file, strerror(-ret));
@@ -769,10 +739,7 @@ void mg_rest_stop(struct mg_rest *r)
 	}
 	sse_hub_destroy(r->sse);
 	rest_cache_fini(&r->cache);	/* no handler runs any more */
-	if (r->token) {
-		explicit_bzero(r->token, r->token_len);
-		free(r->token);
-	}
+	rest_tokens_free(&r->tokens);
 	free(r);
 }
 

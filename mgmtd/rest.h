@@ -26,11 +26,11 @@
 #include "model.h"
 #include "rest_buf.h"
 #include "rest_cache.h"
+#include "rest_tokens.h"
 
 #define REST_DEFAULT_SOCKET	"/run/vgmem/mgmtd.sock"
 #define REST_MAX_BODY_DEFAULT	65536u
 #define REST_MAX_BODY_LIMIT	(16u << 20)
-#define REST_TOKEN_MAX		4096
 /*
  * A body over the limit is read and thrown away, up to REST_DISCARD_FACTOR
  * times the limit or REST_DISCARD_MIN, whichever is more, before its 413:
@@ -66,8 +66,7 @@ struct mg_rest {
 	dev_t unix_dev;		/* the socket file bound there (0: none yet) */
 	ino_t unix_ino;
 	gid_t unix_gid;		/* group allowed to write */
-	char *token;		/* TCP bearer token */
-	size_t token_len;
+	struct rest_tokens tokens;	/* TCP bearer tokens (token_file) */
 	size_t max_body;
 	unsigned int timeout_s;
 	unsigned int threads;
@@ -108,6 +107,8 @@ struct rest_ctx {
 	const char *body;	/* NUL-terminated, may be "" */
 	size_t body_len;
 	bool may_write;
+	/* TCP: the name of the token the request presented */
+	const char *token_name;
 	struct rest_out out;
 };
 
@@ -125,8 +126,6 @@ void rest_reply(struct rest_ctx *c, unsigned int status, const char *ctype,
 void rest_problem_errno(struct rest_ctx *c, int err, const char *what,
 			const char *why);
 
-/* Constant-time comparison of a presented token with the expected one. */
-bool rest_token_equal(const char *a, size_t alen, const char *b, size_t blen);
 
 /* For tests and the benchmark: the TCP port bound (0: no TCP listener). */
 uint16_t mg_rest_tcp_port(const struct mg_rest *rest);

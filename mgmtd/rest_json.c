@@ -164,6 +164,8 @@ static void rj_vm_members(struct rbuf *b, const struct mg_vm_info *vm,
 	kv_str(b, "name", vm->name, false);
 	kv_str(b, "domain_uuid", vm->domain_uuid, false);
 	kv_i64(b, "gpu", vm->gpu);
+	kv_str(b, "state", vm->lost ? "lost" : vm->running ? "running" :
+	       "stopped", false);
 	kv_bool(b, "running", vm->running);
 	kv_bool(b, "lost", vm->lost);
 	kv_str(b, "source", source_name(vm->source), false);
@@ -205,6 +207,18 @@ void rj_vm_shares(struct rbuf *b, const struct mg_vm_info *vm, bool detail,
 		rbuf_putc(b, '}');
 	}
 	rbuf_putc(b, ']');
+	rbuf_putc(b, '}');
+}
+
+void rj_dom(struct rbuf *b, const struct mg_dom_info *d)
+{
+	rbuf_putc(b, '{');
+	kv_str(b, "name", d->name, true);
+	kv_str(b, "domain_uuid", d->uuid, false);
+	kv_str(b, "mdev", d->mdev, false);
+	kv_str(b, "state", mg_dom_state_name(d->state), false);
+	kv_str(b, "reason", d->reason, false);
+	kv_i64(b, "since_ms", d->since_ms);
 	rbuf_putc(b, '}');
 }
 

@@ -24,6 +24,8 @@ void rj_vm(struct rbuf *b, const struct mg_vm_info *vm, bool detail);
  */
 void rj_vm_shares(struct rbuf *b, const struct mg_vm_info *vm, bool detail,
 		  const struct mg_share *shares, size_t n);
+/* A domain not managed: name, domain_uuid, mdev, state, reason, since_ms. */
+void rj_dom(struct rbuf *b, const struct mg_dom_info *d);
 void rj_vm_detail(struct rbuf *b, const struct mg_vm_info *vm,
 		  const struct mg_share *shares, size_t n);
 void rj_gpu(struct rbuf *b, const struct mg_gpu_info *g, bool detail);

@@ -135,24 +135,32 @@ static void route_healthz(struct rest_ctx *c)
 /* ---- cached reads (rest_cache.h) ------------------------------------------ */
 
 /*
- * {"vms":[...]} (histograms omitted, as in the list), each VM with its
- * shares: a guest names a share by its tag, and operators read both
- * sides here. Setting a table bumps the view's generation, so a cached
- * list never shows an old one. A VM gone since the listing has none;
- * -ENOMEM fails the answer rather than showing a VM without its shares.
+ * {"vms":[...],"unmanaged":[...]} (histograms omitted, as in the list),
+ * each VM with its shares: a guest names a share by its tag, and
+ * operators read both sides here; then the libvirt domains not managed
+ * and why (domains.c). Setting a table or noting a domain bumps the
+ * view's generation, so a cached list never shows an old one. A VM gone
+ * since the listing has no shares; -ENOMEM fails the answer rather than
+ * showing a VM without its shares.
  */
 static int render_vms(struct mg *mg, struct rbuf *b,
 		      const struct mg_vm_info *vms, size_t n)
 {
+	struct mg_dom_info *doms;
 	struct mg_share *sh;
-	size_t i, nsh;
+	size_t i, nsh, ndoms;
 	int ret;
 
+	ret = mg_list_doms(mg, &doms, &ndoms);
+	if (ret)
+		return ret;
 	rbuf_puts(b, "{\"vms\":[");
 	for (i = 0; i < n; i++) {
 		ret = mg_get_vm_shares(mg, vms[i].id, &sh, &nsh);
-		if (ret == -ENOMEM)
+		if (ret == -ENOMEM) {
+			free(doms);
 			return ret;
+		}
 		if (ret)
 			nsh = 0;
 		if (i)
@@ -160,7 +168,14 @@ static int render_vms(struct mg *mg, struct rbuf *b,
 		rj_vm_shares(b, &vms[i], false, sh, nsh);
 		free(sh);
 	}
+	rbuf_puts(b, "],\"unmanaged\":[");
+	for (i = 0; i < ndoms; i++) {
+		if (i)
+			rbuf_putc(b, ',');
+		rj_dom(b, &doms[i]);
+	}
 	rbuf_puts(b, "]}");
+	free(doms);
 	return 0;
 }
 

@@ -42,9 +42,12 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS events ("
 	" id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, type TEXT NOT NULL,"
 	" vm TEXT NOT NULL, detail TEXT NOT NULL);"
-	/* Added within schema 1: older databases gain it at their next open. */
+	/* Added within schema 1: older databases gain them at their next open. */
 	"CREATE TABLE IF NOT EXISTS vm_owner ("
 	" id TEXT PRIMARY KEY, domain TEXT NOT NULL,"
+	" updated_ms INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS domain_report ("
+	" domain TEXT PRIMARY KEY, reason TEXT NOT NULL,"
 	" updated_ms INTEGER NOT NULL);";
 
 static int sql_err(struct mg_state *st, const char *what)
@@ -393,67 +396,98 @@ out:
 	return ret;
 }
 
-int mg_state_put_owner(struct mg_state *st, const char *id,
-		       const char *domain)
+/*
+ * A text value by a text key in one of the small key tables (vm_owner,
+ * domain_report): value NULL deletes the row. One statement each: its own
+ * transaction, durable once it returns.
+ */
+static int kv_put(struct mg_state *st, const char *ins, const char *del,
+		  const char *key, const char *value, const char *what)
 {
 	sqlite3_stmt *s = NULL;
 	int ret = 0, rc;
 
-	if (!id || strlen(id) >= MG_ID_LEN ||
-	    (domain && strlen(domain) >= MG_ID_LEN))
-		return -EINVAL;
 	pthread_mutex_lock(&st->lock);
-	if (domain) {
-		rc = sqlite3_prepare_v2(st->db,
-			"INSERT OR REPLACE INTO vm_owner(id, domain, updated_ms)"
-			" VALUES (?1, ?2, ?3)", -1, &s, NULL);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_bind_text(s, 2, domain, -1, SQLITE_STATIC);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_bind_int64(s, 3, now_ms());
-	} else {
-		rc = sqlite3_prepare_v2(st->db,
-			"DELETE FROM vm_owner WHERE id = ?1", -1, &s, NULL);
-	}
+	rc = sqlite3_prepare_v2(st->db, value ? ins : del, -1, &s, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	/* One statement: its own transaction, durable once it returns. */
+		rc = sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK && value)
+		rc = sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK && value)
+		rc = sqlite3_bind_int64(s, 3, now_ms());
 	if (rc != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE)
-		ret = sql_err(st, "put owner");
+		ret = sql_err(st, what);
 	sqlite3_finalize(s);
 	pthread_mutex_unlock(&st->lock);
 	return ret;
 }
 
-int mg_state_get_owner(struct mg_state *st, const char *id,
-		       char domain[MG_ID_LEN])
+/* The value of key ("" and -ENOENT if none), cut to len. */
+static int kv_get(struct mg_state *st, const char *sel, const char *key,
+		  char *out, size_t len, const char *what)
 {
 	sqlite3_stmt *s = NULL;
 	int ret = 0, rc;
 
-	domain[0] = 0;
+	out[0] = 0;
 	pthread_mutex_lock(&st->lock);
-	if (sqlite3_prepare_v2(st->db,
-			       "SELECT domain FROM vm_owner WHERE id = ?1", -1,
-			       &s, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
-		ret = sql_err(st, "get owner");
+	if (sqlite3_prepare_v2(st->db, sel, -1, &s, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		ret = sql_err(st, what);
 		goto out;
 	}
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
-		const char *d = (const char *)sqlite3_column_text(s, 0);
+		const char *v = (const char *)sqlite3_column_text(s, 0);
 
-		snprintf(domain, MG_ID_LEN, "%s", d ? d : "");
+		snprintf(out, len, "%s", v ? v : "");
 	} else if (rc == SQLITE_DONE) {
 		ret = -ENOENT;
 	} else {
-		ret = sql_err(st, "get owner");
+		ret = sql_err(st, what);
 	}
 out:
 	sqlite3_finalize(s);
 	pthread_mutex_unlock(&st->lock);
 	return ret;
+}
+
+int mg_state_put_owner(struct mg_state *st, const char *id,
+		       const char *domain)
+{
+	if (!id || strlen(id) >= MG_ID_LEN ||
+	    (domain && strlen(domain) >= MG_ID_LEN))
+		return -EINVAL;
+	return kv_put(st, "INSERT OR REPLACE INTO vm_owner(id, domain, updated_ms)"
+		      " VALUES (?1, ?2, ?3)",
+		      "DELETE FROM vm_owner WHERE id = ?1", id, domain,
+		      "put owner");
+}
+
+int mg_state_get_owner(struct mg_state *st, const char *id,
+		       char domain[MG_ID_LEN])
+{
+	return kv_get(st, "SELECT domain FROM vm_owner WHERE id = ?1", id,
+		      domain, MG_ID_LEN, "get owner");
+}
+
+int mg_state_put_report(struct mg_state *st, const char *domain,
+			const char *reason)
+{
+	if (!domain || strlen(domain) >= MG_ID_LEN ||
+	    (reason && strlen(reason) >= MG_WHY_LEN))
+		return -EINVAL;
+	return kv_put(st, "INSERT OR REPLACE INTO domain_report(domain, reason, updated_ms)"
+		      " VALUES (?1, ?2, ?3)",
+		      "DELETE FROM domain_report WHERE domain = ?1", domain,
+		      reason, "put report");
+}
+
+int mg_state_get_report(struct mg_state *st, const char *domain,
+			char reason[MG_WHY_LEN])
+{
+	return kv_get(st, "SELECT reason FROM domain_report WHERE domain = ?1",
+		      domain, reason, MG_WHY_LEN, "get report");
 }
 
 int mg_state_add_events(struct mg_state *st, const struct mg_event *ev,

@@ -61,6 +61,17 @@ int mg_state_put_owner(struct mg_state *st, const char *id,
 int mg_state_get_owner(struct mg_state *st, const char *id,
 		       char domain[MG_ID_LEN]);
 
+/*
+ * The last refusal reported (error event, error log line) for a libvirt
+ * domain (its UUID), so that a domain still refused for the same reason
+ * is not reported again at every start of mgmtd. reason NULL deletes it
+ * (the domain is managed or gone). get: -ENOENT if none is recorded.
+ */
+int mg_state_put_report(struct mg_state *st, const char *domain,
+			const char *reason);
+int mg_state_get_report(struct mg_state *st, const char *domain,
+			char reason[MG_WHY_LEN]);
+
 /* Appends events (ids strictly above every stored one), one transaction. */
 int mg_state_add_events(struct mg_state *st, const struct mg_event *ev,
 			size_t n);

@@ -499,6 +499,19 @@ int mg_vm_owner_get(struct mg *mg, const char *id, char domain[MG_ID_LEN])
 	return mg_state_get_owner(mg->state, id, domain);
 }
 
+void mg_vm_note_error(struct mg *mg, const char *id, const char *msg)
+{
+	struct mg_vm *vm;
+
+	pthread_mutex_lock(&mg->lock);
+	vm = mg_find_locked(mg, id);
+	if (vm && strcmp(vm->info.error, msg)) {
+		mg_strlcpy(vm->info.error, msg, sizeof(vm->info.error));
+		mg_view_changed_locked(mg);
+	}
+	pthread_mutex_unlock(&mg->lock);
+}
+
 void mg_vm_report_error(struct mg *mg, const char *id, const char *name,
 			const char *msg)
 {

@@ -53,6 +53,8 @@ struct mg {
 	unsigned int gen_checks;	/* mg_view_current calls */
 	struct mg_lrc lrc;		/* what mg_get_lrc answers */
 	int lrc_err;			/* mg_get_lrc fails with it */
+	struct mg_dom_info doms[4];	/* what mg_list_doms answers */
+	size_t ndoms;
 };
 
 /* gpus/vms were changed (lock held): a new view generation. */
@@ -239,6 +241,23 @@ int mg_list_vms(struct mg *mg, struct mg_vm_info **out, size_t *n)
 	}
 	memcpy(*out, mg->vms, sizeof(**out) * mg->nvms);
 	*n = mg->nvms;
+	pthread_mutex_unlock(&mg->lock);
+	return 0;
+}
+
+int mg_list_doms(struct mg *mg, struct mg_dom_info **out, size_t *n)
+{
+	pthread_mutex_lock(&mg->lock);
+	*out = NULL;
+	*n = mg->ndoms;
+	if (mg->ndoms) {
+		*out = malloc(sizeof(**out) * mg->ndoms);
+		if (!*out) {
+			pthread_mutex_unlock(&mg->lock);
+			return -ENOMEM;
+		}
+		memcpy(*out, mg->doms, sizeof(**out) * mg->ndoms);
+	}
 	pthread_mutex_unlock(&mg->lock);
 	return 0;
 }

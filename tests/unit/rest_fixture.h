@@ -27,6 +27,9 @@ struct fix {
 	unsigned int port;
 };
 
+/* The token file's text (NULL: FIX_TOKEN alone, the unnamed form). */
+static __attribute__((unused)) const char *fix_tokens;
+
 static __attribute__((unused)) int fix_start(struct fix *f, size_t nvms, size_t max_body)
 {
 	struct mg_config cfg;
@@ -42,7 +45,10 @@ static __attribute__((unused)) int fix_start(struct fix *f, size_t nvms, size_t 
 	t = fopen(f->tokfile, "w");
 	if (!t)
 		return -1;
-	fprintf(t, "%s\n", FIX_TOKEN);
+	if (fix_tokens)
+		fputs(fix_tokens, t);
+	else
+		fprintf(t, "%s\n", FIX_TOKEN);
 	fclose(t);
 
 	memset(&cfg, 0, sizeof(cfg));

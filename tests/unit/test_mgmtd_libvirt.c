@@ -31,7 +31,11 @@
 #define U4	"c2177883-f1bb-47f0-914d-32a22e3a8804"
 #define U5	"c2177883-f1bb-47f0-914d-32a22e3a8805"
 #define U6	"c2177883-f1bb-47f0-914d-32a22e3a8806"
+#define U8	"c2177883-f1bb-47f0-914d-32a22e3a8808"
+#define U9	"c2177883-f1bb-47f0-914d-32a22e3a8809"
 #define NSA	"xmlns:vgmem='" MG_XMLNS "'"
+/* A namespace nearly vgmem's: another version. */
+#define NEAR_NS	"https://vgmem.dev/xmlns/vgmem/2"
 
 static struct mgf_dir tmp;
 static char uri[256];
@@ -72,6 +76,17 @@ static int setup(void **state)
 	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm3", 3, "", U3));
 	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "vm4", 4,
 		"<vgmem:gpu " NSA " quota='128M'/>", U4));
+	/* metadata in a namespace nearly ours; an mdev of another vendor */
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "near", 8,
+		"<v:gpu xmlns:v='" NEAR_NS "' quota='64M'/>", U8));
+	fprintf(f, "%s\n", domain_xml(x, sizeof(x), "foreign", 9, "", U9));
+	/* vm3's mdev is a vgmem vGPU; foreign's is not */
+	fprintf(f, "<device><name>mdev_vm3</name><parent>computer</parent>"
+		"<capability type='mdev'><type id='vgmem-1g'/><uuid>" U3
+		"</uuid><iommuGroup number='1'/></capability></device>\n");
+	fprintf(f, "<device><name>mdev_foreign</name><parent>computer</parent>"
+		"<capability type='mdev'><type id='nvidia-63'/><uuid>" U9
+		"</uuid><iommuGroup number='2'/></capability></device>\n");
 	fprintf(f, "</node>\n");
 	fclose(f);
 	return 0;
@@ -431,6 +446,110 @@ static void test_define_start_undefine(void **state)
 	fix_stop(&f);
 }
 
+static void vm1_weight(struct fix *f, virDomainPtr d1, uint32_t w);
+
+/* The domains not managed, once there are n of them (bounded wait). */
+static struct mg_dom_info *wait_doms(struct fix *f, size_t n)
+{
+	struct mg_dom_info *d = NULL;
+	size_t got = 0;
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		free(d);
+		assert_int_equal(mg_list_doms(f->mg, &d, &got), 0);
+		if (got == n)
+			return d;
+		usleep(10000);
+	}
+	fail_msg("%zu domains not managed, not %zu", got, n);
+	return NULL;
+}
+
+static void dom_is(const struct mg_dom_info *d, const char *name,
+		   enum mg_dom_state st, const char *mdev, const char *why)
+{
+	if (strcmp(d->name, name) || d->state != st || strcmp(d->mdev, mdev) ||
+	    !strstr(d->reason, why) || !d->uuid[0] || !d->since_ms)
+		fail_msg("domain %s %s mdev '%s': %s; want %s %s mdev '%s': ...%s...",
+			 d->name, mg_dom_state_name(d->state), d->mdev,
+			 d->reason, name, mg_dom_state_name(st), mdev, why);
+}
+
+/*
+ * Domains not managed are listed with why: a vgmem vGPU without metadata
+ * and metadata in a namespace nearly ours as unmanaged, refused metadata
+ * and a second claimant as rejected; an mdev of another vendor without
+ * metadata is none of ours. A restart lists them again without reporting
+ * the same refusal again; a fixed, a managed or an undefined domain
+ * leaves the list.
+ */
+static void test_not_managed_listed(void **state)
+{
+	char xml[1024], m[128];
+	struct mg_dom_info *d;
+	struct mg_vm_info vi;
+	virDomainPtr d1, d2, d6, dn;
+	size_t errs;
+	struct fix f;
+
+	(void)state;
+	mgf_db_fresh(tmp.db);
+	fix_start(&f);
+	d = wait_doms(&f, 3);
+	dom_is(&d[0], "near", MG_DOM_UNMANAGED, U8, "namespace " NEAR_NS ", not vgmem's " MG_XMLNS);
+	dom_is(&d[1], "vm2", MG_DOM_REJECTED, U2, "weight");
+	dom_is(&d[2], "vm3", MG_DOM_UNMANAGED, U3, "names vgmem vGPU " U3 " but has no <vgmem:gpu> metadata");
+	free(d);
+	assert_true(wait_events(&f, "error", U2, "weight", 1));
+	errs = count_events(&f, "error", U2, "weight");
+	fix_stop(&f);
+
+	/* restarted: listed again, vm2's refusal not reported again */
+	fix_start(&f);
+	d = wait_doms(&f, 3);
+	dom_is(&d[1], "vm2", MG_DOM_REJECTED, U2, "weight");
+	free(d);
+	d1 = virDomainLookupByName(f.conn, "vm1");
+	assert_non_null(d1);
+	vm1_weight(&f, d1, 150);	/* everything before it handled */
+	assert_int_equal(count_events(&f, "error", U2, "weight"), errs);
+
+	/* a second claimant of vm1's mdev: rejected, listed */
+	d6 = virDomainDefineXML(f.conn, domain_xml(xml, sizeof(xml), "vm6", 6,
+		"<vgmem:gpu " NSA " quota='64M'/>", U1));
+	assert_non_null(d6);
+	d = wait_doms(&f, 4);
+	dom_is(&d[3], "vm6", MG_DOM_REJECTED, U1, "mdev " U1 " is the vGPU of domain vm1");
+	free(d);
+
+	/* vm2's metadata fixed: a VM, off the list; the others go too */
+	d2 = virDomainLookupByName(f.conn, "vm2");
+	assert_non_null(d2);
+	snprintf(m, sizeof(m), "<gpu quota='128M'/>");
+	assert_int_equal(virDomainSetMetadata(d2, VIR_DOMAIN_METADATA_ELEMENT,
+		m, "vgmem", MG_XMLNS, VIR_DOMAIN_AFFECT_LIVE), 0);
+	assert_true(wait_for(&f, U2, is_known, NULL));
+	d = wait_doms(&f, 3);
+	assert_string_equal(d[1].name, "vm3");
+	free(d);
+	assert_int_equal(virDomainUndefine(d6), 0);
+	free(wait_doms(&f, 2));
+	dn = virDomainLookupByName(f.conn, "near");
+	assert_non_null(dn);
+	assert_int_equal(virDomainUndefine(dn), 0);
+	d = wait_doms(&f, 1);
+	assert_string_equal(d[0].name, "vm3");
+	free(d);
+	/* foreign was never listed, and is no VM */
+	assert_int_equal(mg_get_vm(f.mg, U9, &vi), -ENOENT);
+	virDomainFree(d1);
+	virDomainFree(d2);
+	virDomainFree(d6);
+	virDomainFree(dn);
+	fix_stop(&f);
+}
+
 static bool has_name(const struct mg_vm_info *vi, int ret, const void *arg)
 {
 	return !ret && !strcmp(vi->name, (const char *)arg);
@@ -656,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_define_start_undefine),
 		cmocka_unit_test(test_second_claimant_refused),
 		cmocka_unit_test(test_claim_order_independent),
+		cmocka_unit_test(test_not_managed_listed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

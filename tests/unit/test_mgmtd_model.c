@@ -149,6 +149,97 @@ static void test_lrc_counters(void **state)
 	mg_config_free(&cfg);
 }
 
+/*
+ * The table of domains not managed: noted (and updated in place, keeping
+ * since_ms while the state holds), forgotten, swept after a full sync of
+ * the domains not seen in it, listed by name; every change is a new view
+ * generation. The last reported refusal survives a restart.
+ */
+static void test_domains_not_managed(void **state)
+{
+	struct mg_dom_info a = { .uuid = "aaaaaaaa-0000-4000-8000-000000000001",
+				 .name = "zeta", .state = MG_DOM_UNMANAGED,
+				 .reason = "r1" };
+	struct mg_dom_info b = { .uuid = "aaaaaaaa-0000-4000-8000-000000000002",
+				 .name = "alpha", .state = MG_DOM_REJECTED,
+				 .mdev = VMA, .reason = "r2" };
+	struct mg_dom_info bad = a, *d;
+	struct mg_gpu_info *g;
+	struct mg_vm_info *v;
+	struct mg_config cfg;
+	size_t n, ng, nv;
+	uint64_t gen;
+	int64_t since;
+	struct mg *mg;
+
+	(void)state;
+	mgf_db_fresh(tmp.db);
+	cfg_init(&cfg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+	assert_int_equal(mg_list_doms(mg, &d, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(d);
+	bad.state = 0;
+	assert_int_equal(mg_dom_note(mg, &bad), -EINVAL);
+	bad = a;
+	bad.uuid[0] = 0;
+	assert_int_equal(mg_dom_note(mg, &bad), -EINVAL);
+
+	assert_int_equal(mg_list_view(mg, &g, &ng, &v, &nv, &gen), 0);
+	free(g);
+	free(v);
+	assert_int_equal(mg_dom_note(mg, &a), 0);
+	assert_false(mg_view_current(mg, gen));
+	assert_int_equal(mg_dom_note(mg, &b), 0);
+	assert_int_equal(mg_list_doms(mg, &d, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(d[0].name, "alpha");	/* by name */
+	assert_string_equal(d[0].mdev, VMA);
+	assert_string_equal(d[1].reason, "r1");
+	assert_true(d[1].since_ms > 0);
+	since = d[1].since_ms;
+	free(d);
+	/* the same again: nothing changes, not even the view */
+	assert_int_equal(mg_list_view(mg, &g, &ng, &v, &nv, &gen), 0);
+	free(g);
+	free(v);
+	assert_int_equal(mg_dom_note(mg, &a), 0);
+	assert_true(mg_view_current(mg, gen));
+	/* a new reason in the same state keeps since_ms */
+	snprintf(a.reason, sizeof(a.reason), "r1 again");
+	usleep(2000);
+	assert_int_equal(mg_dom_note(mg, &a), 0);
+	assert_int_equal(mg_list_doms(mg, &d, &n), 0);
+	assert_string_equal(d[1].reason, "r1 again");
+	assert_int_equal(d[1].since_ms, since);
+	free(d);
+	/* a full sync that sees only b: a leaves */
+	mg_dom_sync_begin(mg);
+	assert_int_equal(mg_dom_note(mg, &b), 0);
+	mg_dom_sync_end(mg);
+	assert_int_equal(mg_list_doms(mg, &d, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(d[0].name, "alpha");
+	free(d);
+	mg_dom_forget(mg, b.uuid);
+	mg_dom_forget(mg, b.uuid);
+	assert_int_equal(mg_list_doms(mg, &d, &n), 0);
+	assert_int_equal(n, 0);
+
+	/* reported refusals: recorded, compared, kept across a restart */
+	assert_false(mg_dom_reported(mg, a.uuid, "r1"));
+	mg_dom_set_reported(mg, a.uuid, "r1");
+	assert_true(mg_dom_reported(mg, a.uuid, "r1"));
+	assert_false(mg_dom_reported(mg, a.uuid, "r2"));
+	mg_destroy(mg);
+	assert_int_equal(mg_create(&cfg, &mg), 0);
+	assert_true(mg_dom_reported(mg, a.uuid, "r1"));
+	mg_dom_set_reported(mg, a.uuid, NULL);
+	assert_false(mg_dom_reported(mg, a.uuid, "r1"));
+	mg_destroy(mg);
+	mg_config_free(&cfg);
+}
+
 /* ---- refusals change nothing ----------------------------------------- */
 
 static void assert_same_policy(const struct mg_vm_policy *a,
@@ -1094,6 +1185,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_applied_to_core),
 		cmocka_unit_test(test_lrc_counters),
+		cmocka_unit_test(test_domains_not_managed),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_persistence_across_restart),
 		cmocka_unit_test(test_kill9_keeps_acknowledged),

@@ -16,6 +16,7 @@
 
 #include "rest_fixture.h"
 #include "mgmtd/openapi.h"
+#include "mgmtd/rest_json.h"
 
 #define NVMS	4
 #define VM1	"00000000-0000-4000-8000-000000000001"
@@ -136,6 +137,7 @@ static void test_vms(void **state)
 {
 	struct http_resp r = fix_req(&F, "GET", "/v1/vms", NULL);
 	json_t *j, *v, *vm0;
+	size_t i;
 
 	(void)state;
 	assert_int_equal(r.status, 200);
@@ -156,8 +158,60 @@ static void test_vms(void **state)
 							    "cache_private")), 1 << 16);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(vm0, "usage"),
 							    "resident")), FAKE_GIB);
+	/* state says what running and lost say */
+	for (i = 0; i < json_array_size(v); i++) {
+		json_t *x = json_array_get(v, i);
+		const char *st = json_string_value(json_object_get(x, "state"));
+
+		assert_non_null(st);
+		assert_string_equal(st, json_is_true(json_object_get(x, "lost")) ? "lost" :
+				    json_is_true(json_object_get(x, "running")) ? "running" :
+				    "stopped");
+	}
+	assert_int_equal(json_array_size(json_object_get(j, "unmanaged")), 0);
 	json_decref(j);
 	http_free(&r);
+
+	/* the domains not managed, after the VMs, with why */
+	pthread_mutex_lock(&F.mg->lock);
+	memset(&F.mg->doms[0], 0, sizeof(F.mg->doms[0]));
+	snprintf(F.mg->doms[0].uuid, sizeof(F.mg->doms[0].uuid),
+		 "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	snprintf(F.mg->doms[0].name, sizeof(F.mg->doms[0].name), "plain \"x\"");
+	F.mg->doms[0].state = MG_DOM_UNMANAGED;
+	snprintf(F.mg->doms[0].reason, sizeof(F.mg->doms[0].reason),
+		 "it names vgmem vGPU x but has no <vgmem:gpu> metadata");
+	F.mg->doms[0].since_ms = 1714000000000;
+	F.mg->doms[1] = F.mg->doms[0];
+	F.mg->doms[1].state = MG_DOM_REJECTED;
+	snprintf(F.mg->doms[1].mdev, sizeof(F.mg->doms[1].mdev), "%s", VM1);
+	F.mg->ndoms = 2;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+	r = fix_req(&F, "GET", "/v1/vms", NULL);
+	assert_int_equal(r.status, 200);
+	j = http_json(&r);
+	assert_int_equal(json_array_size(json_object_get(j, "vms")), NVMS);
+	v = json_object_get(j, "unmanaged");
+	assert_int_equal(json_array_size(v), 2);
+	vm0 = json_array_get(v, 0);
+	assert_string_equal(json_string_value(json_object_get(vm0, "name")), "plain \"x\"");
+	assert_string_equal(json_string_value(json_object_get(vm0, "domain_uuid")),
+			    "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	assert_string_equal(json_string_value(json_object_get(vm0, "state")), "unmanaged");
+	assert_string_equal(json_string_value(json_object_get(vm0, "mdev")), "");
+	assert_non_null(strstr(json_string_value(json_object_get(vm0, "reason")),
+			       "no <vgmem:gpu> metadata"));
+	assert_int_equal(json_integer_value(json_object_get(vm0, "since_ms")), 1714000000000);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 1), "state")),
+			    "rejected");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 1), "mdev")), VM1);
+	json_decref(j);
+	http_free(&r);
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->ndoms = 0;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
 
 	/* by id and by name */
 	r = fix_req(&F, "GET", "/v1/vms/" VM2, NULL);
@@ -557,6 +611,56 @@ static void test_tcp_token(void **state)
 	assert_last_by("token");
 }
 
+/*
+ * A token file of named tokens: each token works, and the events a write
+ * causes name the token it presented ("token NAME").
+ */
+static void test_named_tokens(void **state)
+{
+	struct http_req q = { .method = "PATCH", .path = "/v1/vms/" VM1 "/policy" };
+	struct http_resp r;
+	struct fix g;
+	char detail[MG_EVENT_DETAIL_LEN];
+
+	(void)state;
+	fix_tokens = "# who may write\nci " FIX_TOKEN "-ci\nnova-host1 " FIX_TOKEN "-nova\n";
+	assert_int_equal(fix_start(&g, 2, 4096), 0);
+	fix_tokens = NULL;
+	q.port = g.port;
+	q.body = "{\"weight\":61}";
+	q.token = FIX_TOKEN;	/* the other server's: not one of these */
+	assert_int_equal(http_do(&q, &r), 0);
+	assert_problem(&r, 403, "forbidden");
+	http_free(&r);
+	q.token = FIX_TOKEN "-nova";
+	assert_int_equal(http_do(&q, &r), 0);
+	assert_int_equal(r.status, 200);
+	http_free(&r);
+	pthread_mutex_lock(&g.mg->lock);
+	assert_true(g.mg->nevents > 0);
+	memcpy(detail, g.mg->events[g.mg->nevents - 1].detail, sizeof(detail));
+	pthread_mutex_unlock(&g.mg->lock);
+	assert_non_null(strstr(detail, "\"by\":\"token nova-host1\""));
+	q.token = FIX_TOKEN "-ci";
+	q.body = "{\"weight\":62}";
+	assert_int_equal(http_do(&q, &r), 0);
+	assert_int_equal(r.status, 200);
+	http_free(&r);
+	pthread_mutex_lock(&g.mg->lock);
+	memcpy(detail, g.mg->events[g.mg->nevents - 1].detail, sizeof(detail));
+	pthread_mutex_unlock(&g.mg->lock);
+	assert_non_null(strstr(detail, "\"by\":\"token ci\""));
+	fix_stop(&g);
+
+	/* a malformed token file: the server does not start, saying why */
+	fix_tokens = "ci " FIX_TOKEN "\nci " FIX_TOKEN "-2\n";
+	assert_int_not_equal(fix_start(&g, 1, 4096), 0);
+	fix_tokens = NULL;
+	fake_destroy(g.mg);
+	unlink(g.tokfile);
+	rmdir(g.dir);
+}
+
 static void test_token_compare(void **state)
 {
 	(void)state;
@@ -774,6 +878,24 @@ static void test_openapi(void **state)
 		}
 		assert_described(schemas, json_object_get(schemas, "Vm"),
 				 json_array_get(json_object_get(vj, "vms"), 0), "Vm");
+		{
+			struct mg_dom_info d = { .uuid = "u", .name = "n",
+						 .state = MG_DOM_REJECTED,
+						 .reason = "r" };
+			struct rbuf b;
+			json_t *dj;
+			char *text;
+
+			rbuf_init(&b, 256);
+			rj_dom(&b, &d);
+			text = rbuf_take(&b, NULL);
+			dj = json_loads(text, 0, NULL);
+			assert_non_null(dj);
+			assert_described(schemas, json_object_get(schemas, "Domain"),
+					 dj, "Domain");
+			json_decref(dj);
+			free(text);
+		}
 		json_decref(gj);
 		json_decref(vj);
 		http_free(&g);
@@ -797,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_methods_and_paths),
 		cmocka_unit_test(test_tcp_token),
 		cmocka_unit_test(test_token_compare),
+		cmocka_unit_test(test_named_tokens),
 		cmocka_unit_test(test_unix_peer_credentials),
 		cmocka_unit_test(test_event_history),
 		cmocka_unit_test(test_openapi),
