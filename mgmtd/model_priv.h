@@ -120,6 +120,9 @@ static inline void mg_view_changed_locked(struct mg *mg)
 
 /* model.c */
 struct mg_vm *mg_find_locked(struct mg *mg, const char *id_or_name);
+/* dst's fields in mask become src's. */
+void mg_apply_fields(struct mg_vm_policy *dst, const struct mg_vm_policy *src,
+		     unsigned int mask);
 void mg_effective(const struct mg_vm_policy *meta, unsigned int meta_mask,
 		  const struct mg_vm_policy *op, unsigned int op_mask,
 		  struct mg_vm_policy *out);
