@@ -25,7 +25,8 @@
  * callback runs on it and calls into the model (which has its own lock).
  * The domain table (domain UUID -> mdev UUID, needed when a transient
  * domain is gone by the time its stop event arrives) is under lv->lock.
- * Migrations run on their own threads, counted so that stop waits.
+ * Migrations run on their own threads (lvmigrate.c), counted so that
+ * stop waits.
  * If the connection drops, the loop reconnects every few seconds and
  * re-reads every domain.
  */
@@ -38,45 +39,11 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
-#include "mgmtd.h"
+#include "libvirt_priv.h"
 #include "migdest.h"
 #include "log.h"
 
 #define RECONNECT_MS	5000
-
-struct lv_dom {
-	char uuid[VIR_UUID_STRING_BUFLEN];	/* the domain's own UUID */
-	char name[MG_NAME_LEN];
-	char mdev[MG_ID_LEN];
-	/*
-	 * The VM of mdev is this domain's. At most one entry per mdev has
-	 * it; the others are refused claimants.
-	 */
-	bool owner;
-};
-
-struct mg_libvirt {
-	struct mg *mg;
-	char *uri;
-	virConnectPtr conn;		/* NULL while disconnected */
-	int cb_life, cb_meta;		/* callback ids, -1: none */
-	int reconnect_timer;
-	pthread_t thread;
-	volatile int stop;
-	int wake_timer;
-
-	pthread_mutex_t lock;		/* doms, connected, migrations */
-	pthread_cond_t mig_done;
-	struct lv_dom *doms;
-	size_t nr_doms, cap_doms;
-	bool connected;
-	unsigned int migrations;
-	/*
-	 * In lv_sync_all (start, reconnection): refusals already reported
-	 * for a domain are not reported again. Only the thread syncing.
-	 */
-	bool full_sync;
-};
 
 static pthread_once_t lv_once = PTHREAD_ONCE_INIT;
 static int lv_once_err;
@@ -96,12 +63,6 @@ static void lv_global_init(void)
 	virSetErrorFunc(NULL, lv_error_func);
 }
 
-static const char *lv_errmsg(void)
-{
-	virErrorPtr e = virGetLastError();
-
-	return e && e->message ? e->message : "unknown libvirt error";
-}
 
 /* ---- domain table ----------------------------------------------------- */
 
@@ -877,140 +838,4 @@ bool mg_libvirt_connected(struct mg_libvirt *lv)
 void *mg_libvirt_conn(struct mg_libvirt *lv)
 {
 	return lv->conn;
-}
-
-/* ---- migration -------------------------------------------------------- */
-
-struct lv_mig {
-	struct mg_libvirt *lv;
-	virDomainPtr dom;
-	char name[MG_NAME_LEN];
-	char id[MG_ID_LEN];		/* the VM's (its mdev UUID) */
-	char *dest;			/* the destination's libvirt URI */
-	char *data_uri;			/* where QEMU's stream goes; NULL: libvirt picks */
-};
-
-/*
- * The migration's parameters: the destination's domain XML when the
- * domain has vGPUs (each renamed to a free mdev there, migdest.c), and
- * the data URI if the operator set one. 0, or -errno with why.
- */
-static int lv_mig_params(struct lv_mig *m, virConnectPtr dconn,
-			 virTypedParameterPtr *params, int *nparams,
-			 char *why, size_t whylen)
-{
-	int maxp = 0, ret;
-	char *dxml;
-
-	ret = mg_mig_dest_xml(m->lv->conn, m->dom, dconn, &dxml, why, whylen);
-	if (ret)
-		return ret;
-	if ((dxml && virTypedParamsAddString(params, nparams, &maxp,
-					     VIR_MIGRATE_PARAM_DEST_XML, dxml) < 0) ||
-	    (m->data_uri && virTypedParamsAddString(params, nparams, &maxp,
-						    VIR_MIGRATE_PARAM_URI,
-						    m->data_uri) < 0)) {
-		snprintf(why, whylen, "migration parameters: %s", lv_errmsg());
-		ret = -ENOMEM;
-	}
-	free(dxml);
-	return ret;
-}
-
-static void *lv_migrate_thread(void *arg)
-{
-	struct lv_mig *m = arg;
-	struct mg_libvirt *lv = m->lv;
-	virTypedParameterPtr params = NULL;
-	virConnectPtr dconn;
-	char why[512] = "";
-	int nparams = 0, r;
-
-	mg_info("libvirt: live-migrating %s to %s", m->name, m->dest);
-	/* mgmtd's own look at the destination: which vGPUs it has free. */
-	dconn = virConnectOpen(m->dest);
-	if (!dconn) {
-		/* the event names the URI already (migrate_to) */
-		snprintf(why, sizeof(why), "cannot connect to the destination: %s",
-			 lv_errmsg());
-		r = -EIO;
-	} else {
-		r = lv_mig_params(m, dconn, &params, &nparams, why, sizeof(why));
-	}
-	if (!r) {
-		r = virDomainMigrateToURI3(m->dom, m->dest, params,
-					   (unsigned int)nparams,
-					   VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER |
-					   VIR_MIGRATE_PERSIST_DEST |
-					   VIR_MIGRATE_UNDEFINE_SOURCE);
-		/* libvirt's error is this thread's: read it before anything else */
-		if (r < 0) {
-			snprintf(why, sizeof(why), "%s", lv_errmsg());
-			r = -EIO;
-		}
-	}
-	mg_migration_result(lv->mg, m->id, m->name, m->dest, r, r ? why : NULL);
-	virTypedParamsFree(params, nparams);
-	if (dconn)
-		virConnectClose(dconn);
-	virDomainFree(m->dom);
-	free(m->dest);
-	free(m->data_uri);
-	free(m);
-	pthread_mutex_lock(&lv->lock);
-	lv->migrations--;
-	pthread_cond_broadcast(&lv->mig_done);
-	pthread_mutex_unlock(&lv->lock);
-	return NULL;
-}
-
-int mg_libvirt_migrate(struct mg_libvirt *lv, const char *id,
-		       const char *domain, const char *dest_uri,
-		       const char *data_uri)
-{
-	struct lv_mig *m;
-	pthread_attr_t attr;
-	pthread_t t;
-	int ret;
-
-	if (!lv || !id || !domain || !dest_uri || !*dest_uri)
-		return -EINVAL;
-	if (!lv->conn)
-		return -ENOTCONN;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->lv = lv;
-	snprintf(m->name, sizeof(m->name), "%s", domain);
-	snprintf(m->id, sizeof(m->id), "%s", id);
-	m->dest = strdup(dest_uri);
-	m->data_uri = data_uri && *data_uri ? strdup(data_uri) : NULL;
-	m->dom = virDomainLookupByName(lv->conn, domain);
-	if (!m->dest || !m->dom || (data_uri && *data_uri && !m->data_uri)) {
-		ret = m->dom ? -ENOMEM : -ENOENT;
-		goto err_free;
-	}
-	pthread_mutex_lock(&lv->lock);
-	lv->migrations++;
-	pthread_mutex_unlock(&lv->lock);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	ret = pthread_create(&t, &attr, lv_migrate_thread, m);
-	pthread_attr_destroy(&attr);
-	if (ret) {
-		pthread_mutex_lock(&lv->lock);
-		lv->migrations--;
-		pthread_mutex_unlock(&lv->lock);
-		ret = -ret;
-		goto err_free;
-	}
-	return 0;
-
-err_free:
-	if (m->dom)
-		virDomainFree(m->dom);
-	free(m->dest);
-	free(m->data_uri);
-	free(m);
-	return ret;
 }
