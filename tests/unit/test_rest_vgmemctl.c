@@ -4,8 +4,11 @@
  * the fake model: every command, tables and --json, writes reaching the
  * model, problem details printed readably with exit code 1, usage errors
  * with 2, an unreachable daemon with 3, TCP with a token file,
- * events --follow receiving a live event, and every counter of the
- * schema in `gpu N` and `vm ID` in its words with its own value.
+ * events --follow receiving a live event, every counter of the
+ * schema in `gpu N` and `vm ID` in its words with its own value, their
+ * histograms, vms by GPU and state as a table, JSON, CSV and --watch,
+ * events newest first, and every bad value of those options
+ * (exit 2, saying what the option takes).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -429,6 +432,287 @@ static void test_every_counter(void **state)
 	pthread_mutex_unlock(&F.mg->lock);
 }
 
+/* Every bad value of the daily-work options: exit 2, saying what it takes. */
+static void test_bad_values(void **state)
+{
+	static const struct {
+		const char *args[8];
+		const char *says;
+	} bad[] = {
+		{ { "events", "--since", "", NULL }, "--since needs an event id or a time span" },
+		{ { "events", "--since", "5x", NULL }, "not '5x'" },
+		{ { "events", "--since", "-1", NULL }, "not '-1'" },
+		{ { "events", "--since", "0m", NULL }, "not '0m'" },
+		{ { "events", "--since", "1h30m", NULL }, "not '1h30m'" },
+		{ { "events", "--since", "yesterday", NULL }, "not 'yesterday'" },
+		{ { "events", "--since", "99999d", NULL }, "not '99999d'" },
+		{ { "events", "--limit", "0", NULL }, "--limit needs a number of events from 1 to 1000, not '0'" },
+		{ { "events", "--limit", "-5", NULL }, "not '-5'" },
+		{ { "events", "--limit", "1001", NULL }, "not '1001'" },
+		{ { "events", "--limit", "ten", NULL }, "not 'ten'" },
+		{ { "events", "--follow", "--limit", "5", NULL }, "--follow: takes only --since ID" },
+		{ { "events", "--follow", "--since", "1h", NULL }, "--follow: takes only --since ID" },
+		{ { "vms", "--output", "xml", NULL }, "--output takes table, json or csv, not 'xml'" },
+		{ { "vms", "--output", "", NULL }, "--output takes table, json or csv, not ''" },
+		{ { "vms", "--state", "sleeping", NULL }, "unknown state 'sleeping' (mgmtd's states: running, stopped, lost)" },
+		{ { "vms", "--state", "Running!", NULL }, "--state needs a state such as running, not 'Running!'" },
+		{ { "vms", "--state", "", NULL }, "not ''" },
+		{ { "vms", "--gpu", "x", NULL }, "--gpu takes a GPU index, not 'x'" },
+		{ { "vms", "--gpu", "-1", NULL }, "not '-1'" },
+		{ { "vms", "--watch=0", NULL }, "--watch=SEC takes 1 to 86400 seconds, not '0'" },
+		{ { "vms", "--watch=soon", NULL }, "not 'soon'" },
+		{ { "vms", "extra", NULL }, "unexpected argument 'extra'" },
+	};
+	static struct run r;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *argv[12] = { "--socket", F.sock };
+
+		for (j = 0; bad[i].args[j]; j++)
+			argv[2 + j] = bad[i].args[j];
+		argv[2 + j] = NULL;
+		run_ctl(&r, argv);
+		if (r.code != 2 || !strstr(r.err, bad[i].says))
+			fail_msg("%s %s: exit %d, stderr '%s' (want 2, '%s')", bad[i].args[0],
+				 bad[i].args[1] ? bad[i].args[1] : "", r.code, r.err, bad[i].says);
+	}
+}
+
+static void set_running(const char *id, bool running)
+{
+	pthread_mutex_lock(&F.mg->lock);
+	fake_find(F.mg, id)->running = running;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+}
+
+/* vms: by GPU and state, as a table, JSON and CSV, and --watch. */
+static void test_vms_filters_and_outputs(void **state)
+{
+	static struct run r;
+	char line[256];
+	json_t *j;
+
+	(void)state;
+	CTL(&r, "vms", "--gpu", "1");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, " STATE "));
+	assert_non_null(strstr(r.out, VM2 "   1 running "));
+	assert_null(strstr(r.out, "00000000-0000-4000-8000-000000000001"));
+	assert_null(strstr(r.out, "00000000-0000-4000-8000-000000000003"));
+	CTL(&r, "vms", "--gpu", "0");
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, VM2));
+	assert_non_null(strstr(r.out, "00000000-0000-4000-8000-000000000003"));
+	CTL(&r, "vms", "--gpu", "7");	/* no such GPU: no VMs, not an error */
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "00000000-0000-4000-8000"));
+
+	set_running("vm3", false);
+	CTL(&r, "vms", "--state", "stopped");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "vm3 "));
+	assert_non_null(strstr(r.out, " stopped "));
+	assert_null(strstr(r.out, VM2));
+	CTL(&r, "vms", "--state", "running", "--gpu", "0");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "00000000-0000-4000-8000-000000000001"));
+	assert_null(strstr(r.out, "vm3 "));
+	CTL(&r, "vms", "--state", "lost");
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "00000000-0000-4000-8000"));
+
+	/* JSON: the API's object with the VMs asked for; --json is the same */
+	CTL(&r, "vms", "--state", "stopped", "--output", "json");
+	assert_int_equal(r.code, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "vms")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(j, "vms"), 0), "name")), "vm3");
+	json_decref(j);
+	CTL(&r, "--json", "vms", "--gpu", "1");
+	assert_int_equal(r.code, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "vms")), 1);
+	json_decref(j);
+	set_running("vm3", true);
+
+	/* CSV: bytes, and RFC 4180 quoting of vm1's name (web "prod"\1) */
+	CTL(&r, "vms", "--output", "csv");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "name,id,gpu,state,quota,entitlement,allocated,"
+				      "resident,relocated,cache_private,weight,priority,"
+				      "advisory,error\n"));
+	/* quota, then entitlement, allocated, resident, relocated, cache_private... */
+	snprintf(line, sizeof(line), ",%llu,%llu,%llu,%llu,%u,100,0,0,\n",
+		 2ull << 30, (2ull << 30) + 1, 1ull << 30, 1ull << 30, 2u << 16);
+	assert_non_null(strstr(r.out, "\nvm2," VM2 ",1,running,"));
+	if (!strstr(strstr(r.out, "\nvm2,"), line))
+		fail_msg("no '%s' in\n%s", line, r.out);
+	assert_non_null(strstr(r.out, "\n\"web \"\"prod\"\"\\1\",00000000-0000-4000-8000-000000000001,0,running,"));
+
+	CTL(&r, "vms", "--help");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "--watch[=SEC]"));
+}
+
+/* vms --watch=1: a listing, then another a second later, until killed. */
+static void test_vms_watch(void **state)
+{
+	char buf[16384], *second;
+	size_t n = 0;
+	ssize_t got;
+	int out[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(ctl_path, ctl_path, "--socket", F.sock, "vms", "--watch=1",
+		      "--gpu", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	buf[0] = '\0';
+	/* bounded by the child: it prints until killed; two headers suffice */
+	while (n < sizeof(buf) - 1 && (got = read(out[0], buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += (size_t)got;
+		buf[n] = '\0';
+		second = strstr(buf, "NAME ");
+		if (second && strstr(second + 1, "NAME ") &&
+		    strstr(strstr(second + 1, "NAME "), VM2))
+			break;
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	close(out[0]);
+	second = strstr(buf, "NAME ");
+	assert_non_null(second);
+	assert_non_null(strstr(buf, "(every 1s)\n"));
+	second = strstr(second + 1, "NAME ");
+	if (!second)
+		fail_msg("one listing only:\n%s", buf);
+	assert_non_null(strstr(second, VM2));
+	assert_null(strstr(buf, "00000000-0000-4000-8000-000000000001"));
+}
+
+/* vm and gpu print their histograms; a budget of 0 is unlimited. */
+static void test_histograms_and_budget(void **state)
+{
+	static struct run r;
+
+	(void)state;
+	CTL(&r, "vm", "vm2");
+	assert_int_equal(r.code, 0);
+	/* suspensions of < 1 us, 1-2 us... in buckets 0, 1, 9 and the last */
+	assert_non_null(strstr(r.out, "  Suspensions, by length (4 in all):\n"));
+	assert_non_null(strstr(r.out, "\n              < 2.0us        1 ########################################\n"));
+	assert_non_null(strstr(r.out, "\n        2.0us - 4.0us        1 #"));
+	assert_non_null(strstr(r.out, "\n      512.0us - 1.0ms        1 #"));
+	assert_non_null(strstr(r.out, "\n             >= 8.39s        1 #"));
+	/* the empty buckets between the first and last: shown, no bar */
+	assert_non_null(strstr(r.out, "\n        4.0us - 8.0us        0 \n"));
+	/* vm2's stalls: bucket b (every third) holds b + 1; 92 in all */
+	assert_non_null(strstr(r.out, "  Allocations that waited for relocation, by wait (92 in all):\n"));
+	assert_non_null(strstr(r.out, " 2.10s - 4.19s       22 ########################################\n"));
+
+	CTL(&r, "gpu", "0");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "of budget 64G\n"));
+	assert_non_null(strstr(r.out, "(5 in all):\n"));
+	assert_non_null(strstr(r.out, "\n        4.0us - 8.0us        5 #"));
+
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->gpus[1].host_budget = 0;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+	CTL(&r, "gpu", "1");
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->gpus[1].host_budget = 64 * FAKE_GIB;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "of budget unlimited\n"));
+	assert_null(strstr(r.out, "budget 0B"));
+}
+
+/* events: newest first, by --limit, after an id, within a span; --json. */
+static void test_events_newest_first(void **state)
+{
+	static struct run r;
+	uint64_t e1, e2, e3;
+	char since[32];
+	const char *p1, *p2, *p3;
+	size_t i;
+	json_t *j;
+
+	(void)state;
+	e1 = fake_publish(F.mg, "pressure", VM2, "{\"n\":1}");
+	e2 = fake_publish(F.mg, "pressure", VM2, "{\"n\":2}");
+	e3 = fake_publish(F.mg, "pressure", VM2, "{\"n\":3}");
+	/* e1 happened two hours ago */
+	pthread_mutex_lock(&F.mg->lock);
+	for (i = 0; i < F.mg->nevents; i++)
+		if (F.mg->events[i].id == e1)
+			F.mg->events[i].ts_ms -= 2 * 3600 * 1000;
+	pthread_mutex_unlock(&F.mg->lock);
+
+	CTL(&r, "events", "--limit", "3");
+	assert_int_equal(r.code, 0);
+	p1 = strstr(r.out, "{\"n\":1}");
+	p2 = strstr(r.out, "{\"n\":2}");
+	p3 = strstr(r.out, "{\"n\":3}");
+	assert_true(p1 && p2 && p3 && p3 < p2 && p2 < p1);
+
+	CTL(&r, "events", "--limit", "2");
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "{\"n\":1}"));
+	assert_true(strstr(r.out, "{\"n\":3}") < strstr(r.out, "{\"n\":2}"));
+	assert_non_null(strstr(r.out, "(older events left out"));
+
+	snprintf(since, sizeof(since), "%llu", (unsigned long long)e1);
+	CTL(&r, "events", "--since", since);
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "{\"n\":1}"));
+	assert_true(strstr(r.out, "{\"n\":3}") < strstr(r.out, "{\"n\":2}"));
+	assert_null(strstr(r.out, "older events"));
+
+	CTL(&r, "events", "--since", "1h");
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "{\"n\":1}"));
+	assert_non_null(strstr(r.out, "{\"n\":2}"));
+	assert_null(strstr(r.out, "older events"));
+	CTL(&r, "events", "--since", "180m");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "{\"n\":1}"));
+	CTL(&r, "events", "--since", "1d", "--limit", "1");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "{\"n\":3}"));
+	assert_null(strstr(r.out, "{\"n\":2}"));
+	assert_non_null(strstr(r.out, "(older events left out"));
+
+	CTL(&r, "--json", "events", "--limit", "2");
+	assert_int_equal(r.code, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "events")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+		json_object_get(j, "events"), 0), "id")), e3);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+		json_object_get(j, "events"), 1), "id")), e2);
+	assert_int_equal(json_integer_value(json_object_get(j, "last_id")), e3);
+	assert_true(json_is_true(json_object_get(j, "more")));
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +723,11 @@ int main(void)
 		cmocka_unit_test(test_tcp_with_token_file),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_every_counter),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_vms_filters_and_outputs),
+		cmocka_unit_test(test_vms_watch),
+		cmocka_unit_test(test_histograms_and_budget),
+		cmocka_unit_test(test_events_newest_first),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
