@@ -628,13 +628,15 @@ VGMEMCTL_SRCS := $(wildcard tools/vgmemctl/*.c)
 define vgmemctl_rules
 $(1)/bin/vgmemctl: $(call obj,$(1),$(VGMEMCTL_SRCS))
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ -lcurl -ljansson
+	$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$^ -lcurl -ljansson -lncursesw
 # openapi.o embeds mgmtd/openapi.json with .incbin, which -MMD cannot see.
 $(1)/obj/mgmtd/openapi.o: mgmtd/openapi.json
 # test_rest_vgmemctl runs the binary of its own variant.
 $(1)/tests/unit/test_rest_vgmemctl: $(1)/bin/vgmemctl
 # test_mgmtd_libvirtd runs the daemon and the CLI of its own variant.
 $(1)/tests/integration/test_mgmtd_libvirtd: $(1)/bin/mgmtd $(1)/bin/vgmemctl
+# test_mgmtd_top runs the CLI of its own variant in tmux.
+$(1)/tests/integration/test_mgmtd_top: $(1)/bin/vgmemctl
 # test_compare runs vgmem-sim compare of its own variant.
 $(1)/tests/integration/test_compare: $(1)/bin/vgmem-sim
 endef

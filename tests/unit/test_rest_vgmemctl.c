@@ -7,7 +7,7 @@
  * events --follow receiving a live event, every counter of the
  * schema in `gpu N` and `vm ID` in its words with its own value, their
  * histograms, vms by GPU and state as a table, JSON, CSV and --watch,
- * events newest first, and every bad value of those options
+ * events newest first, top --once, and every bad value of those options
  * (exit 2, saying what the option takes).
  */
 #include <setjmp.h>
@@ -462,6 +462,13 @@ static void test_bad_values(void **state)
 		{ { "vms", "--watch=0", NULL }, "--watch=SEC takes 1 to 86400 seconds, not '0'" },
 		{ { "vms", "--watch=soon", NULL }, "not 'soon'" },
 		{ { "vms", "extra", NULL }, "unexpected argument 'extra'" },
+		{ { "top", "--sort", "size", NULL }, "--sort takes gpu, name, resident" },
+		{ { "top", "--interval", "0", NULL }, "--interval takes 1 to 3600 seconds, not '0'" },
+		{ { "top", "--interval", "-2", NULL }, "not '-2'" },
+		{ { "top", "--interval", "3601", NULL }, "not '3601'" },
+		{ { "top", "extra", NULL }, "unexpected argument 'extra'" },
+		/* stdout is a pipe here */
+		{ { "top", NULL }, "top: needs a terminal on stdin and stdout; for scripts: vgmemctl top --once" },
 	};
 	static struct run r;
 	size_t i, j;
@@ -713,6 +720,37 @@ static void test_events_newest_first(void **state)
 	json_decref(j);
 }
 
+/* top --once: one frame for a script, without a terminal. */
+static void test_top_once(void **state)
+{
+	static struct run r;
+
+	(void)state;
+	CTL(&r, "top", "--once", "--interval", "1");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "sort: gpu"));
+	/* sim1: 16G of VRAM, 2 VMs at 1.0G resident (vm2) */
+	assert_non_null(strstr(r.out, "GPU 1 sim1  VRAM 16G: BOs 0B, file cache 4.0M, free 16G"));
+	/* VRAM's bar: 4M of 16G is no cell, all free */
+	assert_non_null(strstr(r.out, "\n [......"));
+	assert_non_null(strstr(r.out, "\nvm2                1 running       1.0G     1.0G     2.0G      4     0.0 "));
+	assert_non_null(strstr(r.out, "# resident ~ relocated | entitlement"));
+	assert_null(strstr(r.out, "recent events"));	/* a live view's only */
+	CTL(&r, "top", "--once", "--interval", "1", "--sort", "name");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "sort: name"));
+	/* by name: vm2, vm3, then "web ..." */
+	assert_true(strstr(r.out, "\nvm2 ") < strstr(r.out, "\nvm3 "));
+	assert_true(strstr(r.out, "\nvm3 ") < strstr(r.out, "\nweb "));
+	CTL(&r, "top", "--help");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "--once"));
+	run_ctl(&r, (const char *const[]){ "--socket", "/nonexistent/sock", "top", "--once",
+					    NULL });
+	assert_int_equal(r.code, 3);
+	assert_non_null(strstr(r.err, "cannot reach mgmtd"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_vms_watch),
 		cmocka_unit_test(test_histograms_and_budget),
 		cmocka_unit_test(test_events_newest_first),
+		cmocka_unit_test(test_top_once),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,8 +2,8 @@
 /*
  * vgmemctl's pieces: the HTTP client (http.c), the event stream's parser
  * (sse.c), the formatting shared by the commands (format.c), one file per
- * command group (cmd_*.c). main.c parses the global options and
- * dispatches.
+ * command group (cmd_*.c) and the live view (top*.c). main.c parses the
+ * global options and dispatches.
  */
 #ifndef VGMEMCTL_CTL_H
 #define VGMEMCTL_CTL_H
@@ -28,8 +28,8 @@ struct ctl {
 	bool json;
 	long timeout_s;
 	/*
-	 * quiet: a failed request's message goes only to err (for a view
-	 * that shows it itself); else to stderr as well.
+	 * quiet: a failed request's message goes only to err (top draws
+	 * it on its screen); else to stderr as well.
 	 */
 	bool quiet;
 	char err[1024];
@@ -86,5 +86,6 @@ int cmd_policy(struct ctl *c, int argc, char **argv);
 int cmd_admit(struct ctl *c, int argc, char **argv);
 int cmd_knobs(struct ctl *c, int argc, char **argv);
 int cmd_events(struct ctl *c, int argc, char **argv);
+int cmd_top(struct ctl *c, int argc, char **argv);
 
 #endif

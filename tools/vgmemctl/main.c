@@ -6,7 +6,7 @@
  * scripts (the API's JSON, unchanged). Exit codes: 0 success, 1 the API
  * refused or failed (its problem details are printed), 2 usage error,
  * 3 mgmtd could not be reached. This file: the global options and the
- * dispatch to the commands (cmd_*.c).
+ * dispatch to the commands (cmd_*.c, top*.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +31,8 @@ static void usage(FILE *f)
 "  vms [--gpu N] [--state STATE] [--output table|json|csv] [--watch[=SEC]]\n"
 "                              list VMs: policy, entitlement, usage\n"
 "  vm ID|NAME                  one VM in detail, with its histograms\n"
+"  top [--once] [--sort KEY] [--interval SEC]\n"
+"                              live view of the GPUs and VMs (q quits, ? helps)\n"
 "  policy ID|NAME              show a VM's policy\n"
 "  policy ID|NAME --quota 8G [--min S --low S --max S --weight N --priority N]\n"
 "                              replace the VM's policy (PUT; omitted fields: defaults)\n"
@@ -158,7 +160,7 @@ int main(int argc, char **argv)
 	cargv = argv + optind;
 	if (cargc >= 2 && (!strcmp(cargv[1], "--help") || !strcmp(cargv[1], "-h")) &&
 	    strcmp(cmd, "policy") && strcmp(cmd, "knobs") && strcmp(cmd, "events") &&
-	    strcmp(cmd, "admit") && strcmp(cmd, "vms")) {
+	    strcmp(cmd, "admit") && strcmp(cmd, "vms") && strcmp(cmd, "top")) {
 		usage(stdout);
 		ret = 0;
 	} else if (!strcmp(cmd, "health") && cargc == 1) {
@@ -169,6 +171,8 @@ int main(int argc, char **argv)
 		ret = cmd_gpus(&c, cargv[1]);
 	} else if (!strcmp(cmd, "vms")) {
 		ret = cmd_vms(&c, cargc, cargv);
+	} else if (!strcmp(cmd, "top")) {
+		ret = cmd_top(&c, cargc, cargv);
 	} else if (!strcmp(cmd, "vm") && cargc == 2) {
 		ret = cmd_vm(&c, cargv[1]);
 	} else if (!strcmp(cmd, "policy")) {
