@@ -454,7 +454,7 @@ static void test_bad_values(void **state)
 		{ { "events", "--follow", "--since", "1h", NULL }, "--follow: takes only --since ID" },
 		{ { "vms", "--output", "xml", NULL }, "--output takes table, json or csv, not 'xml'" },
 		{ { "vms", "--output", "", NULL }, "--output takes table, json or csv, not ''" },
-		{ { "vms", "--state", "sleeping", NULL }, "unknown state 'sleeping' (mgmtd's states: running, stopped, lost)" },
+		{ { "vms", "--state", "sleeping", NULL }, "unknown state 'sleeping' (mgmtd's states: running, stopped, lost, unmanaged, rejected)" },
 		{ { "vms", "--state", "Running!", NULL }, "--state needs a state such as running, not 'Running!'" },
 		{ { "vms", "--state", "", NULL }, "not ''" },
 		{ { "vms", "--gpu", "x", NULL }, "--gpu takes a GPU index, not 'x'" },
@@ -565,6 +565,78 @@ static void test_vms_filters_and_outputs(void **state)
 	CTL(&r, "vms", "--help");
 	assert_int_equal(r.code, 0);
 	assert_non_null(strstr(r.out, "--watch[=SEC]"));
+}
+
+/*
+ * The libvirt domains mgmtd lists without managing them: rows of their
+ * own, selected by their states like a VM's, left out by --gpu.
+ */
+static void test_vms_unmanaged_domains(void **state)
+{
+	static struct run r;
+	struct mg_dom_info *d;
+	json_t *j;
+
+	(void)state;
+	pthread_mutex_lock(&F.mg->lock);
+	d = &F.mg->doms[0];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->uuid, sizeof(d->uuid), "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	snprintf(d->name, sizeof(d->name), "web2");
+	snprintf(d->mdev, sizeof(d->mdev), "c2177883-f1bb-47f0-914d-32a22e3a8801");
+	d->state = MG_DOM_UNMANAGED;
+	snprintf(d->reason, sizeof(d->reason), "no <vgmem:gpu> metadata, \"not\" managed");
+	F.mg->doms[1] = *d;
+	snprintf(F.mg->doms[1].name, sizeof(F.mg->doms[1].name), "bad1");
+	F.mg->doms[1].mdev[0] = '\0';
+	F.mg->doms[1].state = MG_DOM_REJECTED;
+	snprintf(F.mg->doms[1].reason, sizeof(F.mg->doms[1].reason), "no mdev hostdev");
+	F.mg->ndoms = 2;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+
+	CTL(&r, "vms");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, VM2));
+	assert_non_null(strstr(r.out, "\nweb2                 c2177883-f1bb-47f0-914d-32a22e3a8801   - unmanaged       -"));
+	assert_non_null(strstr(r.out, "  - no <vgmem:gpu> metadata, \"not\" managed\n"));
+	assert_non_null(strstr(r.out, "\nbad1                 -                                      - rejected "));
+	CTL(&r, "vms", "--state", "rejected");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "\nbad1 "));
+	assert_null(strstr(r.out, "web2"));
+	assert_null(strstr(r.out, VM2));
+	CTL(&r, "vms", "--gpu", "1");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, VM2));
+	assert_null(strstr(r.out, "web2"));
+	assert_null(strstr(r.out, "bad1"));
+	CTL(&r, "vms", "--state", "unmanaged", "--output", "json");
+	assert_int_equal(r.code, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "vms")), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "unmanaged")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(j, "unmanaged"), 0), "name")), "web2");
+	json_decref(j);
+	CTL(&r, "vms", "--state", "unmanaged", "--output", "csv");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "\nweb2,c2177883-f1bb-47f0-914d-32a22e3a8801,,unmanaged,"
+				      ",,,,,,,,,\"no <vgmem:gpu> metadata, \"\"not\"\" managed\"\n"));
+
+	/* top names them under the VMs */
+	CTL(&r, "top", "--once", "--interval", "1");
+	assert_int_equal(r.code, 0);
+	assert_non_null(strstr(r.out, "\n2 libvirt domains not managed: web2 (unmanaged), bad1 (rejected) (vgmemctl vms)\n"));
+
+	pthread_mutex_lock(&F.mg->lock);
+	F.mg->ndoms = 0;
+	fake_changed_locked(F.mg);
+	pthread_mutex_unlock(&F.mg->lock);
+	CTL(&r, "top", "--once", "--interval", "1");
+	assert_int_equal(r.code, 0);
+	assert_null(strstr(r.out, "not managed"));
 }
 
 /* vms --watch=1: a listing, then another a second later, until killed. */
@@ -763,6 +835,7 @@ int main(void)
 		cmocka_unit_test(test_every_counter),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_vms_filters_and_outputs),
+		cmocka_unit_test(test_vms_unmanaged_domains),
 		cmocka_unit_test(test_vms_watch),
 		cmocka_unit_test(test_histograms_and_budget),
 		cmocka_unit_test(test_events_newest_first),

@@ -170,10 +170,39 @@ static void print_vm_csv(json_t *vm)
 	csv_field(js(vm, "error"), true);
 }
 
+/*
+ * A libvirt domain mgmtd lists without managing it (GET /v1/vms'
+ * "unmanaged": state unmanaged or rejected, and why): it has no GPU, no
+ * policy and no usage, so its row has only its name, mdev, state and why.
+ */
+static void print_dom_row(json_t *d)
+{
+	printf("%-20.20s %-36s %3s %-9.9s %7s %7s %7s %7s %7s %6s %4s %s\n",
+	       js(d, "name")[0] ? js(d, "name") : "-",
+	       js(d, "mdev")[0] ? js(d, "mdev") : "-", "-", vm_state(d), "-", "-", "-",
+	       "-", "-", "-", "-", js(d, "reason"));
+}
+
+static void print_dom_csv(json_t *d)
+{
+	int i;
+
+	csv_field(js(d, "name"), false);
+	csv_field(js(d, "mdev"), false);
+	csv_field("", false);		/* no GPU */
+	csv_field(vm_state(d), false);
+	for (i = 0; i < 9; i++)		/* no policy, no usage */
+		csv_field("", false);
+	csv_field(js(d, "reason"), true);
+}
+
 static bool vm_selected(const struct vms_opts *o, json_t *vm)
 {
 	char gpu[24];
 
+	/* a domain not managed has no GPU: --gpu leaves it out */
+	if (o->gpu && !json_is_integer(json_object_get(vm, "gpu")))
+		return false;
 	snprintf(gpu, sizeof(gpu), "%" PRId64,
 		 (int64_t)json_integer_value(json_object_get(vm, "gpu")));
 	if (o->gpu && strcmp(o->gpu, gpu))
@@ -181,25 +210,39 @@ static bool vm_selected(const struct vms_opts *o, json_t *vm)
 	return !o->state || !strcmp(o->state, vm_state(vm));
 }
 
-/* One listing of the VMs o selects. */
+/* The members of a listing's array key that o selects. */
+static json_t *select_from(const struct vms_opts *o, json_t *listing, const char *key)
+{
+	json_t *sel = json_array(), *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(listing, key), i, e)
+		if (vm_selected(o, e))
+			json_array_append(sel, e);
+	return sel;
+}
+
+/*
+ * One listing of what o selects: the VMs, then the libvirt domains
+ * mgmtd lists without managing them (a row each, with why).
+ */
 static int vms_once(struct ctl *c, const struct vms_opts *o)
 {
-	json_t *j, *vms, *vm, *sel;
+	json_t *j, *vms, *doms, *e;
 	size_t i;
 	char *txt;
 	int ret = ctl_fetch_json(c, "/v1/vms", &j);
 
 	if (ret)
 		return ret;
-	vms = json_object_get(j, "vms");
-	sel = json_array();
-	json_array_foreach(vms, i, vm)
-		if (vm_selected(o, vm))
-			json_array_append(sel, vm);
+	vms = select_from(o, j, "vms");
+	doms = select_from(o, j, "unmanaged");
 	switch (o->out) {
 	case OUT_JSON:
-		/* the API's object, with the VMs that were asked for */
-		json_object_set(j, "vms", sel);
+		/* the API's object, with what was asked for */
+		json_object_set(j, "vms", vms);
+		if (json_object_get(j, "unmanaged"))
+			json_object_set(j, "unmanaged", doms);
 		txt = json_dumps(j, JSON_COMPACT);
 		if (txt)
 			puts(txt);
@@ -208,35 +251,87 @@ static int vms_once(struct ctl *c, const struct vms_opts *o)
 	case OUT_CSV:
 		printf("name,id,gpu,state,quota,entitlement,allocated,resident,relocated,"
 		       "cache_private,weight,priority,advisory,error\n");
-		json_array_foreach(sel, i, vm)
-			print_vm_csv(vm);
+		json_array_foreach(vms, i, e)
+			print_vm_csv(e);
+		json_array_foreach(doms, i, e)
+			print_dom_csv(e);
 		break;
 	case OUT_TABLE:
 		printf("%-20s %-36s %3s %-9s %7s %7s %7s %7s %7s %6s %4s %s\n", "NAME", "ID",
 		       "GPU", "STATE", "QUOTA", "ENTITLD", "VRAM", "HOST", "FCACHE", "WEIGHT",
 		       "PRIO", "NOTE");
-		json_array_foreach(sel, i, vm)
-			print_vm_row(vm);
+		json_array_foreach(vms, i, e)
+			print_vm_row(e);
+		json_array_foreach(doms, i, e)
+			print_dom_row(e);
 		break;
 	}
 	fflush(stdout);
-	json_decref(sel);
+	json_decref(vms);
+	json_decref(doms);
 	json_decref(j);
 	return 0;
 }
 
+/* A schema of the OpenAPI document: follows "$ref": "#/components/schemas/NAME". */
+static json_t *schema_deref(json_t *doc, json_t *sch)
+{
+	const char *ref = json_string_value(json_object_get(sch, "$ref"));
+	static const char prefix[] = "#/components/schemas/";
+
+	if (!ref || strncmp(ref, prefix, sizeof(prefix) - 1))
+		return sch;
+	return json_object_get(json_object_get(json_object_get(doc, "components"),
+					       "schemas"), ref + sizeof(prefix) - 1);
+}
+
 /*
- * --state names a state mgmtd has: when its OpenAPI document enumerates
- * the Vm's states (components.schemas.Vm.properties.state.enum), one of
- * those, else one of those vm_state() derives. No list is kept here, so
- * the states mgmtd adds are taken as they come.
+ * Adds to known (", "-separated) the states the OpenAPI document doc
+ * enumerates for what GET /v1/vms lists: each array of its answer (the
+ * VMs, the domains not managed), its items' "state" enum. true if state
+ * is one of them.
+ */
+static bool listed_states(json_t *doc, const char *state, char *known, size_t len)
+{
+	static const char *const path[] = { "paths", "/v1/vms", "get", "responses", "200",
+					    "content", "application/json", "schema",
+					    "properties" };
+	json_t *props, *arr, *st, *v;
+	const char *key, *s;
+	bool found = false;
+	size_t i, n;
+
+	props = doc;
+	for (i = 0; i < sizeof(path) / sizeof(path[0]); i++)
+		props = schema_deref(doc, json_object_get(props, path[i]));
+	json_object_foreach(props, key, arr) {
+		st = json_object_get(json_object_get(schema_deref(doc, json_object_get(
+			schema_deref(doc, arr), "items")), "properties"), "state");
+		json_array_foreach(json_object_get(st, "enum"), i, v) {
+			s = json_string_value(v);
+			if (!s)
+				continue;
+			found |= !strcmp(s, state);
+			n = strlen(known);
+			if (n + strlen(s) + 3 < len)
+				snprintf(known + n, len - n, "%s%s", n ? ", " : "", s);
+		}
+	}
+	return found;
+}
+
+/*
+ * --state names a state mgmtd has: one its OpenAPI document enumerates
+ * for what GET /v1/vms lists, or, when it enumerates none, one of those
+ * vm_state() derives. No list is kept here, so the states mgmtd adds
+ * are taken as they come.
  */
 static int check_state(struct ctl *c, const char *state)
 {
 	static const char *const derived[] = { "running", "stopped", "lost" };
-	json_t *doc, *en, *v;
 	char known[512] = "";
-	bool found = false;
+	bool found;
+	json_t *doc;
 	size_t i;
 	int ret;
 
@@ -246,28 +341,15 @@ static int check_state(struct ctl *c, const char *state)
 	ret = ctl_fetch_json(c, "/v1/openapi.json", &doc);
 	if (ret)
 		return ret;
-	en = json_object_get(json_object_get(json_object_get(json_object_get(
-		json_object_get(json_object_get(doc, "components"), "schemas"), "Vm"),
-		"properties"), "state"), "enum");
-	if (json_is_array(en) && json_array_size(en)) {
-		json_array_foreach(en, i, v) {
-			const char *s = json_string_value(v);
-
-			if (!s)
-				continue;
-			found |= !strcmp(s, state);
-			if (strlen(known) + strlen(s) + 3 < sizeof(known))
-				snprintf(known + strlen(known), sizeof(known) - strlen(known),
-					 "%s%s", known[0] ? ", " : "", s);
-		}
-	} else {
+	found = listed_states(doc, state, known, sizeof(known));
+	json_decref(doc);
+	if (!known[0]) {
 		for (i = 0; i < sizeof(derived) / sizeof(derived[0]); i++) {
 			found |= !strcmp(derived[i], state);
 			snprintf(known + strlen(known), sizeof(known) - strlen(known),
 				 "%s%s", i ? ", " : "", derived[i]);
 		}
 	}
-	json_decref(doc);
 	if (found)
 		return 0;
 	fprintf(stderr, "%s: vms: unknown state '%s' (mgmtd's states: %s)\n", prog,
@@ -321,8 +403,9 @@ int cmd_vms(struct ctl *c, int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s vms [--gpu N] [--state STATE] [--output table|json|csv] [--watch[=SEC]]\n"
-			       "  the VMs (on GPU N, in state STATE: running, stopped, lost or any\n"
-			       "  other state mgmtd reports); --watch: again every SEC seconds (2)\n",
+			       "  the VMs, and the libvirt domains mgmtd does not manage (on GPU N, in\n"
+			       "  state STATE: running, stopped, lost, unmanaged, rejected or any other\n"
+			       "  state mgmtd reports); --watch: again every SEC seconds (2)\n",
 			       prog);
 			return 0;
 		default:

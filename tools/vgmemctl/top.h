@@ -82,6 +82,8 @@ struct top {
 	bool connected, stream_up, have_data;
 	char err[1024];		/* why not connected */
 	uint64_t last_event_id;
+	char unmanaged[256];	/* the domains not managed, "name (state), ..." */
+	unsigned int nr_unmanaged;
 	char events[TOP_EVENTS][160];	/* a ring of the recent events, formatted */
 	bool event_alert[TOP_EVENTS];
 	unsigned int nr_events, ev_head;

@@ -176,6 +176,19 @@ int top_refresh(struct top *t, double now)
 		snprintf(key, sizeof(key), "vm %s", v[i].id);
 		rate_update(t, key, v[i].moved, now, &v[i].rate, &v[i].rate_known);
 	}
+	/* the libvirt domains mgmtd lists without managing them: named only */
+	t->unmanaged[0] = '\0';
+	t->nr_unmanaged = 0;
+	json_array_foreach(json_object_get(jv, "unmanaged"), i, o) {
+		char name[64];
+		size_t l = strlen(t->unmanaged);
+
+		copy_printable(name, sizeof(name), js(o, "name"));
+		if (l + strlen(name) + 32 < sizeof(t->unmanaged))
+			snprintf(t->unmanaged + l, sizeof(t->unmanaged) - l, "%s%s (%s)",
+				 l ? ", " : "", name, vm_state(o));
+		t->nr_unmanaged++;
+	}
 	qsort_r(v, nv, sizeof(*v), vm_cmp, t);
 	free(t->gpus);
 	free(t->vms);
@@ -385,6 +398,9 @@ void top_draw(struct top *t, struct top_canvas *cv, bool live)
 		draw_vm(cv, row++, &t->vms[i], scale);
 	if (!t->nr_vms)
 		put(cv, row++, 0, TS_NORMAL, "(no VMs)");
+	if (t->nr_unmanaged)
+		put(cv, row++, 0, TS_ALERT, "%u libvirt domain%s not managed: %s (vgmemctl vms)",
+		    t->nr_unmanaged, t->nr_unmanaged == 1 ? "" : "s", t->unmanaged);
 	if (!live || row + 2 >= cv->rows)
 		return;
 	row++;
