@@ -142,6 +142,7 @@ static void stream_data(void *priv, const char *data, size_t len)
 }
 
 struct stream {
+	struct top *t;
 	CURL *cu;
 	struct curl_slist *h;
 	struct sse sse;
@@ -158,6 +159,15 @@ static void stream_stop(CURLM *m, struct stream *s)
 	s->cu = NULL;
 	s->h = NULL;
 	sse_free(&s->sse);
+}
+
+/* The stream is up once mgmtd sends something (its first line comes at once). */
+static size_t stream_write(char *p, size_t sz, size_t n, void *priv)
+{
+	struct stream *s = priv;
+
+	s->t->stream_up = true;
+	return sse_write(p, sz, n, &s->sse);
 }
 
 /* Opens the event stream, after the last event seen if any. */
@@ -177,8 +187,8 @@ static void stream_start(struct top *t, CURLM *m, struct stream *s)
 	s->sse.on_data = stream_data;
 	s->sse.priv = t;
 	curl_easy_setopt(s->cu, CURLOPT_HTTPHEADER, s->h);
-	curl_easy_setopt(s->cu, CURLOPT_WRITEFUNCTION, sse_write);
-	curl_easy_setopt(s->cu, CURLOPT_WRITEDATA, &s->sse);
+	curl_easy_setopt(s->cu, CURLOPT_WRITEFUNCTION, stream_write);
+	curl_easy_setopt(s->cu, CURLOPT_WRITEDATA, s);
 	curl_multi_add_handle(m, s->cu);
 }
 
@@ -215,9 +225,9 @@ static void prefill_events(struct top *t)
 static int top_live(struct top *t)
 {
 	struct curl_waitfd tty = { .fd = STDIN_FILENO, .events = CURL_WAIT_POLLIN };
-	struct stream s = { 0 };
+	struct stream s = { .t = t };
 	double now, last_read = 0;
-	bool quit = false, help = false, dirty = true, redraw = true;
+	bool quit = false, help = false, dirty = true, redraw = true, was_up;
 	uint64_t seen = 0;
 	CURLM *m = curl_multi_init();
 	SCREEN *scr;
@@ -266,11 +276,8 @@ static int top_live(struct top *t)
 			dirty = false;
 			redraw = true;
 		}
-		if (!s.cu && now >= s.retry_at) {
+		if (!s.cu && now >= s.retry_at)
 			stream_start(t, m, &s);
-			t->stream_up = s.cu != NULL;
-			redraw = true;
-		}
 		if (redraw) {
 			draw(t, help);
 			redraw = false;
@@ -284,8 +291,11 @@ static int top_live(struct top *t)
 			wait_s = TOP_MAX_SLEEP_MS / 1000.0;
 		if (wait_s < 0.01)
 			wait_s = 0.01;
+		was_up = t->stream_up;
 		curl_multi_poll(m, &tty, 1, (int)(wait_s * 1000), &numfds);
 		curl_multi_perform(m, &running);
+		if (t->stream_up != was_up)
+			redraw = true;
 		if (t->events_seen != seen) {
 			/* new events: read the totals soon, show them now */
 			seen = t->events_seen;
