@@ -388,7 +388,7 @@ static bool vg_vmh_above(const struct vg_vmh_ent *a, const struct vg_vmh_ent *b)
 {
 	if (a->key != b->key)
 		return a->key > b->key;
-	return a->order < b->order;
+	return a->slot < b->slot;
 }
 
 /*
@@ -405,11 +405,11 @@ static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
 		if (!vg_vmh_above(&e, &h[parent]))
 			break;
 		h[i] = h[parent];
-		h[i].vm->vmh_idx = i;
+		gpu->vmh_pos[h[i].slot] = i;
 		i = parent;
 	}
 	h[i] = e;
-	e.vm->vmh_idx = i;
+	gpu->vmh_pos[e.slot] = i;
 }
 
 static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
@@ -427,11 +427,11 @@ static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
 		if (!vg_vmh_above(&h[best], &e))
 			break;
 		h[i] = h[best];
-		h[i].vm->vmh_idx = i;
+		gpu->vmh_pos[h[i].slot] = i;
 		i = best;
 	}
 	h[i] = e;
-	e.vm->vmh_idx = i;
+	gpu->vmh_pos[e.slot] = i;
 }
 
 /* vg_vmh_moved()'s part out of line: entry i's key moves by delta. */
@@ -464,9 +464,11 @@ static void vg_vmh_build(struct vg_gpu *gpu)
 		WARN_ON_ONCE(!vm->entitlement && !gpu->nr_ent_equal);
 		e->key = (s64)vm->resident -
 			 (s64)(vm->entitlement ? vm->entitlement : equal);
-		e->order = vm->order;
-		e->vm = vm;
-		vm->vmh_idx = n++;
+		e->slot = n;
+		vm->vmh_slot = n;
+		gpu->vmh_vm[n] = vm;
+		gpu->vmh_pos[n] = n;
+		n++;
 	}
 	gpu->vmh_n = n;
 	for (i = n / 2; i-- > 0;)
@@ -489,12 +491,14 @@ int vg_vmh_check(struct vg_gpu *gpu)
 		const struct vg_vmh_ent *e = &gpu->vmh[i];
 		u64 ent;
 
-		vm = e->vm;
+		VG_CHECK(e->slot < gpu->vmh_n && gpu->vmh_pos[e->slot] == i,
+			 "standing heap entry %u: slot %u, index %u", i, e->slot,
+			 e->slot < gpu->vmh_n ? gpu->vmh_pos[e->slot] : 0);
+		vm = gpu->vmh_vm[e->slot];
 		ent = vm->entitlement ? vm->entitlement : equal;
-		VG_CHECK(vm->vmh_idx == i, "%s: standing heap entry %u, index %u",
-			 vm->name, i, vm->vmh_idx);
-		VG_CHECK(e->key == (s64)vm->resident - (s64)ent &&
-			 e->order == vm->order,
+		VG_CHECK(vm->vmh_slot == e->slot, "%s: slot %u, entry's %u",
+			 vm->name, vm->vmh_slot, e->slot);
+		VG_CHECK(e->key == (s64)vm->resident - (s64)ent,
 			 "%s: standing key %lld, resident %llu entitlement %llu",
 			 vm->name, (long long)e->key,
 			 (unsigned long long)vm->resident,
@@ -504,12 +508,16 @@ int vg_vmh_check(struct vg_gpu *gpu)
 	}
 	/*
 	 * With vmh_n == nr_vms and every entry's index pointing back, the
-	 * entries name distinct VMs; each listed VM found among them makes
-	 * it every VM, none destroyed.
+	 * entries hold distinct slots; each listed VM found at its slot, in
+	 * list order (the tie-break), makes it every VM, none destroyed.
 	 */
-	list_for_each_entry(vm, &gpu->vms, node)
-		VG_CHECK(vm->vmh_idx < gpu->vmh_n && gpu->vmh[vm->vmh_idx].vm == vm,
-			 "%s: not in the standing heap", vm->name);
+	i = 0;
+	list_for_each_entry(vm, &gpu->vms, node) {
+		VG_CHECK(vm->vmh_slot == i && gpu->vmh_vm[i] == vm,
+			 "%s: slot %u, not its rank %u in the standing heap",
+			 vm->name, vm->vmh_slot, i);
+		i++;
+	}
 	return 0;
 }
 
@@ -598,7 +606,7 @@ static struct vg_red_vm *vg_red_walk(struct vg_reducer *r)
 	while (r->nfront) {
 		u32 i = vg_front_pop(r), l = 2 * i + 1;
 		const struct vg_vmh_ent *e = &gpu->vmh[i];
-		struct vg_vm *vm = e->vm;
+		struct vg_vm *vm = gpu->vmh_vm[e->slot];
 
 		if (l < gpu->vmh_n)
 			vg_front_push(r, l);
@@ -812,10 +820,14 @@ static void vg_red_free_arrays(struct vg_gpu *gpu)
 	kvfree(gpu->red_heap);
 	kvfree(gpu->red_front);
 	kvfree(gpu->vmh);
+	kvfree(gpu->vmh_pos);
+	kvfree(gpu->vmh_vm);
 	gpu->red_st = NULL;
 	gpu->red_heap = NULL;
 	gpu->red_front = NULL;
 	gpu->vmh = NULL;
+	gpu->vmh_pos = NULL;
+	gpu->vmh_vm = NULL;
 	gpu->vmh_n = 0;
 	gpu->vmh_valid = false;
 }
@@ -829,7 +841,8 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 	struct vg_red_vm *st;
 	struct vg_red_vm **heap;
 	struct vg_vmh_ent *vmh;
-	u32 *front;
+	struct vg_vm **vmv;
+	u32 *front, *pos;
 	u32 cap;
 
 	if (gpu->nr_vms <= gpu->red_cap)
@@ -840,11 +853,15 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 	heap = kvmalloc_array(cap, sizeof(*heap), GFP_KERNEL);
 	front = kvmalloc_array(cap, sizeof(*front), GFP_KERNEL);
 	vmh = kvmalloc_array(cap, sizeof(*vmh), GFP_KERNEL);
-	if (!st || !heap || !front || !vmh) {
+	pos = kvmalloc_array(cap, sizeof(*pos), GFP_KERNEL);
+	vmv = kvmalloc_array(cap, sizeof(*vmv), GFP_KERNEL);
+	if (!st || !heap || !front || !vmh || !pos || !vmv) {
+		kvfree(vmv);
 		kvfree(st);
 		kvfree(heap);
 		kvfree(front);
 		kvfree(vmh);
+		kvfree(pos);
 		return -ENOMEM;
 	}
 	vg_red_free_arrays(gpu);
@@ -852,6 +869,8 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 	gpu->red_heap = heap;
 	gpu->red_front = front;
 	gpu->vmh = vmh;
+	gpu->vmh_pos = pos;
+	gpu->vmh_vm = vmv;
 	gpu->red_cap = cap;
 	return 0;
 }
@@ -908,10 +927,11 @@ static int vg_red_take_all(struct vg_reducer *r)
 
 	for (i = 0; i < gpu->vmh_n; i++) {
 		const struct vg_vmh_ent *e = &gpu->vmh[i];
+		struct vg_vm *vm = gpu->vmh_vm[e->slot];
 
-		if (vg_red_offers(r, e->vm))
-			r->heap[r->nheap++] = vg_red_take(r, e->vm, e->key,
-							  e->vm->res_nr);
+		if (vg_red_offers(r, vm))
+			r->heap[r->nheap++] = vg_red_take(r, vm, e->key,
+							  vm->res_nr);
 	}
 	for (i = 0; r->global && i < r->nheap; i++) {
 		if (r->heap[i]->key <= 0 && !r->heap[i]->open)
@@ -1000,7 +1020,7 @@ static int vg_reduce_common(struct vg_gpu *gpu, struct vg_vm *req,
 		u32 left = unlikely(vg_vm_drain_deferred(req, now)) ?
 			   0 : req->res_nr;
 
-		s = vg_red_take(&r, req, gpu->vmh[req->vmh_idx].key +
+		s = vg_red_take(&r, req, gpu->vmh[gpu->vmh_pos[req->vmh_slot]].key +
 				(s64)(newbo ? newbo->size : 0), left);
 		if (s->left + r.new_left)
 			vg_heap_push(&r, s);

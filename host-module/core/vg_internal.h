@@ -36,13 +36,16 @@ struct vg_vm;
 struct vg_red_vm;
 
 /*
- * One VM in the standing heap (struct vg_gpu, vmh): its key and tie-break
- * copied next to it, so the heap compares without chasing the VM.
+ * One VM in the standing heap (struct vg_gpu, vmh): its key copied next to
+ * it, so the heap compares without chasing the VM, and its slot, which
+ * names the VM (gpu->vmh_vm), breaks ties (slots follow creation order)
+ * and holds its index (gpu->vmh_pos). A sift down a heap of 1000 VMs
+ * moves ten entries: writing each one's index into its VM was ten cache
+ * misses, and 16-byte entries keep the heap in half the lines.
  */
 struct vg_vmh_ent {
 	s64 key;		/* vm->resident - vg_vm_entitlement(vm) */
-	u64 order;		/* vm->order */
-	struct vg_vm *vm;
+	u32 slot;		/* vm->vmh_slot */
 };
 
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
@@ -111,7 +114,7 @@ struct vg_vm {
 	u64 resident;			/* bytes of chunks in VRAM */
 	u64 order;			/* creation order: reducer tie-break (vm.c) */
 	u32 res_nr, res_cap;
-	u32 vmh_idx;			/* its entry in gpu->vmh while vmh_valid */
+	u32 vmh_slot;			/* gpu->vmh_pos[vmh_slot]: its entry in gpu->vmh while vmh_valid */
 	/* Chunks chosen by the reducer or the return worker (relocate.c). */
 	struct list_head marked;
 	u64 marked_bytes;
@@ -273,10 +276,11 @@ struct vg_gpu {
 	 * VM created first, kept between reductions so that one does not
 	 * rank every VM again. Under gpu->lock, like the rest. Invariants
 	 * while vmh_valid (vg_vmh_check(), from vg_gpu_check()):
-	 *  - vmh[0, vmh_n) holds each VM of gpu->vms once, vmh_n == nr_vms,
-	 *    and vmh[vm->vmh_idx].vm == vm;
-	 *  - vmh[i].key == vm->resident - vg_vm_entitlement(vm) and
-	 *    vmh[i].order == vm->order;
+	 *  - vmh[0, vmh_n) holds each VM of gpu->vms once, vmh_n == nr_vms;
+	 *    a VM's slot (vm->vmh_slot) is its rank in gpu->vms when the
+	 *    heap was last built, so slots order VMs as vm->order does;
+	 *    vmh_vm[slot] is the VM and vmh_pos[slot] its entry's index;
+	 *  - vmh[i].key == vm->resident - vg_vm_entitlement(vm);
 	 *  - no entry ranks above its parent (vg_vmh_above()).
 	 * account.c keeps it so whenever vm->resident changes
 	 * (vg_vmh_moved(), O(log VMs)). What moves many keys at once (a VM
@@ -286,6 +290,8 @@ struct vg_gpu {
 	 * the entries are not read (they may name destroyed VMs).
 	 */
 	struct vg_vmh_ent *vmh;
+	struct vg_vm **vmh_vm;		/* by slot: the VM */
+	u32 *vmh_pos;			/* by slot: its entry's index in vmh */
 	u32 vmh_n;
 	bool vmh_valid;
 	/*
@@ -358,7 +364,7 @@ static inline void vg_vmh_moved(struct vg_vm *vm, s64 delta)
 	struct vg_gpu *gpu = vm->gpu;
 
 	if (gpu->vmh_valid)
-		vg_vmh_fix(gpu, vm->vmh_idx, delta);
+		vg_vmh_fix(gpu, gpu->vmh_pos[vm->vmh_slot], delta);
 }
 
 /* Event hooks: gpu->lock held (vg.h, struct vg_gpu_events). */
