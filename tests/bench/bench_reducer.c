@@ -59,6 +59,7 @@ static int gm_write(void *priv, u64 gpa, const void *buf, size_t len)
 
 struct result {
 	double ns;		/* measured allocations */
+	double cpu_ns;		/* the same, this thread's CPU time */
 	double reduce_ns;	/* vg_reduce() alone, per chunk it chose */
 	u64 chunks_alloc;	/* chunks the late VM allocated */
 	u64 chunks_chosen;	/* chunks the reducer chose */
@@ -131,7 +132,7 @@ static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
 	struct vgmem_vm_stats late;
 	struct null_gpu *nb;
 	struct vg_gpu *gpu;
-	u64 per_vm, left, va, t0, t1;
+	u64 per_vm, left, va, t0, t1, c0, c1;
 	u32 i;
 	int err;
 
@@ -165,14 +166,17 @@ static int run_once(u64 n, u32 v, u64 m, bool pressured, u64 seed,
 		left -= c;
 	}
 	vg_gpu_get_stats(gpu, &s0);
+	c0 = bench_cpu_ns();
 	t0 = bench_now_ns();
 	err = late_allocs(vms[v - 1], m);
 	t1 = bench_now_ns();
+	c1 = bench_cpu_ns();
 	if (err)
 		goto out_vms;
 	vg_gpu_get_stats(gpu, &s1);
 	vg_vm_get_stats(vms[v - 1], &late);
 	res->ns = (double)(t1 - t0);
+	res->cpu_ns = (double)(c1 - c0);
 	res->reduce_ns = pressured ? time_reduce(gpu, vms[v - 1], 64) : 0;
 	res->chunks_alloc = m;
 	res->chunks_chosen = (s1.reloc_out_chunks - s0.reloc_out_chunks) +
@@ -270,9 +274,9 @@ int main(int argc, char **argv)
 
 	printf("bench_reducer: core on the null GPU driver, chunk %llu KiB, random policy\n",
 	       (unsigned long long)(CHUNK >> 10));
-	printf("%8s %5s %7s %8s %12s %12s %14s %13s %7s\n", "chunks", "VMs",
+	printf("%8s %5s %7s %8s %12s %12s %14s %9s %13s %7s\n", "chunks", "VMs",
 	       "alloc", "chosen", "press ns/ch", "free ns/ch", "reducer ns/ch",
-	       "reduce ns/ch", "RATIO");
+	       "cpu ns/ch", "reduce ns/ch", "RATIO");
 	for (a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
 		u64 n = sizes[a];
 
@@ -284,7 +288,8 @@ int main(int argc, char **argv)
 			u32 v = vmsn[b];
 			u64 m = late_chunks(n, v);
 			u32 reps = n <= 10000 ? 9 : n <= 100000 ? 5 : 3, r;
-			double tp[9], tf[9], tr[9], press, freet, red, redonly;
+			double tp[9], tf[9], tr[9], cp[9], cf[9];
+			double press, freet, red, redonly, redcpu;
 			u64 chosen = 0;
 			int err = 0;
 
@@ -303,6 +308,8 @@ int main(int argc, char **argv)
 					break;
 				tp[r] = rp.ns / rp.chunks_alloc;
 				tf[r] = rf.ns / rf.chunks_alloc;
+				cp[r] = rp.cpu_ns / rp.chunks_alloc;
+				cf[r] = rf.cpu_ns / rf.chunks_alloc;
 				tr[r] = rp.reduce_ns;
 				chosen = rp.chunks_chosen;
 			}
@@ -316,14 +323,16 @@ int main(int argc, char **argv)
 			redonly = bench_median(tr, reps);
 			/* Every allocated chunk needed one chosen chunk. */
 			red = chosen ? (press - freet) * m / chosen : 0;
+			redcpu = chosen ? (bench_median(cp, reps) -
+					   bench_median(cf, reps)) * m / chosen : 0;
 			if (n == 1000000 && red > at_1m_worst)
 				at_1m_worst = red;
 			if (n == 1000000 && v == 1000)
 				chosen_1m_1k = chosen;
-			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %13.1f %7.2f\n",
+			printf("%8llu %5u %7llu %8llu %12.1f %12.1f %14.1f %9.1f %13.1f %7.2f\n",
 			       (unsigned long long)n, v, (unsigned long long)m,
 			       (unsigned long long)chosen, press, freet, red,
-			       redonly, freet > 0 ? press / freet : 0);
+			       redcpu, redonly, freet > 0 ? press / freet : 0);
 			fflush(stdout);
 		}
 	}

@@ -12,6 +12,12 @@
 #include <stdint.h>
 
 uint64_t bench_now_ns(void);
+/*
+ * The calling thread's CPU time: what it ran, without the time slices
+ * other processes on a loaded machine took from it (their cache pollution
+ * still counts).
+ */
+uint64_t bench_cpu_ns(void);
 /* Sorts v in place and returns its median (n > 0). */
 double bench_median(double *v, size_t n);
 /*
