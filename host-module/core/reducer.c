@@ -38,7 +38,12 @@
  * with an explicit entitlement keeps the strict rule even for idle
  * memory: mgmtd's entitlement may carry a min reservation ("never taken
  * away", docs/policy.md) that the core cannot tell apart. The allocation
- * path keeps the strict rule for every VM.
+ * path keeps the strict rule for every VM. The reserve leaves a chunk
+ * expected back whole after its idle spell (vg_chunk_expected(): its last
+ * use after a spell covered all of it, and a spell as long has not run
+ * out yet), such as a training loop's checkpoint: moved out, its next
+ * write goes over PCIe inside an iteration (docs/performance.md, issue
+ * 16: cloud-day's 2.5x-static goal). An allocation may still take it.
  *
  * Victims come from a binary max-heap of VMs, so a chosen chunk costs
  * O(log V) plus O(1) for RANDOM and LRA. COLD samples and sorts the
@@ -177,7 +182,7 @@ static void vg_heat_collect(struct vg_vm *vm, bool age)
 
 		c->heat = (age ? c->heat / 2 : c->heat) + n;
 		if (n)
-			c->touched = gpu->heat_clock;
+			vg_chunk_seen(c, gpu->heat_clock, n);
 	}
 }
 
@@ -648,6 +653,19 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 	if (!s->sorted)
 		return -ENOMEM;
 	memcpy(s->sorted, vm->res_vec, (size_t)s->left * sizeof(*s->sorted));
+	/*
+	 * The reserve leaves memory that is expected back whole after its
+	 * idle spell (vg_chunk_expected()): the idle memory it is after is
+	 * memory nobody will read. An allocation may still take it.
+	 */
+	if (r->cold_only) {
+		u32 i, n = 0;
+
+		for (i = 0; i < s->left; i++)
+			if (!vg_chunk_expected(s->sorted[i], r->gpu->heat_clock))
+				s->sorted[n++] = s->sorted[i];
+		s->left = n;
+	}
 	sort(s->sorted, s->left, sizeof(*s->sorted), vg_cold_cmp, NULL);
 	return 0;
 }

@@ -70,6 +70,15 @@ struct vg_chunk {
 	 * padding after marked: struct vg_chunk does not grow.
 	 */
 	u8 host_streak;
+	/*
+	 * COLD: the gap, in sampling rounds, between the last two rounds
+	 * that saw it accessed with an idle spell in between (a checkpoint
+	 * written every n-th iteration), 0 while none was seen; saturating
+	 * (vg_chunk_seen(), vg_chunk_expected()). Padding too.
+	 */
+	u16 period;
+	/* COLD: that access after the idle spell touched about all of it. */
+	bool period_whole;
 	struct list_head mark_node;	/* vm->marked */
 	struct vg_mem *new_mem;		/* destination during a relocation */
 
@@ -490,6 +499,46 @@ s64 vg_reduce_cold(struct vg_gpu *gpu, u64 need, struct vg_plan *plan);
 static inline u64 vg_chunk_heat_units(const struct vg_chunk *c)
 {
 	return max_t(u64, c->size >> 12, 1);
+}
+
+/*
+ * COLD: a sample saw n accesses to c in round now (gpu->heat_clock). A
+ * gap of two rounds or more since the last access is an idle spell: its
+ * length is the chunk's period (the last one, so a period that changes is
+ * followed), and whether that access used about all of the chunk (an
+ * access per heat unit, as vg_return_owed_now() asks) is kept with it.
+ */
+static inline void vg_chunk_seen(struct vg_chunk *c, u32 now, u64 n)
+{
+	u32 gap = now - c->touched;
+
+	if (c->touched && gap >= 2) {
+		c->period = gap < U16_MAX ? gap : U16_MAX;
+		c->period_whole = n >= vg_chunk_heat_units(c);
+	}
+	c->touched = now;
+}
+
+/*
+ * COLD: is c expected to be used whole again, after an idle spell, as it
+ * was the last time (a checkpoint written every n-th iteration)? It has
+ * a period, its last use after a spell covered about all of it, and the
+ * period has not run out by more than a round: a prediction that failed
+ * is dropped. The reserve leaves such a chunk in VRAM (reducer.c) and
+ * the return worker brings it back the round before it is due (return.c):
+ * idle most of the time, it is needed whole at once, and over PCIe that
+ * use is one slow iteration of its VM every period.
+ */
+static inline bool vg_chunk_expected(const struct vg_chunk *c, u32 now)
+{
+	return c->period && c->period_whole &&
+	       now - c->touched <= (u32)c->period + 1;
+}
+
+/* COLD: ... and due in the next round (or overdue by at most one). */
+static inline bool vg_chunk_due(const struct vg_chunk *c, u32 now)
+{
+	return vg_chunk_expected(c, now) && now + 1 >= c->touched + c->period;
 }
 /*
  * Free the reducer's and the relocation's scratch arrays (vm.c, when the

@@ -577,6 +577,135 @@ static void test_cold_one_shot_with_room(void **state)
 	check(f, a, 94);
 }
 
+/*
+ * COLD's period (vg_chunk_seen()): an access after an idle spell of two
+ * rounds or more sets the chunk's period to the spell's length and
+ * records whether that access used about all of it (an access per 4 KiB);
+ * accesses in consecutive rounds leave it alone. vg_chunk_expected()
+ * holds while the period has not run out by more than a round, and only
+ * for a whole use; vg_chunk_due() from the round before it runs out.
+ */
+static void test_cold_period_learned(void **state)
+{
+	struct vg_chunk c = { .size = CHUNK };
+	u64 whole = CHUNK / 4096;
+
+	(void)state;
+	vg_chunk_seen(&c, 3, whole);		/* first access: no spell yet */
+	assert_int_equal(c.period, 0);
+	assert_false(vg_chunk_expected(&c, 4));
+	vg_chunk_seen(&c, 4, whole);		/* the next round: no spell */
+	assert_int_equal(c.period, 0);
+	vg_chunk_seen(&c, 8, whole);		/* idle 5, 6, 7 */
+	assert_int_equal(c.period, 4);
+	assert_true(c.period_whole);
+	assert_true(vg_chunk_expected(&c, 10));
+	assert_false(vg_chunk_due(&c, 10));
+	assert_true(vg_chunk_due(&c, 11));
+	assert_true(vg_chunk_due(&c, 13));
+	assert_false(vg_chunk_expected(&c, 14));	/* ran out: dropped */
+	vg_chunk_seen(&c, 9, 1);		/* consecutive: kept */
+	assert_int_equal(c.period, 4);
+	vg_chunk_seen(&c, 20, whole / 2);	/* half of it after 11 rounds */
+	assert_int_equal(c.period, 11);
+	assert_false(c.period_whole);
+	assert_false(vg_chunk_expected(&c, 22));
+}
+
+/* White box: c was used whole after an idle spell of period rounds. */
+static void set_period(struct fx *f, struct vg_chunk *c, u32 touched,
+		       u16 period)
+{
+	mutex_lock(&f->c.gpu->lock);
+	c->touched = touched;
+	c->period = period;
+	c->period_whole = true;
+	mutex_unlock(&f->c.gpu->lock);
+}
+
+static u32 clock_now(struct fx *f)
+{
+	u32 v;
+
+	mutex_lock(&f->c.gpu->lock);
+	v = f->c.gpu->heat_clock;
+	mutex_unlock(&f->c.gpu->lock);
+	return v;
+}
+
+/*
+ * COLD's reserve leaves memory expected back whole after its idle spell
+ * (a checkpoint) and takes memory nobody will read: as in
+ * cold_reserve_case(), A's 4 chunks are idle within its share while B
+ * and C read theirs every round, but A's first two were last used whole
+ * after a spell as long as the test: the reserve's 2 chunks are A's other
+ * two (before, the first two went: equally idle, placed first).
+ */
+static void test_cold_reserve_spares_expected(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 95);
+	struct vg_bo *b = mkbo(f, f->c.vm[1], 6 * CHUNK, 96);
+	struct vg_bo *c = mkbo(f, f->c.vm[2], 6 * CHUNK, 97);
+	u32 round, now = clock_now(f);
+
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
+	set_period(f, &a->chunks[0], now + 1, 8);
+	set_period(f, &a->chunks[1], now + 1, 8);
+	mutex_lock(&f->c.gpu->lock);
+	a->chunks[2].touched = now + 1;
+	a->chunks[3].touched = now + 1;
+	mutex_unlock(&f->c.gpu->lock);
+	for (round = 0; round < 4; round++) {
+		touch_all(f, b, 16);
+		touch_all(f, c, 16);
+		assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	}
+	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_VRAM);
+	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_VRAM);
+	assert_int_equal(loc_of(f, &a->chunks[2]), VG_LOC_HOST);
+	assert_int_equal(loc_of(f, &a->chunks[3]), VG_LOC_HOST);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
+	check(f, a, 95);
+	check(f, b, 96);
+	check(f, c, 97);
+}
+
+/*
+ * COLD fetches a chunk in host RAM that nobody reads there the round
+ * before its period says it is used whole again, when VRAM has room
+ * beyond the reserve; one used only in part (a heartbeat) stays out.
+ * Every pass here samples (host RAM in use, VRAM free): one round each.
+ */
+static void test_cold_due_chunk_fetched(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 98);
+	u32 now;
+
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
+	evict(f, a, 0x3);
+	now = clock_now(f);
+	set_period(f, &a->chunks[0], now, 4);
+	set_period(f, &a->chunks[1], now, 4);
+	mutex_lock(&f->c.gpu->lock);
+	a->chunks[1].period_whole = false;
+	mutex_unlock(&f->c.gpu->lock);
+	/* Rounds now + 1 and now + 2: not due yet. */
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_HOST);
+	/* Round now + 3: due in the next. */
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), CHUNK);
+	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_VRAM);
+	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_HOST);
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_HOST);
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
+	check(f, a, 98);
+}
+
 /* ---- the worker thread -------------------------------------------------- */
 
 static bool wait_back(struct fx *f, struct vg_vm *vm);
@@ -682,6 +811,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cold_reserve_idle_within_share, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cold_reserve_spares_explicit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cold_one_shot_with_room, fx_setup, fx_teardown),
+		cmocka_unit_test(test_cold_period_learned),
+		cmocka_unit_test_setup_teardown(test_cold_reserve_spares_expected, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cold_due_chunk_fetched, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_failed_multi_vm_kicks_worker, fx_setup_worker, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_returns_after_free, fx_setup_worker, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_start_stop, fx_setup_worker, fx_teardown),
