@@ -210,7 +210,7 @@ int main(void)
 	}
 	bench_ratio("density vgmem (cold) / static at p99 1.2",
 		    jnum(json_object_get(jd, "result"), "vgmem_cold_vs_static"),
-		    2.0, 0);
+		    2.5, 0);
 	bench_ratio("density vgmem (cold) / oracle at p99 1.2",
 		    jnum(json_object_get(jd, "result"), "vgmem_cold_vs_oracle"),
 		    0.85, 0);

@@ -369,13 +369,15 @@ static int write_out(struct cd_state *s)
 	json_object_set_new(res, "density", jd);
 	if (st && vg) {
 		double ratio = st->density > 0 ? vg->density / st->density : 0;
+		/* Issue 6 asked for 2x, issue 16 for 2.5x: the latter is printed. */
+		const char *met = st->density > 0 && ratio >= 2.5 ? "met" : "missed";
 
 		json_object_set_new(res, "vgmem_cold_vs_static", json_real(ratio));
-		fprintf(md, "\nvgmem (cold) / static density: %.2fx (goal >= 2x)\n",
-			ratio);
+		fprintf(md, "\nvgmem (cold) / static density: %.2fx (goal >= 2.5x): %s\n",
+			ratio, met);
 		vs_info(s->ctx, "goal: density at p99 <= %.2f: vgmem cold %.2f VMs/GPU, "
-			"static %.2f: %.2fx (goal >= 2x)\n", cd.slo, vg->density,
-			st->density, ratio);
+			"static %.2f: %.2fx (goal >= 2.5x): %s\n", cd.slo, vg->density,
+			st->density, ratio, met);
 	}
 	oracle_goal(s, vg, orc, md, res);
 	json_object_set_new(s->ctx->summary, "result", res);
