@@ -8,6 +8,7 @@
  */
 #include "test_sim_util.h"
 #include "sim_replay_fixture.h"
+#include "host-module/sim/sim_internal.h"
 
 /* ---- parked channels: idle waits, stop, destroy ------------------------- */
 
@@ -205,6 +206,17 @@ static void *unhook_main(void *arg)
 	return NULL;
 }
 
+/* set_fault_handler has taken the handler away (and now waits). */
+static bool handler_gone(struct fx *f)
+{
+	bool gone;
+
+	spin_lock(&f->sim->pf_lock);
+	gone = !f->sim->pf_handler;
+	spin_unlock(&f->sim->pf_lock);
+	return gone;
+}
+
 /* set_fault_handler waits, like free_irq, for a call of the old handler. */
 static void test_unhook_waits_for_call(void **state)
 {
@@ -220,6 +232,11 @@ static void test_unhook_waits_for_call(void **state)
 	t_submit(t);
 	T_WAIT(TH_LD(f->h.in));
 	assert_int_equal(pthread_create(&thr, NULL, unhook_main, &u), 0);
+	/*
+	 * Not a fixed sleep: on a busy machine the thread may not run for a
+	 * while, and the second page would still find the handler.
+	 */
+	T_WAIT(handler_gone(f));
 	usleep(20000);
 	assert_int_equal(TH_LD(u.done), 0);
 	TH_ST(f->h.gate, 0);
