@@ -28,7 +28,7 @@ DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm 2>/dev/null || echo -I/usr/i
 # No source includes another folder's header by a ../ path.
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -I. -Iinclude \
 	-Ihost-module -Iguest-driver/include \
-	$(DRM_CFLAGS) -MMD -MP
+	$(DRM_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 # Warnings the module build (W=1) gives, so portable code fails here first.
 PORTABLE_CFLAGS := -Wmissing-prototypes -Wold-style-definition -Wvla
 PLAIN_OPT := -O2
@@ -247,7 +247,10 @@ endef
 
 OPT_$(BUILD) := $(PLAIN_OPT)
 OPT_$(BUILD)/asan := $(ASAN_OPT)
-LDFLAGS_$(BUILD) :=
+# CPPFLAGS, CFLAGS (above) and LDFLAGS from the environment or the command
+# line reach the plain variant: a package build passes Debian's hardening
+# flags this way (debian/rules).
+LDFLAGS_$(BUILD) := $(LDFLAGS)
 LDFLAGS_$(BUILD)/asan := -fsanitize=address,undefined
 OPT_$(BUILD)/tsan := $(TSAN_OPT)
 LDFLAGS_$(BUILD)/tsan := -fsanitize=thread
@@ -613,6 +616,8 @@ help:
 	@echo "make guest-module  build guest-driver/kernel/vgmem_guest.ko (the VM's driver)"
 	@echo "make module-6.12   the three modules for 6.12 of bookworm-backports (fetched once)"
 	@echo "make dkms-check    build the host modules through DKMS for 6.1 and 6.12 (private tree)"
+	@echo "make install    mgmtd, vgmemctl, vgmem-nl, libvgmem, config, unit (PREFIX=/usr/local, DESTDIR=)"
+	@echo "make install-dkms  the modules' sources for DKMS under /usr/src (DESTDIR=)"
 	@echo "make fuzz       run each fuzzer (tests/fuzz) FUZZ_SECONDS (300), FUZZERS=name,..."
 	@echo "make soak       the integrity test for 10^5 relocation cycles (SOAK_CYCLES, SOAK_SECONDS)"
 	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...;"
@@ -677,6 +682,9 @@ all: man
 
 # ---- fuzzers (tests/fuzz/, docs/testing.md) -----------------------------------
 include tests/fuzz/fuzz.mk
+
+# ---- install, libvgmem.so (deploy/install.mk) ------------------------------------
+include deploy/install.mk
 
 # ---- soak (docs/testing.md) ----------------------------------------------------------
 # The integrity test (tests/integration/test_integrity.c) until SOAK_CYCLES
