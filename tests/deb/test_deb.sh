@@ -101,10 +101,20 @@ mount_all() {
 		mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" &&
 		mount -t tmpfs tmpfs "$R/run" && mount -t tmpfs tmpfs "$R/tmp"
 }
+# Deletes the root, never through a mount that is still there (/dev is the
+# host's): refuses while anything is mounted beneath it, and rm stays on
+# the root's own file system anyway.
+rm_root() {
+	if awk -v r="$R" '$2 == r || index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+		echo "test_deb: not deleting $R: still mounted beneath it" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "$R"
+}
 cleanup() {
 	umount_all
 	if [ -d "$R" ] && [ "$failed" = 0 ] && [ -z "${KEEP_ROOT:-}" ]; then
-		rm -rf "$R"
+		rm_root
 	elif [ -d "$R" ]; then
 		echo "test_deb: kept $R"
 	fi
@@ -130,7 +140,7 @@ key=$( { echo "$SUITE minbase $MIRROR $BASE_PKGS $RECIPE"; [ -n "$sources" ] && 
 base=$C/base-$key.tar.zst
 if [ ! -f "$base" ]; then
 	stamp "debootstrap --variant=minbase $SUITE from $MIRROR, then $BASE_PKGS (once; kept as ${base#$ROOT/})"
-	rm -rf "$R"
+	rm_root || die "deleting the old root $R" "something is still mounted beneath it"
 	mkdir -p "$R"
 	debootstrap --variant=minbase "$SUITE" "$R" "$MIRROR" > "$C/debootstrap.log" 2>&1 ||
 		die "debootstrap $SUITE" "failed: $(tail -n 5 "$C/debootstrap.log")" "log: $C/debootstrap.log"
@@ -154,7 +164,7 @@ if [ ! -f "$base" ]; then
 fi
 
 stamp "unpacking the base root into ${R#$ROOT/}"
-rm -rf "$R"
+rm_root || die "deleting the old root $R" "something is still mounted beneath it"
 mkdir -p "$R"
 tar -C "$R" -I zstd -xf "$base" || die "unpacking $base"
 mkdir -p "$R/root/debs" "$R/var/cache/apt/archives"
