@@ -133,11 +133,26 @@ int ctl_request(struct ctl *c, const char *method, const char *path,
 	return ret;
 }
 
+/* b's text as JSON into *j (b is freed); EXIT_API if it is not JSON. */
+static int parse_body(struct ctl *c, struct buf *b, json_t **j)
+{
+	json_error_t err;
+
+	*j = json_loadb(b->p ? b->p : "", b->len, 0, &err);
+	free(b->p);
+	if (!*j) {
+		snprintf(c->err, sizeof(c->err), "mgmtd sent invalid JSON: %s", err.text);
+		if (!c->quiet)
+			fprintf(stderr, "%s: %s\n", prog, c->err);
+		return EXIT_API;
+	}
+	return 0;
+}
+
 /* GET path, parse JSON; prints raw if --json (then *j is NULL). */
 int ctl_get_json(struct ctl *c, const char *path, json_t **j)
 {
 	struct buf b = { 0 };
-	json_error_t err;
 	int ret;
 
 	*j = NULL;
@@ -151,15 +166,7 @@ int ctl_get_json(struct ctl *c, const char *path, json_t **j)
 		free(b.p);
 		return 0;
 	}
-	*j = json_loadb(b.p ? b.p : "", b.len, 0, &err);
-	free(b.p);
-	if (!*j) {
-		snprintf(c->err, sizeof(c->err), "mgmtd sent invalid JSON: %s", err.text);
-		if (!c->quiet)
-			fprintf(stderr, "%s: %s\n", prog, c->err);
-		return EXIT_API;
-	}
-	return 0;
+	return parse_body(c, &b, j);
 }
 
 /* GET path and parse the JSON, whatever --json says (for views that
@@ -167,20 +174,11 @@ int ctl_get_json(struct ctl *c, const char *path, json_t **j)
 int ctl_fetch_json(struct ctl *c, const char *path, json_t **j)
 {
 	struct buf b = { 0 };
-	json_error_t err;
 	int ret;
 
 	*j = NULL;
 	ret = ctl_request(c, "GET", path, NULL, NULL, &b);
 	if (ret)
 		return ret;
-	*j = json_loadb(b.p ? b.p : "", b.len, 0, &err);
-	free(b.p);
-	if (!*j) {
-		snprintf(c->err, sizeof(c->err), "mgmtd sent invalid JSON: %s", err.text);
-		if (!c->quiet)
-			fprintf(stderr, "%s: %s\n", prog, c->err);
-		return EXIT_API;
-	}
-	return 0;
+	return parse_body(c, &b, j);
 }
