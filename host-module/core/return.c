@@ -81,7 +81,20 @@
 #define VG_RETURN_BACKOFF_MAX_MS	5000u
 #define VG_HEAT_SAMPLE_TICKS		4u
 #define VG_RESCHED_EVERY		256u
-#define VG_RESERVE_SHIFT		3u	/* COLD: keep 1/8 of VRAM free */
+/*
+ * COLD: keep 1/16 of VRAM free (vg_return_reserve()). The reserve moves
+ * out, ahead of any allocation, memory idle for two rounds; some of that
+ * memory is only idle for a while (a checkpoint between two writes, a
+ * model between two bursts), and every byte of reserve is a byte of it
+ * pushed to host RAM, used there in place inside an iteration when its
+ * spell ends. Too small a reserve and allocations wait for copies and
+ * take whatever is coldest without the reserve's idle filter. Measured
+ * on compare, cloud-day and replay over seeds 1-6 (docs/performance.md,
+ * issue 16, change 6): 1/8 cost compare 4-27 % more PCIe bytes and
+ * cloud-day up to 3 VMs per GPU; 1/32 cost compare up to 40 % more bytes
+ * and Jain 0.95-0.99 against 0.99.
+ */
+#define VG_RESERVE_SHIFT		4u
 
 static inline void vg_resched_every(u32 *n)
 {

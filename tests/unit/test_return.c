@@ -306,10 +306,10 @@ static void test_lra_most_recently_placed_first(void **state)
 
 /*
  * COLD brings back the hottest chunk of those that qualify. One slot is
- * free, below the reserve (2 of 16), so a chunk used once may not take it,
- * unless its VM is owed it (A holds nothing, below its share) and that
- * round read about all of it in host RAM (an access per 4 KiB: 16 for a
- * 64 KiB chunk): with 90 accesses, chunk 2 comes back after one round;
+ * free, no more than the reserve (1 of 16), so a chunk used once may not
+ * take it, unless its VM is owed it (A holds nothing, below its share) and
+ * that round read about all of it in host RAM (an access per 4 KiB: 16 for
+ * a 64 KiB chunk): with 90 accesses, chunk 2 comes back after one round;
  * with 9 at most, nothing does until the second round in a row makes the
  * use sustained. (This test pinned the hottest chunk coming back after one
  * round whatever its accesses; waiting for a second is return.c's rule
@@ -460,18 +460,20 @@ static void test_failed_vm_skipped(void **state)
 
 /*
  * COLD: a pass with nothing to do samples nothing: nothing relocated and
- * the reserve (1/8 of VRAM) free. Walking every chunk under gpu->lock
- * each tick would block every allocation for nothing. With VRAM full the
- * pass has the reserve to refill: it samples (one ageing round) and moves
- * out chunks idle for two rounds of VMs above their entitlement, coldest
- * first, stopping at a VM's entitlement. (This test once pinned that a
- * pass with VRAM full samples nothing; the reserve changed that.)
+ * the reserve (1/16 of VRAM: one chunk of 16) free. Walking every chunk
+ * under gpu->lock each tick would block every allocation for nothing.
+ * With VRAM full the pass has the reserve to refill: it samples (one
+ * ageing round) and moves out chunks idle for two rounds of VMs above
+ * their entitlement, coldest first, and a VM at its entitlement gives its
+ * idle memory only after every VM above has given its own. (This test
+ * once pinned that a pass with VRAM full samples nothing; the reserve
+ * changed that.)
  */
 static void test_cold_idle_pass_samples_nothing(void **state)
 {
 	struct fx *f = *state;
 	struct vg_bo *a = mkbo(f, f->c.vm[0], 8 * CHUNK, 81);
-	struct vg_bo *b;
+	struct vg_bo *b, *b2;
 
 	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
 	fake_reset_counts(f->c.fb);
@@ -488,9 +490,17 @@ static void test_cold_idle_pass_samples_nothing(void **state)
 	assert_int_equal(relocated(f, f->c.vm[1]), 0);
 	/*
 	 * Second round: every chunk is idle and equally cold; A's are the
-	 * oldest, but A is at its share after one, so B's oldest is next.
-	 * A's two chunks in host RAM stay there: nobody reads them.
+	 * oldest and A is above its share: one of A's goes. A's two chunks
+	 * in host RAM stay there: nobody reads them.
 	 */
+	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+	assert_int_equal(relocated(f, f->c.vm[0]), 3 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[1]), 0);
+	/*
+	 * B takes the free chunk. A (5) is now below its share, B (11)
+	 * above: B's oldest goes, although A's idle chunks are older.
+	 */
+	b2 = mkbo(f, f->c.vm[1], CHUNK, 83);
 	assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 	assert_int_equal(relocated(f, f->c.vm[0]), 3 * CHUNK);
 	assert_int_equal(relocated(f, f->c.vm[1]), CHUNK);
@@ -498,6 +508,7 @@ static void test_cold_idle_pass_samples_nothing(void **state)
 	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	check(f, a, 81);
 	check(f, b, 82);
+	check(f, b2, 83);
 }
 
 /* Accesses over PCIe or in VRAM since the last sample, on every chunk. */
@@ -516,7 +527,7 @@ static void touch_all(struct fx *f, struct vg_bo *bo, u64 n)
  * an equal share too (no policy set its entitlement), before any VM's
  * memory in use: A holds 4 chunks nobody reads, within its share of 16/3;
  * B and C hold 6 each, above theirs, and read all of it every round. With
- * VRAM full the reserve (2 chunks) comes from A. With an entitlement set
+ * VRAM full the reserve (1 chunk) comes from A. With an entitlement set
  * for A (a policy's, which may carry a min the core cannot tell apart)
  * A at or below it keeps everything, and nothing of B's or C's is idle:
  * nothing moves.
@@ -536,7 +547,7 @@ static void cold_reserve_case(struct fx *f, bool explicit_ent)
 		touch_all(f, c, 16);
 		assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 	}
-	assert_int_equal(relocated(f, f->c.vm[0]), explicit_ent ? 0 : 2 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[0]), explicit_ent ? 0 : CHUNK);
 	assert_int_equal(relocated(f, f->c.vm[1]), 0);
 	assert_int_equal(relocated(f, f->c.vm[2]), 0);
 	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
@@ -638,8 +649,8 @@ static u32 clock_now(struct fx *f)
  * (a checkpoint) and takes memory nobody will read: as in
  * cold_reserve_case(), A's 4 chunks are idle within its share while B
  * and C read theirs every round, but A's first two were last used whole
- * after a spell as long as the test: the reserve's 2 chunks are A's other
- * two (before, the first two went: equally idle, placed first).
+ * after a spell as long as the test: the reserve's chunk is A's third
+ * (before, the first went: equally idle, placed first).
  */
 static void test_cold_reserve_spares_expected(void **state)
 {
@@ -661,11 +672,11 @@ static void test_cold_reserve_spares_expected(void **state)
 		touch_all(f, c, 16);
 		assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
 	}
-	assert_int_equal(relocated(f, f->c.vm[0]), 2 * CHUNK);
+	assert_int_equal(relocated(f, f->c.vm[0]), CHUNK);
 	assert_int_equal(loc_of(f, &a->chunks[0]), VG_LOC_VRAM);
 	assert_int_equal(loc_of(f, &a->chunks[1]), VG_LOC_VRAM);
 	assert_int_equal(loc_of(f, &a->chunks[2]), VG_LOC_HOST);
-	assert_int_equal(loc_of(f, &a->chunks[3]), VG_LOC_HOST);
+	assert_int_equal(loc_of(f, &a->chunks[3]), VG_LOC_VRAM);
 	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
 	check(f, a, 95);
 	check(f, b, 96);
