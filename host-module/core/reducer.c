@@ -43,7 +43,8 @@
  * use after a spell covered all of it, and a spell as long has not run
  * out yet), such as a training loop's checkpoint: moved out, its next
  * write goes over PCIe inside an iteration (docs/performance.md, issue
- * 16: cloud-day's 2.5x-static goal). An allocation may still take it.
+ * 16: cloud-day's 2.5x-static goal). An allocation may still take it,
+ * after the idle memory nobody is expected to use (vg_cold_before()).
  *
  * Victims come from a binary max-heap of VMs, so a chosen chunk costs
  * O(log V) plus O(1) for RANDOM and LRA. COLD samples and sorts the
@@ -219,11 +220,43 @@ void vg_sample_heat(struct vg_gpu *gpu)
  */
 #define VG_HEAT_CAP	(1ull << 40)
 
+/*
+ * A chunk expected back whole after its idle spell (vg_chunk_expected():
+ * a checkpoint between two writes) is idle, but its next use is known:
+ * it ranks after the idle memory nobody is expected to use (a leak, an
+ * idle tenant's), whose next use may never come, and before the memory
+ * used in the last VG_COLD_ROUNDS rounds, which is likely used again
+ * next round, whatever its period says (an inference server's model in
+ * a burst). Belady's rule with what is known: the chunk used furthest
+ * ahead goes first; among expected chunks, the one due last. Without
+ * this an allocation took a checkpoint as the coldest chunk of its VM
+ * (idle the longest), after the return worker had brought it back, and
+ * the next periodic write went over PCIe inside an iteration, however
+ * often the period had been seen (docs/performance.md, issue 16,
+ * change 7).
+ */
+static u32 vg_cold_class(const struct vg_chunk *c, u32 now)
+{
+	if (now < VG_COLD_ROUNDS || c->touched > now - VG_COLD_ROUNDS)
+		return 2;
+	return vg_chunk_expected(c, now) ? 1 : 0;
+}
+
 static bool vg_cold_before(const struct vg_chunk *a, const struct vg_chunk *b)
 {
 	u64 ha = min_t(u64, a->heat, VG_HEAT_CAP) * vg_chunk_heat_units(b);
 	u64 hb = min_t(u64, b->heat, VG_HEAT_CAP) * vg_chunk_heat_units(a);
 
+	/* Only a chunk with a period can be expected: the common case is cheap. */
+	if (unlikely(a->period || b->period)) {
+		u32 now = a->bo->vm->gpu->heat_clock;
+		u32 ca = vg_cold_class(a, now), cb = vg_cold_class(b, now);
+
+		if (ca != cb)
+			return ca < cb;
+		if (ca == 1 && a->touched + a->period != b->touched + b->period)
+			return a->touched + a->period > b->touched + b->period;
+	}
 	if (a->touched != b->touched)
 		return a->touched < b->touched;
 	if (ha != hb)
