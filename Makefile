@@ -297,7 +297,7 @@ GUEST_MODULE_LOG := $(BUILD)/guest-module.log
 
 # ---- targets ------------------------------------------------------------------------
 .PHONY: all asan tests check run bench module module-clean clean help deps man \
-	run-tests guest-module guest-module-clean tsan module-6.12 dkms-check deb deb-check
+	run-tests guest-module guest-module-clean tsan module-6.12 dkms-check deb deb-check walk-check
 
 all: $($(BUILD)_LIBS) $($(BUILD)_BIN) $($(BUILD)_TESTS)
 
@@ -390,10 +390,11 @@ check:
 	phase module $(MAKE) --no-print-directory module guest-module; \
 	phase dkms $(MAKE) --no-print-directory dkms-check; \
 	phase deb $(MAKE) --no-print-directory deb-check; \
+	phase walk tests/walk/walk.sh; \
 	phase qemu72 $(MAKE) --no-print-directory qemu72; \
 	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
 	phase vm-6.12 env VMSTRICT=1 $(MAKE) --no-print-directory vm-check-6.12; \
-	echo "check: OK: every test passed plain and under ASan/UBSan, the threaded ones under TSan; the fuzzers kept their invariants over their corpora; the modules built at W=1 without warnings for 6.1 and 6.12, and through DKMS for both; the Debian packages installed and built their modules in a Debian 12 root, lintian-clean; the VM suite passed on 6.1, its core on 6.12"; \
+	echo "check: OK: every test passed plain and under ASan/UBSan, the threaded ones under TSan; the fuzzers kept their invariants over their corpora; the modules built at W=1 without warnings for 6.1 and 6.12, and through DKMS for both; the Debian packages installed and built their modules in a Debian 12 root, lintian-clean; docs/operations.md walked on a booted Debian 12; the VM suite passed on 6.1, its core on 6.12"; \
 	cat $(BUILD)/test-summary; echo "check: phase times:"; cat $$times
 
 run:
@@ -482,6 +483,13 @@ deb:
 
 deb-check: deb
 	@tests/deb/test_deb.sh
+
+# docs/operations.md walked: every command block of the page runs, in order,
+# on a Debian 12 root with the packages (tests/walk/walk.sh; the root is
+# cached under build/walk/, the packages come from `make deb`; make check
+# walks with the packages its deb phase built).
+walk-check: deb
+	@tests/walk/walk.sh
 
 clean: module-clean guest-module-clean
 	rm -rf $(BUILD)
@@ -633,6 +641,7 @@ help:
 	@echo "make install-dkms  the modules' sources for DKMS under /usr/src (DESTDIR=)"
 	@echo "make deb        the Debian packages (debian/) into build/deb/"
 	@echo "make deb-check  make deb, then install them in a Debian 12 root: DKMS, files, lintian, purge"
+	@echo "make walk-check make deb, then walk docs/operations.md's commands on a booted Debian 12"
 	@echo "make fuzz       run each fuzzer (tests/fuzz) FUZZ_SECONDS (300), FUZZERS=name,..."
 	@echo "make soak       the integrity test for 10^5 relocation cycles (SOAK_CYCLES, SOAK_SECONDS)"
 	@echo "make vm-check   boot the test VM and run tests/vm/cases (VMCASE=name,...;"

@@ -68,113 +68,25 @@ mapfile -t debs < <(ls "$DEBS"/*.deb 2>/dev/null | grep -v -- '-dbgsym_')
 [ ${#debs[@]} -ge 6 ] || die "the packages are built" "only ${#debs[@]} .debs in $DEBS (make deb builds them)"
 pkgs=$(for d in "${debs[@]}"; do dpkg-deb -f "$d" Package; done | sort | tr '\n' ' ')
 
-# ---- the mirror and the apt sources, as this machine's apt has them ---------------
-sources=
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] && grep -q "^Suites:.*\b$SUITE\b" "$f" && { sources=$f; break; }
-done
-if [ -z "${MIRROR:-}" ]; then
-	if [ -n "$sources" ]; then
-		# The URIs of the stanza whose Suites has the release itself.
-		MIRROR=$(awk -v s="$SUITE" 'BEGIN { RS = ""; FS = "\n" }
-			{ u = ""; m = 0
-			  for (i = 1; i <= NF; i++) {
-				if ($i ~ /^URIs:/) { u = $i; sub(/^URIs:[ \t]*/, "", u); sub(/[ \t].*/, "", u) }
-				if ($i ~ /^Suites:/ && (" " $i " ") ~ (" " s " ")) m = 1 }
-			  if (m && u != "") { print u; exit } }' "$sources")
-	else
-		MIRROR=$(sed -n "s/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) $SUITE .*/\2/p" /etc/apt/sources.list 2>/dev/null | head -n 1)
-	fi
-fi
-[ -n "${MIRROR:-}" ] || die "a Debian mirror for $SUITE in /etc/apt/sources.list*" "none found; set MIRROR="
-
-# ---- mounts: always undone ------------------------------------------------------------
-umount_all() {
-	local m
-	# Deepest first; the rbind of /dev brings submounts of its own.
-	for m in $(awk -v r="$R" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r); do
-		umount -l "$m" 2>/dev/null || true
-	done
-}
-mount_all() {
-	mount -t proc proc "$R/proc" && mount -t sysfs sysfs "$R/sys" &&
-		mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" &&
-		mount -t tmpfs tmpfs "$R/run" && mount -t tmpfs tmpfs "$R/tmp"
-}
-# Deletes the root, never through a mount that is still there (/dev is the
-# host's): refuses while anything is mounted beneath it, and rm stays on
-# the root's own file system anyway.
-rm_root() {
-	if awk -v r="$R" '$2 == r || index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
-		echo "test_deb: not deleting $R: still mounted beneath it" >&2
-		return 1
-	fi
-	rm -rf --one-file-system "$R"
-}
 cleanup() {
-	umount_all
+	root_umount_all
 	if [ -d "$R" ] && [ "$failed" = 0 ] && [ -z "${KEEP_ROOT:-}" ]; then
-		rm_root
+		root_rm
 	elif [ -d "$R" ]; then
 		echo "test_deb: kept $R"
 	fi
 }
+. "$ROOT/tests/deb/root.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-in_root() {
-	env -i HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		chroot "$R" /bin/sh -c "$1"
-}
-# Keep what apt downloaded, for the next run and the next base.
-save_archives() {
-	mkdir -p "$C/archives"
-	cp -n "$R"/var/cache/apt/archives/*.deb "$C/archives/" 2>/dev/null || true
-}
-mkdir -p "$C"
-umount_all
-
-# ---- the base root, cached by its inputs ---------------------------------------------
-key=$( { echo "$SUITE minbase $MIRROR $BASE_PKGS $RECIPE"; [ -n "$sources" ] && cat "$sources"; } |
-	sha256sum | cut -c1-16)
-base=$C/base-$key.tar.zst
-if [ ! -f "$base" ]; then
-	stamp "debootstrap --variant=minbase $SUITE from $MIRROR, then $BASE_PKGS (once; kept as ${base#$ROOT/})"
-	rm_root || die "deleting the old root $R" "something is still mounted beneath it"
-	mkdir -p "$R"
-	debootstrap --variant=minbase "$SUITE" "$R" "$MIRROR" > "$C/debootstrap.log" 2>&1 ||
-		die "debootstrap $SUITE" "failed: $(tail -n 5 "$C/debootstrap.log")" "log: $C/debootstrap.log"
-	# The release, its updates and security, from this machine's sources.
-	if [ -n "$sources" ]; then
-		cp "$sources" "$R/etc/apt/sources.list.d/"
-		: > "$R/etc/apt/sources.list"
-	fi
-	cp /etc/resolv.conf "$R/etc/resolv.conf"
-	mkdir -p "$R/var/cache/apt/archives"
-	cp "$C"/archives/*.deb "$R/var/cache/apt/archives/" 2>/dev/null || true
-	mount_all || die "mounting /proc, /sys, /dev, /run and /tmp in the root"
-	in_root "apt-get update -qq && apt-get install -y -qq --no-install-recommends $BASE_PKGS" \
-		> "$C/base.log" 2>&1 || die "installing $BASE_PKGS in the root" "$(tail -n 10 "$C/base.log")"
-	save_archives
-	in_root "apt-get clean"
-	umount_all
-	tar -C "$R" -I 'zstd -T0 -3' -cf "$base.tmp" . && mv "$base.tmp" "$base" || die "keeping the base root" "tar failed"
-	rm -f $(ls "$C"/base-*.tar.zst | grep -vxF "$base")	# bases of other inputs
-	stamp "base root kept: $(du -h "$base" | cut -f1)"
-fi
-
-stamp "unpacking the base root into ${R#$ROOT/}"
-rm_root || die "deleting the old root $R" "something is still mounted beneath it"
-mkdir -p "$R"
-tar -C "$R" -I zstd -xf "$base" || die "unpacking $base"
-mkdir -p "$R/root/debs" "$R/var/cache/apt/archives"
+root_base "$BASE_PKGS" "$RECIPE"
+root_unpack
+mkdir -p "$R/root/debs"
 cp "${debs[@]}" "$R/root/debs/"
-cp "$C"/archives/*.deb "$R/var/cache/apt/archives/" 2>/dev/null || true
-cp /etc/resolv.conf "$R/etc/resolv.conf"
 # No service is started in a chroot (there is no systemd running either).
 printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
 chmod 0755 "$R/usr/sbin/policy-rc.d"
-mount_all || die "mounting /proc, /sys, /dev, /run and /tmp in the root"
+root_mount_all || die "mounting /proc, /sys, /dev, /run and /tmp in the root"
 
 KVER=$(in_root "dpkg-query -W -f='\${Depends}' linux-headers-amd64" | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
 # (Inside the root: the headers' build link is absolute.)
@@ -188,10 +100,10 @@ debs_in_root=$(for d in "${debs[@]}"; do printf '/root/debs/%s ' "${d##*/}"; don
 if in_root "apt-get update -qq && apt-get install -y --no-install-recommends $debs_in_root" > "$C/install.log" 2>&1; then
 	ok "apt installed $pkgs with their Depends ($(( $(date +%s) - ti )) s)"
 else
-	save_archives
+	root_save_archives
 	die "apt-get install of the packages" "$(tail -n 25 "$C/install.log")"
 fi
-save_archives
+root_save_archives
 
 # ---- DKMS ---------------------------------------------------------------------------------
 st=$(in_root "dkms status" 2>&1)
