@@ -3,9 +3,9 @@
  * The control-command dispatcher (host-module/core/ctrl.c, vg_ctrl_exec:
  * what the kernel's control queue runs for every slot a guest writes) on
  * a live userspace host: a 4 MiB GPU with a peer VM holding a BO, and for
- * each input a fresh VM "evil" with two shares (one read-write, one
- * read-only, each with a file, a directory and a symlink) that runs the
- * input's commands in order.
+ * each input a fresh VM "evil" (a quota of 16 MiB) with two shares (one
+ * read-write, one read-only, each with a file, a directory and a symlink)
+ * that runs the input's commands in order.
  *
  * An input is a list of records: op (1 byte: bits 0-3 the op, bit 4: put
  * the last VA a command returned into the va field, bit 5: put the last
@@ -45,6 +45,17 @@
  */
 #define CHUNK		(64 << 10)
 #define PEER_SEED	0x9ee7
+/*
+ * evil's quota: four times the VRAM and above what the GPU can hold for it
+ * (4 MiB of VRAM and about 8 MiB of host RAM beside the staging buffer), so
+ * an allocation can still pass admission, send chunks of both VMs to host
+ * RAM and fail placing its own, the rollback the invariants watch. Without
+ * a quota (which mgmtd never leaves a VM) a BO may be up to
+ * VGMEM_BO_MAX_SIZE: such an allocation chose and rolled back up to a
+ * million chunks, one at a time, and the corpus had filled with inputs
+ * repeating it, 1.5 to 280 ms each, nine tenths of all the time spent.
+ */
+#define EVIL_QUOTA	(16 * MiB)
 
 static struct {
 	struct vg_host *h;
@@ -239,7 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 4096)
 		return -1;
-	if (vg_host_guest_create(w.h, "evil", 0, 1 * MiB, &g))
+	if (vg_host_guest_create(w.h, "evil", EVIL_QUOTA, 1 * MiB, &g))
 		fuzz_die("evil's VM");
 	if (vg_host_guest_set_share_tag(g, 1, w.dir[0], false, "rw") ||
 	    vg_host_guest_set_share_tag(g, 7, w.dir[1], true, "ro"))
