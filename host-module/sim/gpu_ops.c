@@ -65,6 +65,9 @@ int vg_sim_create(const struct vg_sim_config *cfg, struct vg_sim **out)
 		return -ENOMEM;
 	sim->vram_size = cfg->vram_size;
 	sim->host_limit = cfg->host_limit;
+	/* In frames, at most all of them. */
+	sim->retain = (u32)min_t(u64, cfg->vram_retain >> SIM_PAGE_SHIFT,
+				 cfg->vram_size >> SIM_PAGE_SHIFT);
 	sim->vram_bw = cfg->vram_bw ? cfg->vram_bw : VG_SIM_VRAM_BW_DEFAULT;
 	sim->pcie_bw = cfg->pcie_bw ? cfg->pcie_bw : VG_SIM_PCIE_BW_DEFAULT;
 	sim->poll_us = cfg->poll_us ? cfg->poll_us : SIM_POLL_US_DEFAULT;

@@ -12,6 +12,13 @@
  * stack in the background. Allocation takes clean frames first and zeroes
  * only the dirty ones it still needs, itself, before anyone can map them;
  * frames the zeroer is clearing right now are waited for, never handed out.
+ *
+ * Where the arena costs RAM only as it is touched (userspace), the zeroer
+ * gives freed frames back to the OS, and they read as zeroes when next
+ * touched: VRAM nobody uses costs no RAM. Giving back and faulting in again
+ * is a system call, a TLB shootdown in every thread and a page fault per
+ * frame, so up to vram_retain bytes of freed frames are cleared in place
+ * instead and kept on a warm stack that allocation takes first.
  */
 #include "sim_internal.h"
 
@@ -64,6 +71,12 @@ int sim_mem_init(struct vg_sim *sim)
 	sim->dirty = kvcalloc(sim->nr_frames, sizeof(u32), GFP_KERNEL);
 	if (!sim->clean || !sim->dirty)
 		goto err_free_stacks;
+	if (sim->retain) {
+		sim->warm = kvcalloc(sim->retain, sizeof(u32), GFP_KERNEL);
+		if (!sim->warm)
+			goto err_free_stacks;
+	}
+	sim->nr_warm = 0;
 	/* Frame 0 on top; dirty unless the arena came zeroed. */
 	for (i = 0; i < sim->nr_frames; i++) {
 		if (OS_VMEM_ZEROED)
@@ -86,6 +99,7 @@ int sim_mem_init(struct vg_sim *sim)
 	return 0;
 
 err_free_stacks:
+	kvfree(sim->warm);
 	kvfree(sim->clean);
 	kvfree(sim->dirty);
 err_free_segs:
@@ -98,6 +112,7 @@ void sim_mem_fini(struct vg_sim *sim)
 	WARN_ON(sim->nr_mems);
 	if (sim->zeroer)
 		kthread_stop(sim->zeroer);
+	kvfree(sim->warm);
 	kvfree(sim->clean);
 	kvfree(sim->dirty);
 	sim_vram_free_segs(sim);
@@ -120,19 +135,27 @@ static int sim_frame_cmp(const void *a, const void *b)
 /*
  * Zero a batch of frames, each run of neighbours in one segment at once:
  * in userspace each call gives pages back to the kernel (a system call),
- * and a freed chunk's frames are mostly neighbours.
+ * and a freed chunk's frames are mostly neighbours. The first warm frames
+ * (after sorting) are cleared in place and stay resident.
  */
-static void sim_zero_frames(struct vg_sim *sim, u32 *f, u32 n)
+static void sim_zero_frames(struct vg_sim *sim, u32 *f, u32 n, u32 warm)
 {
 	u32 i, run;
 
 	sort(f, n, sizeof(*f), sim_frame_cmp, NULL);
 	for (i = 0; i < n; i += run) {
+		/* A run ends where the warm frames do. */
 		for (run = 1; i + run < n && f[i + run] == f[i] + run &&
-		     (f[i + run] >> SIM_SEG_SHIFT) == (f[i] >> SIM_SEG_SHIFT);
+		     (f[i + run] >> SIM_SEG_SHIFT) == (f[i] >> SIM_SEG_SHIFT) &&
+		     i + run != warm;
 		     run++)
 			;
-		os_vmem_zero(sim_frame(sim, f[i]), (size_t)run << SIM_PAGE_SHIFT);
+		if (i < warm)
+			memset(sim_frame(sim, f[i]), 0,
+			       (size_t)run << SIM_PAGE_SHIFT);
+		else
+			os_vmem_zero(sim_frame(sim, f[i]),
+				     (size_t)run << SIM_PAGE_SHIFT);
 	}
 }
 
@@ -141,7 +164,7 @@ static int sim_zero_main(void *data)
 {
 	struct vg_sim *sim = data;
 	u32 batch[SIM_ZERO_BATCH];
-	u32 i, n;
+	u32 i, n, warm;
 
 	while (!kthread_should_stop()) {
 		mutex_lock(&sim->mem_lock);
@@ -150,6 +173,8 @@ static int sim_zero_main(void *data)
 						  SIM_ZERO_BATCH);
 		for (i = 0; i < n; i++)
 			batch[i] = sim->dirty[sim->nr_dirty - 1 - i];
+		/* Allocation only takes warm frames: the room stays. */
+		warm = min_t(u32, n, sim->retain - sim->nr_warm);
 		/* Read without the lock by the waits below and in alloc. */
 		WRITE_ONCE(sim->nr_dirty, sim->nr_dirty - n);
 		WRITE_ONCE(sim->nr_zeroing, sim->nr_zeroing + n);
@@ -163,9 +188,11 @@ static int sim_zero_main(void *data)
 					   msecs_to_jiffies(SIM_ZERO_POLL_MS));
 			continue;
 		}
-		sim_zero_frames(sim, batch, n);
+		sim_zero_frames(sim, batch, n, warm);
 		mutex_lock(&sim->mem_lock);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < warm; i++)
+			sim->warm[sim->nr_warm++] = batch[i];
+		for (; i < n; i++)
 			sim->clean[sim->nr_clean++] = batch[i];
 		WRITE_ONCE(sim->nr_zeroing, sim->nr_zeroing - n);
 		mutex_unlock(&sim->mem_lock);
@@ -177,28 +204,33 @@ static int sim_zero_main(void *data)
 
 static int sim_mem_alloc_vram(struct vg_sim *sim, struct vg_mem *mem)
 {
-	u32 i, n = mem->nr_pages, from_clean;
+	u32 i, n = mem->nr_pages, from_clean, from_warm;
 
 	mem->frames = kvcalloc(n, sizeof(u32), GFP_KERNEL);
 	if (!mem->frames)
 		return -ENOMEM;
 	mutex_lock(&sim->mem_lock);
 	/* Enough only with the frames being zeroed: wait for those. */
-	while (sim->nr_clean + sim->nr_dirty < n &&
-	       sim->nr_clean + sim->nr_dirty + sim->nr_zeroing >= n) {
+	while (sim->nr_warm + sim->nr_clean + sim->nr_dirty < n &&
+	       sim->nr_warm + sim->nr_clean + sim->nr_dirty +
+	       sim->nr_zeroing >= n) {
 		WRITE_ONCE(sim->zero_waiters, sim->zero_waiters + 1);
 		mutex_unlock(&sim->mem_lock);
 		wait_event(sim->zeroed_wq, !READ_ONCE(sim->nr_zeroing));
 		mutex_lock(&sim->mem_lock);
 		WRITE_ONCE(sim->zero_waiters, sim->zero_waiters - 1);
 	}
-	if (sim->nr_clean + sim->nr_dirty < n) {
+	if (sim->nr_warm + sim->nr_clean + sim->nr_dirty < n) {
 		mutex_unlock(&sim->mem_lock);
 		kvfree(mem->frames);
 		return -ENOSPC;
 	}
-	from_clean = min(n, sim->nr_clean);
-	for (i = 0; i < from_clean; i++)
+	/* Resident frames first: the others fault in as they are touched. */
+	from_warm = min(n, sim->nr_warm);
+	for (i = 0; i < from_warm; i++)
+		mem->frames[i] = sim->warm[--sim->nr_warm];
+	from_clean = from_warm + min(n - from_warm, sim->nr_clean);
+	for (; i < from_clean; i++)
 		mem->frames[i] = sim->clean[--sim->nr_clean];
 	for (; i < n; i++)
 		mem->frames[i] = sim->dirty[sim->nr_dirty - 1 - (i - from_clean)];
@@ -340,8 +372,8 @@ u64 vg_sim_vram_free(struct vg_sim *sim)
 	u64 n;
 
 	mutex_lock(&sim->mem_lock);
-	n = (u64)(sim->nr_clean + sim->nr_dirty + sim->nr_zeroing) <<
-	    SIM_PAGE_SHIFT;
+	n = (u64)(sim->nr_warm + sim->nr_clean + sim->nr_dirty +
+		  sim->nr_zeroing) << SIM_PAGE_SHIFT;
 	mutex_unlock(&sim->mem_lock);
 	return n;
 }
@@ -351,7 +383,7 @@ u64 vg_sim_vram_clean(struct vg_sim *sim)
 	u64 n;
 
 	mutex_lock(&sim->mem_lock);
-	n = (u64)sim->nr_clean << SIM_PAGE_SHIFT;
+	n = (u64)(sim->nr_warm + sim->nr_clean) << SIM_PAGE_SHIFT;
 	mutex_unlock(&sim->mem_lock);
 	return n;
 }

@@ -37,6 +37,15 @@ struct vg_sim_config {
 	u64 pcie_bw;		/* bytes/s; 0: default */
 	u32 poll_us;		/* engine idle poll period; 0: 20 us */
 	u32 spin_us;		/* busy polling after work before sleeping; 0: 200 us */
+	/*
+	 * Bytes of freed VRAM kept resident, zeroed in place, instead of
+	 * given back to the OS; 0: give it all back. Only where the arena
+	 * costs RAM as it is touched (userspace): a VM that frees and
+	 * allocates again then faults nothing in, and the zeroer makes no
+	 * system call (in a threaded process each also shoots down TLBs).
+	 * The kernel's arena is resident anyway, so there it changes nothing.
+	 */
+	u64 vram_retain;
 };
 
 struct vg_sim;

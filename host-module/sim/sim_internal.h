@@ -4,7 +4,7 @@
  *
  * Lock rules (asserted with lockdep_assert_held where a function needs one):
  *  - sim->mem_lock (mutex) protects the VRAM free-frame stacks (clean,
- *    dirty, nr_zeroing), host_used and the mem counters. Taken last: it may be taken under as->lock
+ *    warm, dirty, nr_zeroing), host_used and the mem counters. Taken last: it may be taken under as->lock
  *    (map/unmap drop the references of replaced PTEs).
  *  - as->lock (mutex) protects the page table, as->gen and the cost
  *    counters of that address space, and every access the engine makes to
@@ -554,6 +554,14 @@ struct vg_sim {
 	 */
 	u32 nr_clean;
 	u32 *clean;
+	/*
+	 * Clean frames zeroed in place, so still resident (userspace; at
+	 * most retain of them, see vg_sim_config.vram_retain): taken before
+	 * the clean ones, which the zeroer gave back.
+	 */
+	u32 nr_warm;
+	u32 *warm;
+	u32 retain;
 	u32 nr_dirty;
 	u32 *dirty;
 	u32 nr_zeroing;
