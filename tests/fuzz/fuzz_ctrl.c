@@ -173,22 +173,23 @@ static uint64_t allocated(struct vg_vm *vm)
 	return st.allocated;
 }
 
-static void check_one(struct vg_vm *vm, const struct vgmem_ctrl *in,
-		      const struct vgmem_ctrl *c, uint64_t alloc0, uint64_t gpu0)
+/* alloc0, gpu0: evil's allocated bytes and the GPU's bytes before; 1: after. */
+static void check_one(const struct vgmem_ctrl *in, const struct vgmem_ctrl *c,
+		      uint64_t alloc0, uint64_t alloc1, uint64_t gpu0,
+		      uint64_t gpu1)
 {
-	uint64_t alloc1 = allocated(vm);
 
 	if (c->status > 0 || c->status < -4095)
 		fuzz_die("op %u: status %d is not 0 or a negative errno",
 			 in->op, c->status);
 	if (c->status) {
-		if (alloc1 != alloc0 || gpu_bytes() != gpu0)
+		if (alloc1 != alloc0 || gpu1 != gpu0)
 			fuzz_die("op %u failed with %d but changed the accounting: "
 				 "allocated %llu -> %llu, GPU bytes %llu -> %llu",
 				 in->op, c->status, (unsigned long long)alloc0,
 				 (unsigned long long)alloc1,
 				 (unsigned long long)gpu0,
-				 (unsigned long long)gpu_bytes());
+				 (unsigned long long)gpu1);
 		return;
 	}
 	switch (in->op) {
@@ -249,7 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vg_host_guest *g;
 	struct vg_vm *vm;
 	struct vgmem_ctrl in, c;
-	uint64_t va_last = 0, alloc0, gpu0;
+	uint64_t va_last = 0, alloc0, alloc1, gpu0, gpu1;
 	uint32_t chan_last = 0;
 	size_t off = 0, n;
 	uint8_t op;
@@ -263,6 +264,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    vg_host_guest_set_share_tag(g, 7, w.dir[1], true, "ro"))
 		fuzz_die("evil's shares");
 	vm = vg_host_guest_vm(g);
+	/*
+	 * Nothing but the commands changes these (no return worker, the peer
+	 * is idle): what one command left is what the next one starts from.
+	 */
+	alloc0 = allocated(vm);
+	gpu0 = gpu_bytes();
 	while (off + 2 <= size) {
 		op = data[off];
 		n = data[off + 1];
@@ -284,10 +291,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (op & 32)
 			in.chan.chan_id = chan_last;
 		c = in;
-		alloc0 = allocated(vm);
-		gpu0 = gpu_bytes();
 		vg_ctrl_exec(vm, &c);
-		check_one(vm, &in, &c, alloc0, gpu0);
+		alloc1 = allocated(vm);
+		gpu1 = gpu_bytes();
+		check_one(&in, &c, alloc0, alloc1, gpu0, gpu1);
+		alloc0 = alloc1;
+		gpu0 = gpu1;
 		if (c.status)
 			continue;
 		if (in.op == VGMEM_CTRL_BO_ALLOC || in.op == VGMEM_CTRL_FILE_MAP) {
