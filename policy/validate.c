@@ -176,10 +176,40 @@ int vgp_validate_all(const struct vgp_gpu *gpu, const struct vgp_vm *vms,
 	return 0;
 }
 
-/* Printable u128 for reasons: exact below 2^64, else a saturated mark. */
-static unsigned long long show(vgp_u128 v)
+/*
+ * A size for reasons, in the units operators write (libvirt's and mgmtd's:
+ * KiB = 1024): the largest binary unit that holds it exactly ("66GiB"),
+ * else bytes ("1536 bytes"); a u128 above 2^64 - 1 cannot come from one
+ * VM's sizes and is said as such.
+ */
+struct vgp_size_text {
+	char s[32];
+};
+
+static struct vgp_size_text size_text(vgp_u128 v)
 {
-	return v > UINT64_MAX ? ~0ull : (unsigned long long)v;
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
+					    "EiB" };
+	struct vgp_size_text t;
+	uint64_t b;
+	int i;
+
+	if (v > UINT64_MAX) {
+		snprintf(t.s, sizeof(t.s), "more than 16EiB");
+		return t;
+	}
+	b = (uint64_t)v;
+	for (i = 5; i >= 0; i--) {
+		unsigned int sh = 10 * (unsigned int)(i + 1);
+
+		if (b && !(b & ((1ull << sh) - 1))) {
+			snprintf(t.s, sizeof(t.s), "%llu%s",
+				 (unsigned long long)(b >> sh), unit[i]);
+			return t;
+		}
+	}
+	snprintf(t.s, sizeof(t.s), "%llu bytes", (unsigned long long)b);
+	return t;
 }
 
 int vgp_admit(const struct vgp_gpu *gpu, const struct vgp_vm *vms, size_t n,
@@ -218,22 +248,22 @@ int vgp_admit(const struct vgp_gpu *gpu, const struct vgp_vm *vms, size_t n,
 	limit = (vgp_u128)gpu->vram * gpu->oversub_pct / 100;
 	if (quota > limit)
 		return vgp_fail(st, VGP_E_QUOTA_LIMIT, cand ? (int32_t)n : -1,
-				"quotas would sum to %llu bytes, above %u%% of VRAM %llu (%llu)",
-				show(quota), gpu->oversub_pct,
-				(unsigned long long)gpu->vram, show(limit));
+				"quotas would sum to %s, above %u%% of VRAM %s (%s)",
+				size_text(quota).s, gpu->oversub_pct,
+				size_text(gpu->vram).s, size_text(limit).s);
 
 	vram_c = (vgp_u128)(gpu->vram / c) * c;
 	if (min_c > vram_c)
 		return vgp_fail(st, VGP_E_MIN_VRAM, cand ? (int32_t)n : -1,
-				"mins would sum to %llu bytes, above usable VRAM %llu",
-				show(min_c), show(vram_c));
+				"mins would sum to %s, above usable VRAM %s",
+				size_text(min_c).s, size_text(vram_c).s);
 
 	in_vram = max_c < vram_c ? max_c : vram_c;
 	need = quota_c > in_vram ? quota_c - in_vram : 0;
 	if (need > gpu->host_budget)
 		return vgp_fail(st, VGP_E_HOST_BUDGET, cand ? (int32_t)n : -1,
-				"worst case puts %llu bytes in host RAM, above the budget %llu",
-				show(need), (unsigned long long)gpu->host_budget);
+				"worst case puts %s in host RAM, above the budget %s",
+				size_text(need).s, size_text(gpu->host_budget).s);
 
 	vgp_status_ok(st);
 	if (st)

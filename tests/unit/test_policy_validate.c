@@ -208,6 +208,8 @@ static void test_admission_overflow(void **state)
 	vgp_vm_init(&v[1], 1);
 	assert_int_equal(vgp_admit(&g, v, 1, &v[1], &st), -ENOSPC);
 	assert_int_equal(st.code, VGP_E_QUOTA_LIMIT);
+	assert_non_null(strstr(st.reason, "quotas would sum to more than 16EiB, above 100% of VRAM "
+				       "18446744073709551615 bytes"));
 	assert_int_equal(vgp_admit(&g, v, 1, NULL, &st), 0);
 
 	/* And compute handles the same extremes. */
@@ -254,6 +256,9 @@ static void test_admit_const(void **state)
 	memcpy(save, v, sizeof(v));
 	assert_int_equal(vgp_admit(&g, v, 2, &v[2], &st), -ENOSPC);
 	assert_int_equal(st.code, VGP_E_QUOTA_LIMIT);
+	/* Sizes as operators write them, not bytes. */
+	assert_string_equal(st.reason,
+			    "quotas would sum to 33GiB, above 200% of VRAM 16GiB (32GiB)");
 	assert_memory_equal(save, v, sizeof(v));
 	/* A GPU at VGP_MAX_VMS takes no candidate (checked before the VMs). */
 	assert_int_equal(vgp_admit(&g, v, VGP_MAX_VMS + 1, &v[0], &st), -EINVAL);
