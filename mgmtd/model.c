@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "model_priv.h"
+#include "lib/util/size.h"
 #include "log.h"
 
 int64_t mg_now_ms(void)
@@ -199,25 +200,6 @@ const char *mg_vm_name(const struct mg_vm *vm)
 	return vm->info.name[0] ? vm->info.name : vm->info.id;
 }
 
-/* bytes in the largest binary unit that holds it exactly ("1GiB", "1536"). */
-static void size_text(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
-					    "EiB" };
-	int i;
-
-	for (i = 5; i >= 0; i--) {
-		unsigned int sh = 10 * (unsigned int)(i + 1);
-
-		if (bytes && !(bytes & ((1ull << sh) - 1))) {
-			snprintf(buf, len, "%llu%s",
-				 (unsigned long long)(bytes >> sh), unit[i]);
-			return;
-		}
-	}
-	snprintf(buf, len, "%llu", (unsigned long long)bytes);
-}
-
 /* The four sizes in the order they must keep, smallest first. */
 enum { ORD_MIN, ORD_LOW, ORD_MAX, ORD_QUOTA, ORD_N };
 
@@ -245,8 +227,7 @@ static void ord_quote(const struct mg_pol_who *who, int f, uint64_t bytes,
 		return;
 	}
 	if (!s) {
-		size_text(bytes, num, sizeof(num));
-		s = num;
+		s = vg_format_size(bytes, 0, num, sizeof(num));
 	}
 	snprintf(buf, len, "%s %s", ord_field[f].name, s);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/util/size.h"
 #include "policy.h"
 #include "policy_internal.h"
 
@@ -178,37 +179,22 @@ int vgp_validate_all(const struct vgp_gpu *gpu, const struct vgp_vm *vms,
 
 /*
  * A size for reasons, in the units operators write (libvirt's and mgmtd's:
- * KiB = 1024): the largest binary unit that holds it exactly ("66GiB"),
- * else bytes ("1536 bytes"); a u128 above 2^64 - 1 cannot come from one
+ * KiB = 1024; vg_format_size()); a u128 above 2^64 - 1 cannot come from one
  * VM's sizes and is said as such.
  */
 struct vgp_size_text {
-	char s[32];
+	char s[VG_SIZE_TEXT];
 };
 
 static struct vgp_size_text size_text(vgp_u128 v)
 {
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
-					    "EiB" };
 	struct vgp_size_text t;
-	uint64_t b;
-	int i;
 
-	if (v > UINT64_MAX) {
+	if (v > UINT64_MAX)
 		snprintf(t.s, sizeof(t.s), "more than 16EiB");
-		return t;
-	}
-	b = (uint64_t)v;
-	for (i = 5; i >= 0; i--) {
-		unsigned int sh = 10 * (unsigned int)(i + 1);
-
-		if (b && !(b & ((1ull << sh) - 1))) {
-			snprintf(t.s, sizeof(t.s), "%llu%s",
-				 (unsigned long long)(b >> sh), unit[i]);
-			return t;
-		}
-	}
-	snprintf(t.s, sizeof(t.s), "%llu bytes", (unsigned long long)b);
+	else
+		vg_format_size((uint64_t)v, VG_FMT_BYTES_WORD, t.s,
+			       sizeof(t.s));
 	return t;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "size.h"
@@ -179,4 +180,25 @@ int vg_parse_size(const char *s, unsigned int flags, uint64_t *out)
 		return -EINVAL;
 	*out = v * mult;
 	return 0;
+}
+
+char *vg_format_size(uint64_t bytes, unsigned int flags, char *buf,
+		     size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
+					    "EiB" };
+	int i;
+
+	for (i = 5; i >= 0; i--) {
+		unsigned int sh = 10 * (unsigned int)(i + 1);
+
+		if (bytes && !(bytes & ((1ull << sh) - 1))) {
+			snprintf(buf, len, "%llu%s",
+				 (unsigned long long)(bytes >> sh), unit[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)bytes,
+		 (flags & VG_FMT_BYTES_WORD) ? " bytes" : "");
+	return buf;
 }

@@ -48,6 +48,7 @@
 #ifndef VGMEM_LIB_UTIL_SIZE_H
 #define VGMEM_LIB_UTIL_SIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The number as strtoull(s, &end, 0) reads it; else decimal digits. */
@@ -76,5 +77,18 @@
  * alone) for a string that is not a size in that syntax or is too large.
  */
 int vg_parse_size(const char *s, unsigned int flags, uint64_t *out);
+
+/*
+ * vg_format_size(): bytes as operators write them, the inverse of
+ * VG_SIZE_MGMT for what it writes: the largest binary unit that holds the
+ * count exactly ("66GiB", "1536KiB"), else the bare count ("1536", or
+ * "1536 bytes" with VG_FMT_BYTES_WORD, for prose). 0 is "0". buf always
+ * ends in a NUL; VG_SIZE_TEXT holds any result. Returns buf.
+ */
+#define VG_FMT_BYTES_WORD	(1u << 0)
+#define VG_SIZE_TEXT		32
+
+char *vg_format_size(uint64_t bytes, unsigned int flags, char *buf,
+		     size_t len);
 
 #endif /* VGMEM_LIB_UTIL_SIZE_H */

@@ -52,7 +52,7 @@ allowed() {
 	guest/include) echo "include" ;;
 	guest/lib|guest/tools|guest/examples) echo "guest/include include lib/util" ;;
 	guest/kernel) echo "include" ;;
-	policy) echo "" ;;
+	policy) echo "lib/util" ;;
 	lib/*) echo "include" ;;
 	tools/vgmem-nl) echo "include lib/vgnl lib/util" ;;
 	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include lib/util" ;;

@@ -2,7 +2,8 @@
 /*
  * The shared size parser (lib/util/size.c): each caller's syntax as
  * size.h lists it (mgmtd's with every libvirt unit both ways and in either
- * case), and values past 2^64 - 1 refused in every one.
+ * case), and values past 2^64 - 1 refused in every one; the formatter
+ * (vg_format_size) and that mgmtd's syntax reads back what it writes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -271,6 +273,48 @@ static void test_mgmt_numbers(void **state)
 	bad("\t4G", f);
 }
 
+static void fmt(uint64_t v, unsigned int flags, const char *want)
+{
+	char buf[VG_SIZE_TEXT];
+	uint64_t back = 0;
+
+	memset(buf, 'x', sizeof(buf));
+	if (vg_format_size(v, flags, buf, sizeof(buf)) != buf ||
+	    strcmp(buf, want))
+		fail_msg("%llu (flags %#x): \"%.*s\", want \"%s\"",
+			 (unsigned long long)v, flags, (int)sizeof(buf), buf,
+			 want);
+	if (flags & VG_FMT_BYTES_WORD)
+		return;
+	if (vg_parse_size(buf, VG_SIZE_MGMT, &back) || back != v)
+		fail_msg("\"%s\" reads back as %llu, not %llu", buf,
+			 (unsigned long long)back, (unsigned long long)v);
+}
+
+static void test_format(void **state)
+{
+	char small[6];
+
+	(void)state;
+	fmt(0, 0, "0");
+	fmt(0, VG_FMT_BYTES_WORD, "0 bytes");
+	fmt(1536, 0, "1536");
+	fmt(1536, VG_FMT_BYTES_WORD, "1536 bytes");
+	fmt(KI, 0, "1KiB");
+	fmt(1536 * KI, 0, "1536KiB");		/* 1.5 MiB is not whole MiB */
+	fmt(66 * GI, VG_FMT_BYTES_WORD, "66GiB");
+	fmt(4 * GI + 4096, 0, "4194308KiB");
+	fmt(3 * TI, 0, "3TiB");
+	fmt(5 * PI, 0, "5PiB");
+	fmt(1ull << 63, 0, "8EiB");
+	fmt(15ull << 60, 0, "15EiB");
+	fmt(UINT64_MAX, 0, "18446744073709551615");
+	fmt(UINT64_MAX, VG_FMT_BYTES_WORD, "18446744073709551615 bytes");
+	/* a short buffer is cut and still a string */
+	vg_format_size(123456789, 0, small, sizeof(small));
+	assert_string_equal(small, "12345");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_guest),
 		cmocka_unit_test(test_mgmt_units),
 		cmocka_unit_test(test_mgmt_numbers),
+		cmocka_unit_test(test_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
