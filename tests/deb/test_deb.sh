@@ -45,20 +45,7 @@ BASE_PKGS="dkms linux-headers-amd64 libc6-dev pkg-config"
 # Bump when the recipe of the base root changes (forces a new debootstrap).
 RECIPE=1
 PATH=$PATH:/usr/sbin:/sbin
-passed=0
-failed=0
-t0=$(date +%s)
-
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
-stamp() { echo "test_deb: [$(( $(date +%s) - t0 )) s] $*"; }
-finish() {
-	echo "[==========] $((passed + failed)) test(s) run."
-	echo "[  PASSED  ] $passed test(s)."
-	[ "$failed" = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
-	exit 0
-}
-die() { not_ok "$1" "${@:2}"; finish; }
+. "$ROOT/tests/lib/report.sh"
 
 [ "$(id -u)" = 0 ] || die "runs as root" "debootstrap, chroot and mounts need root"
 for c in debootstrap lintian zstd chroot; do

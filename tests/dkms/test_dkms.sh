@@ -35,17 +35,8 @@ ARCH=$(uname -m)
 PATH=$PATH:/usr/sbin:/sbin	# dkms and modinfo live in sbin
 # DKMS runs its own make -jN: make check's jobserver must not reach it.
 unset MAKEFLAGS MAKELEVEL MFLAGS
-passed=0
-failed=0
 
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
-finish() {
-	echo "[==========] $((passed + failed)) test(s) run."
-	echo "[  PASSED  ] $passed test(s)."
-	[ "$failed" = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
-	exit 0
-}
+. "$ROOT/tests/lib/report.sh"
 dkms_status() { dkms status -m "$NAME" -v "$VERSION" --dkmstree "$T/dkms" --sourcetree "$T/src" 2>&1; }
 # What the system's DKMS and source trees hold: must not change.
 system_trees() { ls -A /var/lib/dkms /usr/src 2>/dev/null; }

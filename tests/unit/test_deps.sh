@@ -25,11 +25,8 @@ TMP=$(mktemp -d)
 [ -n "${KEEP_TMP:-}" ] && echo "tmp: $TMP" || trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-gcc}
 FUZZ_CC=clang	# the fuzzers' compiler (tests/fuzz/fuzz.mk)
-passed=0
-failed=0
 
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
+. "$ROOT/tests/lib/report.sh"
 
 listed_pkgs() { sed 's/#.*//' "$1" | awk '$1 == "package" { print $2 }' | sort -u; }
 entries() { sed 's/#.*//' "$LIST" | awk -v k="$1" '$1 == k { print $2, $3 }'; }
@@ -222,6 +219,4 @@ else
 	not_ok "check-deps on this machine" "$out"
 fi
 
-echo "[==========] $((passed + failed)) test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-[ $failed = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
+finish

@@ -25,8 +25,6 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/metrics-promtool-XXXXXX)
 BIN=$ROOT/build/bin
-passed=0
-failed=0
 pid=
 
 cleanup() {
@@ -36,13 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
-finish() {
-	[ "$failed" = 0 ] && echo "[  PASSED  ] $passed test(s)." && exit 0
-	echo "[  FAILED  ] $failed test(s), $passed passed."
-	exit 1
-}
+. "$ROOT/tests/lib/report.sh"
 
 if ! PROMTOOL=$("$ROOT/scripts/fetch-promtool.sh" 2> "$TMP/fetch.err" | tail -n 1) ||
 	[ ! -x "$PROMTOOL" ]; then

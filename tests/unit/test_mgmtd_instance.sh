@@ -24,8 +24,6 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/mgmtd-inst-XXXXXX)
-passed=0
-failed=0
 pids=()
 VM1=00000000-0000-4000-8000-0000000000e1
 
@@ -37,8 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
+. "$ROOT/tests/lib/report.sh"
 
 # start_mgmtd BIN DB SOCK LOG [ARGS...]: in the background; its pid in $started.
 start_mgmtd() {
@@ -223,5 +220,4 @@ for v in plain asan; do
 	run_variant "$v" "$bin" "$ctl"
 done
 
-echo "[  PASSED  ] $passed test(s)."
-[ $failed = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
+finish

@@ -12,10 +12,7 @@ cd "$(dirname "$0")/../.."
 B=tests/walk/blocks.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
+. tests/lib/report.sh
 # walk PAGE STAGE: the stage's script, run as walk.sh runs it.
 walk() { { echo '. tests/walk/lib.sh'; "$B" "$1" "$2" && echo 'echo "WALK DONE $walk_blocks"'; } | bash 2>&1; }
 
@@ -107,6 +104,4 @@ else
 	not_ok "the watchdog of a slow block" "$out"
 fi
 
-echo "[==========] $((passed + failed)) test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-[ "$failed" = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
+finish

@@ -61,19 +61,7 @@ case "${1:-}" in
 *) sed -n 's/^# \{0,1\}//; /^Usage:/,/^Environment/p' "$0" | sed '$d' >&2; exit 2 ;;
 esac
 
-passed=0
-failed=0
-t0=$(date +%s)
-ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
-not_ok() { echo "[  FAILED  ] $1"; shift; printf '    %s\n' "$@"; failed=$((failed + 1)); }
-stamp() { echo "walk: [$(( $(date +%s) - t0 )) s] $*"; }
-finish() {
-	echo "[==========] $((passed + failed)) test(s) run."
-	echo "[  PASSED  ] $passed test(s)."
-	[ "$failed" = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
-	exit 0
-}
-die() { not_ok "$1" "${@:2}"; finish; }
+. "$ROOT/tests/lib/report.sh"
 
 [ "$(id -u)" = 0 ] || die "runs as root" "debootstrap, chroot and mounts need root"
 for c in debootstrap zstd chroot mkfs.ext4 "$QEMU"; do
