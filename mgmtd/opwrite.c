@@ -167,14 +167,76 @@ int mg_set_vm_policy(struct mg *mg, const char *id,
 	return mg_set_vm_policy_text(mg, id, p, mask, NULL, why, whylen);
 }
 
+/*
+ * An operator's policy for vm: nop over nmask (none for a reset), checked
+ * (validation, admission, the backend), stored before it is acknowledged,
+ * then announced. written is what the request wrote (the event lists those
+ * fields and the ones that moved with them). mg->lock held.
+ */
+static int op_commit_locked(struct mg *mg, struct mg_vm *vm,
+			    const struct mg_vm_policy *nop, unsigned int nmask,
+			    const struct mg_pol_who *who, unsigned int written,
+			    char *why, size_t whylen)
+{
+	char pj[400], words[300], ename[2 * MG_NAME_LEN], eby[2 * MG_BY_LEN];
+	bool reset = !nmask;
+	struct mg_vm_policy np, old;
+	int ret;
+
+	mg_effective(&vm->meta, vm->meta_mask, nop, nmask, &np);
+	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, who, why,
+					whylen);
+	if (ret)
+		return ret;
+	if (vm->info.gpu >= 0) {
+		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
+				   mg->knobs.oversub_pct, why, whylen);
+		if (ret)
+			return ret;
+	}
+	ret = mg_apply_policy_locked(mg, vm, &np, why, whylen);
+	if (ret)
+		return ret;
+	/* Durable before acknowledged; undo the backend quota if not. */
+	ret = mg_state_put_policy(mg->state, vm->info.id, nop, nmask);
+	if (ret) {
+		if (vm->info.running && np.quota != vm->info.policy.quota)
+			mg->be.ops->set_quota(mg->be.priv, vm->info.id,
+					      vm->info.policy.quota);
+		mg_why_set(why, whylen, "state database write failed");
+		return -EIO;
+	}
+	old = vm->info.policy;
+	vm->op = *nop;
+	vm->op_mask = nmask;
+	vm->info.policy = np;
+	vm->info.operator_policy = !reset;
+	mg_view_changed_locked(mg);
+	mg_stored_update_locked(mg, vm->info.id, nop, nmask);
+	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
+			      written);
+	mg_json_escape(ename, sizeof(ename), vm->info.name);
+	mg_json_escape(eby, sizeof(eby), mg_actor());
+	mg_emit_locked(mg, "policy", vm->info.id,
+		       "{\"source\":\"operator\",%s\"name\":\"%s\",%s,\"by\":\"%s\"}",
+		       reset ? "\"reset\":true," : "", ename, pj, eby);
+	mg_info("vm %s (%s): operator policy %sby %s: %s", vm->info.id,
+		vm->info.name[0] ? vm->info.name : "no name",
+		reset ? "reset " : "", mg_actor(), words);
+	if (vm->info.running) {
+		mg_refresh_stats_locked(mg);
+		mg_recompute_locked(mg);
+	}
+	return 0;
+}
+
 int mg_set_vm_policy_text(struct mg *mg, const char *id,
 			  const struct mg_vm_policy *p, unsigned int mask,
 			  const struct mg_pol_text *txt, char *why,
 			  size_t whylen)
 {
 	struct mg_pol_who who = { .txt = txt };
-	char pj[400], words[300], ename[2 * MG_NAME_LEN], eby[2 * MG_BY_LEN];
-	struct mg_vm_policy nop, np, old;
+	struct mg_vm_policy nop;
 	unsigned int nmask;
 	struct mg_vm *vm;
 	int ret;
@@ -199,7 +261,6 @@ int mg_set_vm_policy_text(struct mg *mg, const char *id,
 	nop = vm->op;
 	mg_apply_fields(&nop, p, mask);
 	nmask = vm->op_mask | mask;
-	mg_effective(&vm->meta, vm->meta_mask, &nop, nmask, &np);
 	who.name = mg_vm_name(vm);
 	/*
 	 * A PUT sets every field, the ones not written to what they derive
@@ -208,49 +269,7 @@ int mg_set_vm_policy_text(struct mg *mg, const char *id,
 	 */
 	who.set = txt && mask == MG_POL_ALL ? txt->written :
 		  vm->meta_mask | nmask;
-	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, &who, why,
-					whylen);
-	if (ret)
-		goto out_unlock;
-	if (vm->info.gpu >= 0) {
-		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
-				   mg->knobs.oversub_pct, why, whylen);
-		if (ret)
-			goto out_unlock;
-	}
-	ret = mg_apply_policy_locked(mg, vm, &np, why, whylen);
-	if (ret)
-		goto out_unlock;
-	/* Durable before acknowledged; undo the backend quota if not. */
-	ret = mg_state_put_policy(mg->state, vm->info.id, &nop, nmask);
-	if (ret) {
-		if (vm->info.running && np.quota != vm->info.policy.quota)
-			mg->be.ops->set_quota(mg->be.priv, vm->info.id,
-					      vm->info.policy.quota);
-		mg_why_set(why, whylen, "state database write failed");
-		ret = -EIO;
-		goto out_unlock;
-	}
-	old = vm->info.policy;
-	vm->op = nop;
-	vm->op_mask = nmask;
-	vm->info.policy = np;
-	vm->info.operator_policy = true;
-	mg_view_changed_locked(mg);
-	mg_stored_update_locked(mg, vm->info.id, &nop, nmask);
-	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
-			      mask);
-	mg_json_escape(ename, sizeof(ename), vm->info.name);
-	mg_json_escape(eby, sizeof(eby), mg_actor());
-	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"operator\",\"name\":\"%s\",%s,\"by\":\"%s\"}",
-		       ename, pj, eby);
-	mg_info("vm %s (%s): operator policy by %s: %s", vm->info.id,
-		vm->info.name[0] ? vm->info.name : "no name", mg_actor(), words);
-	if (vm->info.running) {
-		mg_refresh_stats_locked(mg);
-		mg_recompute_locked(mg);
-	}
+	ret = op_commit_locked(mg, vm, &nop, nmask, &who, mask, why, whylen);
 out_unlock:
 	pthread_mutex_unlock(&mg->lock);
 	mg_events_flush(mg);
@@ -260,9 +279,8 @@ out_unlock:
 int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		       size_t whylen)
 {
-	char pj[400], words[300], ename[2 * MG_NAME_LEN], eby[2 * MG_BY_LEN];
 	struct mg_pol_who who = { 0 };
-	struct mg_vm_policy np, none, old;
+	struct mg_vm_policy none;
 	struct mg_vm *vm;
 	int ret;
 
@@ -278,48 +296,10 @@ int mg_reset_vm_policy(struct mg *mg, const char *id, char *why,
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	mg_effective(&vm->meta, vm->meta_mask, &none, 0, &np);
 	who.name = mg_vm_name(vm);
 	who.set = vm->meta_mask;
-	ret = mg_validate_policy_locked(mg, vm->info.gpu, &np, &who, why,
-					whylen);
-	if (!ret && vm->info.gpu >= 0)
-		ret = mg_admit_locked(mg, vm, vm->info.gpu, &np,
-				   mg->knobs.oversub_pct, why, whylen);
-	if (!ret)
-		ret = mg_apply_policy_locked(mg, vm, &np, why, whylen);
-	if (ret)
-		goto out_unlock;
-	ret = mg_state_put_policy(mg->state, vm->info.id, &none, 0);
-	if (ret) {
-		if (vm->info.running && np.quota != vm->info.policy.quota)
-			mg->be.ops->set_quota(mg->be.priv, vm->info.id,
-					      vm->info.policy.quota);
-		mg_why_set(why, whylen, "state database write failed");
-		ret = -EIO;
-		goto out_unlock;
-	}
-	old = vm->info.policy;
-	memset(&vm->op, 0, sizeof(vm->op));
-	vm->op_mask = 0;
-	vm->info.policy = np;
-	vm->info.operator_policy = false;
-	mg_view_changed_locked(mg);
-	mg_stored_update_locked(mg, vm->info.id, &none, 0);
 	/* Only what moved: a reset writes no field. */
-	mg_policy_change_json(pj, sizeof(pj), words, sizeof(words), &old, &np,
-			      0);
-	mg_json_escape(ename, sizeof(ename), vm->info.name);
-	mg_json_escape(eby, sizeof(eby), mg_actor());
-	mg_emit_locked(mg, "policy", vm->info.id,
-		       "{\"source\":\"operator\",\"reset\":true,\"name\":\"%s\",%s,\"by\":\"%s\"}",
-		       ename, pj, eby);
-	mg_info("vm %s (%s): operator policy reset by %s: %s", vm->info.id,
-		vm->info.name[0] ? vm->info.name : "no name", mg_actor(), words);
-	if (vm->info.running) {
-		mg_refresh_stats_locked(mg);
-		mg_recompute_locked(mg);
-	}
+	ret = op_commit_locked(mg, vm, &none, 0, &who, 0, why, whylen);
 out_unlock:
 	pthread_mutex_unlock(&mg->lock);
 	mg_events_flush(mg);

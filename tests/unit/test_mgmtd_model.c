@@ -649,6 +649,7 @@ static void test_policy_audit(void **state)
 			    "operator");
 	assert_string_equal(json_string_value(json_object_get(d, "name")), "a");
 	assert_string_equal(json_string_value(json_object_get(d, "by")), "mgmtd");
+	assert_null(json_object_get(d, "reset"));
 	assert_changed(d, weight, 1);
 	assert_int_equal(side(d, "old", "weight"), w0);
 	assert_int_equal(side(d, "new", "weight"), 5);
