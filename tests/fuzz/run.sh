@@ -9,8 +9,12 @@
 #       build/fuzz/corpus/NAME (seeded from the tree's, kept between runs)
 #   run.sh --runs N ...                  also stop each after N executions
 #       (whichever comes first: N inputs or its share of the seconds)
-# Crashes, leaks, timeouts (10 s an input) and out-of-memory (2 GB) fail the
-# run; the input is left in build/fuzz/crash/. Prints one line per fuzzer:
+# Crashes, leaks, timeouts and out-of-memory (2 GB) fail the run; the input
+# is left in build/fuzz/crash/. An input's time limit is FUZZ_TIMEOUT
+# seconds, by default 10 for a run and 60 for --check: every input here
+# takes milliseconds alone, but a job starved on a shared machine once went
+# a minute between inputs, and make check must not fail for slowness (a
+# hang is caught either way). Prints one line per fuzzer:
 # executions, rate, coverage (edges and features) and corpus size.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +34,8 @@ B=build/fuzz
 mkdir -p "$B/crash" "$B/logs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-opts=(-timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1
+timeout=${FUZZ_TIMEOUT:-$([ $check = 1 ] && echo 60 || echo 10)}
+opts=(-timeout="$timeout" -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1
       -artifact_prefix="$B/crash/")
 [ "$runs" -gt 0 ] && opts+=(-runs="$runs")
 per=$(( seconds / ${#names[@]} ))
