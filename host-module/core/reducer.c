@@ -299,6 +299,14 @@ static bool vg_red_victim(const struct vg_red_vm *s)
 {
 	if (!s->reserve)
 		return s->key > 0;
+	/*
+	 * A VM above its entitlement and past its profile gives the reserve
+	 * memory in use too: all it holds beyond its profile is best effort
+	 * (vg_vm_past_profile()), and the reserve's room goes to the
+	 * allocations of VMs within theirs.
+	 */
+	if (s->key > 0 && s->next && vg_vm_past_profile(s->vm))
+		return true;
 	return (s->key > 0 || s->open) && vg_red_idle(s->vm->gpu, s->next);
 }
 
@@ -317,6 +325,19 @@ static bool vg_red_colder(const struct vg_red_vm *a, const struct vg_red_vm *b)
 		return oa;
 	if (!oa)
 		return vg_red_above(a, b);
+	/*
+	 * A VM past its profile first, however hot its memory: the requests
+	 * of VMs within their profiles are what a profile promises, a burst
+	 * past one is best effort (vg_vm_past_profile()). Coldest first
+	 * within it, so its idle memory still goes before what it uses.
+	 * Before, the coldest chunk of any VM above its share went first,
+	 * and on cloud-day (seeds 1-6) the bursting VMs kept a third of VRAM
+	 * in use while the checkpoints and idle models of VMs within their
+	 * profiles were written and read over PCIe (docs/performance.md,
+	 * issue 16, change 8).
+	 */
+	if (vg_vm_past_profile(a->vm) != vg_vm_past_profile(b->vm))
+		return vg_vm_past_profile(a->vm);
 	/* The reserve: the idle memory of VMs above their share goes first. */
 	if ((a->key > 0) != (b->key > 0))
 		return a->key > 0;
@@ -689,9 +710,10 @@ static int vg_red_prepare(struct vg_reducer *r, struct vg_red_vm *s)
 	/*
 	 * The reserve leaves memory that is expected back whole after its
 	 * idle spell (vg_chunk_expected()): the idle memory it is after is
-	 * memory nobody will read. An allocation may still take it.
+	 * memory nobody will read. An allocation may still take it, and so
+	 * may the reserve from a VM past its profile (vg_red_victim()).
 	 */
-	if (r->cold_only) {
+	if (r->cold_only && !vg_vm_past_profile(vm)) {
 		u32 i, n = 0;
 
 		for (i = 0; i < s->left; i++)

@@ -145,8 +145,14 @@ static bool vg_return_candidate(const struct vg_gpu *gpu,
 	 * Sustained use (two rounds in a row, the latest this one) always
 	 * qualifies; any access only with any (room beyond the reserve).
 	 */
+	/*
+	 * ... but a chunk of a VM past its profile (vg_vm_past_profile())
+	 * only into room beyond the reserve: the reserve moved it out for
+	 * the allocations of VMs within their profiles, and bringing it
+	 * back into that room would only have it copied out again.
+	 */
 	if (c->host_streak >= 2 && c->touched == gpu->heat_clock)
-		return true;
+		return any || !vg_vm_past_profile(c->bo->vm);
 	if (vg_return_owed_now(gpu, c))
 		return true;
 	/*

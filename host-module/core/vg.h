@@ -94,6 +94,12 @@ struct vg_vm_platform {
 struct vg_vm_config {
 	const char *name;
 	u64 quota;			/* bytes of BOs this VM may hold; 0: unlimited */
+	/*
+	 * Bytes of BOs the VM was sold (its vGPU profile); what it holds
+	 * beyond is a burst, best effort: under COLD its memory goes first
+	 * while it is past it (reducer.c). 0: none, no VM is ever past it.
+	 */
+	u64 profile;
 	struct vg_guest_mem gmem;
 	struct vg_vm_platform platform;
 };

@@ -138,6 +138,7 @@ struct vg_vm {
 	/* For logs: whole for an mdev's UUID (36 characters), which names it. */
 	char name[48];
 	u64 quota;			/* 0: unlimited */
+	u64 profile;			/* 0: none (struct vg_vm_config) */
 	u64 allocated;			/* bytes in live BOs */
 	u64 relocated;			/* bytes of chunks in host RAM */
 	u32 nr_chunks;			/* chunks of live BOs: bounds res_nr (account.c) */
@@ -533,6 +534,23 @@ static inline bool vg_chunk_expected(const struct vg_chunk *c, u32 now)
 {
 	return c->period && c->period_whole &&
 	       now - c->touched <= (u32)c->period + 1;
+}
+
+/*
+ * COLD: does vm hold more than the profile it was sold (a burst past it,
+ * struct vg_vm_config)? What a VM holds beyond its profile is best
+ * effort, the promise a profile makes (a static partition would refuse
+ * it): while a VM is past its profile, its memory, in use or not, leaves
+ * VRAM before the idle memory of VMs within theirs, which they were sold
+ * and will use again (a checkpoint between two writes, a model between
+ * two bursts), and it comes back only into room beyond the reserve
+ * (reducer.c, return.c). A VM at or below an explicit entitlement is
+ * still never a victim: the profile orders the victims, it adds none
+ * below their entitlement.
+ */
+static inline bool vg_vm_past_profile(const struct vg_vm *vm)
+{
+	return vm->profile && vm->allocated > vm->profile;
 }
 
 /* COLD: ... and due in the next round (or overdue by at most one). */

@@ -21,6 +21,7 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 		return -ENOMEM;
 	vm->gpu = gpu;
 	vm->quota = cfg->quota;
+	vm->profile = cfg->profile;
 	vm->gmem = cfg->gmem;
 	vm->platform = cfg->platform;
 	INIT_LIST_HEAD(&vm->bos);

@@ -174,6 +174,7 @@ int vg_host_vm_admit(struct vg_host *h, const struct vg_host_vm_config *c,
 	memset(&vcfg, 0, sizeof(vcfg));
 	vcfg.name = g->name;
 	vcfg.quota = quota;
+	vcfg.profile = c->profile;
 	vcfg.gmem = vg_guest_ram_ops;
 	vcfg.gmem.priv = g;
 	ret = vg_vm_create(h->gpu, &vcfg, &g->vm);

@@ -291,6 +291,42 @@ static void test_cold_global(void **state)
 	cfx_fini(&f);
 }
 
+/*
+ * COLD: a VM past its profile (vg_vm_past_profile(): it holds more than
+ * it was sold) gives first, however hot its memory, and only while it is
+ * above its entitlement. Shares are 16/3 chunks: v0 was sold 4 and holds
+ * 7 it reads (heat 100), v1 holds 7 nobody reads, within no profile. v2's
+ * 4 chunks need 2 of theirs: v0's go (before: v1's, the coldest). v0,
+ * still past its profile, is at 5 below its share then: v2's next chunk
+ * comes from v1 or v2, never from v0.
+ */
+static void test_cold_past_profile_first(void **state)
+{
+	struct vg_vm_config c0 = { .name = "v0", .profile = 4 * CH };
+	struct cfx f;
+	struct vg_vm *v0, *v1, *v2;
+	u64 a;
+
+	(void)state;
+	cfx_init(&f, VRAM, CH, VG_POLICY_COLD);
+	v0 = cfx_vm_cfg(&f, &c0);
+	v1 = cfx_vm(&f, "v1");
+	v2 = cfx_vm(&f, "v2");
+	a = cfx_alloc(v0, 7 * CH);
+	set_heat(v0, a, 100);
+	cfx_alloc(v1, 7 * CH);
+	cfx_alloc(v2, 4 * CH);
+	assert_int_equal(cfx_stats(v0).relocated, 2 * CH);
+	assert_int_equal(cfx_stats(v1).relocated, 0);
+	assert_int_equal(cfx_stats(v2).resident, 4 * CH);
+	cfx_alloc(v2, CH);
+	assert_int_equal(cfx_stats(v0).relocated, 2 * CH);
+	assert_int_equal(cfx_stats(v0).resident, 5 * CH);
+	assert_int_equal(cfx_stats(v1).relocated + cfx_stats(v2).relocated, CH);
+	assert_int_equal(vg_gpu_check(f.gpu), 0);
+	cfx_fini(&f);
+}
+
 /* White box: c last seen in round touched, and with what period. */
 static void set_seen(struct vg_chunk *c, u32 touched, u16 period)
 {
@@ -723,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_cold_lowest),
 		cmocka_unit_test(test_cold_without_sampling),
 		cmocka_unit_test(test_cold_global),
+		cmocka_unit_test(test_cold_past_profile_first),
 		cmocka_unit_test(test_cold_expected_after_idle),
 		cmocka_unit_test(test_sample_heat_decay),
 		cmocka_unit_test(test_random_victim_only_and_deterministic),

@@ -567,6 +567,43 @@ static void test_cold_reserve_spares_explicit(void **state)
 }
 
 /*
+ * COLD: a VM past its profile (vg_vm_past_profile()) gives the reserve
+ * memory in use before anyone's idle memory, and what it uses in host RAM
+ * comes back only into room beyond the reserve: as in cold_reserve_case(),
+ * A holds 4 idle chunks and B and C 6 each read every round, but B was
+ * sold 4 chunks. The reserve's chunk comes from B (before: A's idle one),
+ * and though B reads it in host RAM round after round (sustained use),
+ * it stays there: the only free VRAM is the reserve's (before: it came
+ * back at the third round, taking the reserve's room, and the reserve
+ * copied another chunk out for it).
+ */
+static void test_cold_reserve_past_profile_first(void **state)
+{
+	struct fx *f = *state;
+	struct vg_bo *a = mkbo(f, f->c.vm[0], 4 * CHUNK, 95);
+	struct vg_bo *b = mkbo(f, f->c.vm[1], 6 * CHUNK, 96);
+	struct vg_bo *c = mkbo(f, f->c.vm[2], 6 * CHUNK, 97);
+	u32 round;
+
+	assert_int_equal(vg_gpu_set_policy(f->c.gpu, VG_POLICY_COLD), 0);
+	mutex_lock(&f->c.gpu->lock);
+	f->c.vm[1]->profile = 4 * CHUNK;
+	mutex_unlock(&f->c.gpu->lock);
+	for (round = 0; round < 5; round++) {
+		touch_all(f, b, 16);
+		touch_all(f, c, 16);
+		assert_int_equal(vg_gpu_return_once(f->c.gpu), 0);
+		assert_int_equal(relocated(f, f->c.vm[0]), 0);
+		assert_int_equal(relocated(f, f->c.vm[1]), CHUNK);
+		assert_int_equal(relocated(f, f->c.vm[2]), 0);
+	}
+	assert_int_equal(vg_gpu_check(f->c.gpu), 0);
+	check(f, a, 95);
+	check(f, b, 96);
+	check(f, c, 97);
+}
+
+/*
  * COLD: a chunk read once in host RAM comes back when VRAM has room to
  * spare beyond the reserve (GPUswap: idle VRAM helps nobody), without
  * waiting for a second round; one nobody reads stays out.
@@ -821,6 +858,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cold_idle_pass_samples_nothing, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cold_reserve_idle_within_share, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cold_reserve_spares_explicit, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_cold_reserve_past_profile_first, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cold_one_shot_with_room, fx_setup, fx_teardown),
 		cmocka_unit_test(test_cold_period_learned),
 		cmocka_unit_test_setup_teardown(test_cold_reserve_spares_expected, fx_setup, fx_teardown),

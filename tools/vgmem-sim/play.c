@@ -86,6 +86,12 @@ static int vm_start(struct player *p, uint16_t i)
 	vc.quota = (vg_host_model(p->h)->kind == VG_MODEL_STATIC ?
 		    tv->entitlement : tv->limit) + PL_SCRATCH;
 	vc.entitlement = 0;	/* equal profiles: the equal share */
+	/*
+	 * What the tenant was sold, the scratch on top as for the quota:
+	 * past it the core treats its memory as a burst (vg_vm_past_profile()),
+	 * as the density's SLO does (a VM past its profile is best effort).
+	 */
+	vc.profile = tv->entitlement + PL_SCRATCH;
 	vc.guest_ram = 4ull << 20;
 	err = vg_host_vm_admit(p->h, &vc, &v->g);
 	if (err == -ENOSPC) {

@@ -99,6 +99,11 @@ struct vg_host_vm_config {
 	u64 quota;		/* bytes of BOs; 0: unlimited (static refuses 0) */
 	u64 entitlement;	/* bytes; 0: equal share */
 	u64 guest_ram;		/* 0: 16 MiB */
+	/*
+	 * Bytes the VM was sold; past it a burst is best effort (the core's
+	 * struct vg_vm_config, used by the COLD policy); 0: none.
+	 */
+	u64 profile;
 };
 int vg_host_vm_admit(struct vg_host *h, const struct vg_host_vm_config *c,
 		     struct vg_host_guest **out);
