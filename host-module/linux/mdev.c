@@ -125,6 +125,18 @@ static ssize_t entitlement_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(entitlement);
 
+/*
+ * What the vGPU was sold: its type's size, fixed. Memory the VM holds
+ * beyond it (a quota raised above it) is a burst, the first to leave VRAM
+ * under the cold policy while the VM is above its entitlement.
+ */
+static ssize_t profile_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", vgk_vgpu_of_dev(dev)->type->quota);
+}
+static DEVICE_ATTR_RO(profile);
+
 /* Read-only statistics, one field of struct vgmem_vm_stats each. */
 #define VGK_STAT_ATTR(name, field)					\
 static ssize_t name##_show(struct device *dev,				\
@@ -148,6 +160,7 @@ VGK_STAT_ATTR(faults, faults);
 static struct attribute *vgk_mdev_attrs[] = {
 	&dev_attr_quota.attr,
 	&dev_attr_entitlement.attr,
+	&dev_attr_profile.attr,
 	&dev_attr_resident.attr,
 	&dev_attr_relocated.attr,
 	&dev_attr_allocated.attr,

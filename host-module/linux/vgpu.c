@@ -320,6 +320,11 @@ static int vgk_vm_create(struct vgk_vgpu *v)
 	struct vg_vm_config cfg = {
 		.name = dev_name(&v->mdev->dev),
 		.quota = v->quota,
+		/*
+		 * The type is what the tenant was sold; a quota raised above
+		 * it (sysfs, netlink, mgmtd) allows bursts, best effort.
+		 */
+		.profile = v->type->quota,
 		.platform = {
 			.userd_zap = vgk_userd_zap,
 			.chan_fault = vgk_chan_fault,

@@ -38,6 +38,7 @@ for t in 1g 2g 4g; do
 	u=$(mdev_create $t) || exit 1
 	q=$(mdev_attr $u quota) || exit 1
 	expect_eq "$q" "$((${t%g} * GIB))" "quota of a $t mdev"
+	expect_eq "$(mdev_attr $u profile)" "$q" "profile of a $t mdev (its type's size)"
 	for a in entitlement resident relocated relocations_out relocations_in; do
 		v=$(mdev_attr $u $a) || exit 1
 		case "$v" in ''|*[!0-9]*) fail "$u/vgmem/$a is '$v', not a decimal" ;; esac
@@ -78,6 +79,8 @@ expect_eq "$(mdev_attr $b quota)" "$((GIB / 2))" "quota after lowering"
 expect_avail 0 0 0 0 0 "with 512 MiB free"
 echo garbage > $MDEV_DEVS/$b/vgmem/quota 2>/dev/null && fail "quota 'garbage' accepted"
 expect_eq "$(mdev_attr $b quota)" "$((GIB / 2))" "quota after garbage"
+expect_eq "$(mdev_attr $b profile)" "$GIB" "profile after quota changes (the type's size)"
+echo 1 > $MDEV_DEVS/$b/vgmem/profile 2>/dev/null && fail "profile was writable"
 
 # A vGPU pins the software GPU's module.
 rmmod vgmem_sim 2>/dev/null && fail "vgmem_sim unloaded while mdevs exist"
