@@ -604,11 +604,11 @@ static void vg_front_push(struct vg_reducer *r, u32 idx)
 	}
 }
 
-static u32 vg_front_pop(struct vg_reducer *r)
+/* Sift the frontier's root down to its place. */
+static void vg_front_down(struct vg_reducer *r)
 {
-	u32 *f = r->front, top = f[0], i = 0;
+	u32 *f = r->front, i = 0;
 
-	f[0] = f[--r->nfront];
 	for (;;) {
 		u32 l = 2 * i + 1, best = i, t;
 
@@ -617,7 +617,7 @@ static u32 vg_front_pop(struct vg_reducer *r)
 		if (l + 1 < r->nfront && vg_front_above(r, f[l + 1], f[best]))
 			best = l + 1;
 		if (best == i)
-			return top;
+			return;
 		t = f[i];
 		f[i] = f[best];
 		f[best] = t;
@@ -663,12 +663,19 @@ static struct vg_red_vm *vg_red_walk(struct vg_reducer *r)
 	struct vg_gpu *gpu = r->gpu;
 
 	while (r->nfront) {
-		u32 i = vg_front_pop(r), l = 2 * i + 1;
+		u32 i = r->front[0], l = 2 * i + 1;
 		const struct vg_vmh_ent *e = &gpu->vmh[i];
 		struct vg_vm *vm = gpu->vmh_vm[e->slot];
 
+		/*
+		 * Pop i and push its children: the first child takes i's
+		 * place at the root (one sift instead of two).
+		 */
 		if (l < gpu->vmh_n)
-			vg_front_push(r, l);
+			r->front[0] = l;
+		else
+			r->front[0] = r->front[--r->nfront];
+		vg_front_down(r);
 		if (l + 1 < gpu->vmh_n)
 			vg_front_push(r, l + 1);
 		if (vg_red_offers(r, vm))
@@ -826,21 +833,35 @@ static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
 	while (got < need) {
 		struct vg_red_vm *s;
 		struct vg_chunk *c;
+		bool fresh = false;
 		u64 size;
 
 		/*
 		 * Could the best VM not taken rank first now? Take it, and
 		 * walk on to the next. (COLD: out is at or below its
 		 * entitlement, where vg_red_colder() is vg_red_above().)
+		 * RANDOM and LRA pick from it before it enters the victim
+		 * heap: pushed first, it would rise to the root and sink
+		 * again with its first pick, two sifts the height of the
+		 * heap, while with many VMs of equal keys it gives one chunk
+		 * and then ranks below every VM in the heap (pushed after,
+		 * one comparison). It is the pick the heap's top would be.
 		 */
-		while (r->out &&
-		       (!r->nheap || !vg_red_above(r->heap[0], r->out))) {
-			vg_heap_push(r, r->out);
+		if (!global && r->out &&
+		    (!r->nheap || !vg_red_above(r->heap[0], r->out))) {
+			s = r->out;
 			r->out = vg_red_walk(r);
+			fresh = true;
+		} else {
+			while (r->out &&
+			       (!r->nheap || !vg_red_above(r->heap[0], r->out))) {
+				vg_heap_push(r, r->out);
+				r->out = vg_red_walk(r);
+			}
+			if (!r->nheap)
+				return -ENOMEM;
+			s = r->heap[0];
 		}
-		if (!r->nheap)
-			return -ENOMEM;
-		s = r->heap[0];
 		/* Heap order: when the top is not cold, nothing left is. */
 		if (global && r->cold_only && !vg_red_victim(s))
 			break;
@@ -864,12 +885,16 @@ static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
 		s->key -= (s64)size;
 		if (global)
 			vg_red_next(s);
-		if (s->left + vg_red_new_left(r, s) && global)
+		if (fresh) {
+			if (s->left + vg_red_new_left(r, s))
+				vg_heap_push(r, s);
+		} else if (s->left + vg_red_new_left(r, s) && global) {
 			vg_heap_down_cold(r, 0);
-		else if (s->left + vg_red_new_left(r, s))
+		} else if (s->left + vg_red_new_left(r, s)) {
 			vg_heap_down_key(r, 0);
-		else
+		} else {
 			vg_heap_pop(r);
+		}
 	}
 	*got_out = got;
 	return 0;
