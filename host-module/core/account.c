@@ -140,7 +140,14 @@ static void vg_res_vec_del(struct vg_vm *vm, struct vg_chunk *c)
 	c->slot = VG_VM_MAX_CHUNKS;
 }
 
-void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem)
+/*
+ * The books of a chunk coming into VRAM. key: also move the VM in the
+ * standing heap; without it the caller does, once for all the chunks of
+ * the VM it moves (vg_chunk_move_batched()).
+ */
+static __always_inline void vg_chunk_add_resident_t(struct vg_chunk *c,
+						    struct vg_mem *mem,
+						    const bool key)
 {
 	struct vg_vm *vm = c->bo->vm;
 	struct vg_gpu *gpu = vm->gpu;
@@ -156,7 +163,13 @@ void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem)
 	vg_res_vec_push(vm, c);
 	vm->resident += c->size;
 	gpu->vram_used += c->size;
-	vg_vmh_moved(vm, (s64)c->size);
+	if (key)
+		vg_vmh_moved(vm, (s64)c->size);
+}
+
+void vg_chunk_add_resident(struct vg_chunk *c, struct vg_mem *mem)
+{
+	vg_chunk_add_resident_t(c, mem, true);
 }
 
 void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem)
@@ -179,8 +192,12 @@ void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem)
 	gpu->host_used += c->size;
 }
 
-/* Off its list and out of the totals; c->mem is left to the caller. */
-static void vg_chunk_unaccount(struct vg_chunk *c)
+/*
+ * Off its list and out of the totals; c->mem is left to the caller, and
+ * so is the VM's key in the standing heap unless key.
+ */
+static __always_inline void vg_chunk_unaccount(struct vg_chunk *c,
+					       const bool key)
 {
 	struct vg_vm *vm = c->bo->vm;
 	struct vg_gpu *gpu = vm->gpu;
@@ -190,7 +207,8 @@ static void vg_chunk_unaccount(struct vg_chunk *c)
 		vg_res_vec_del(vm, c);
 		vm->resident -= c->size;
 		gpu->vram_used -= c->size;
-		vg_vmh_moved(vm, -(s64)c->size);
+		if (key)
+			vg_vmh_moved(vm, -(s64)c->size);
 	} else {
 		vm->relocated -= c->size;
 		gpu->host_used -= c->size;
@@ -202,20 +220,33 @@ void vg_chunk_remove(struct vg_chunk *c)
 	lockdep_assert_held(&c->bo->vm->gpu->lock);
 	/* Marks belong to a relocation, which holds the lock throughout. */
 	WARN_ON(c->marked);
-	vg_chunk_unaccount(c);
+	vg_chunk_unaccount(c, true);
 	c->mem = NULL;
 }
 
-void vg_chunk_move(struct vg_chunk *c, enum vg_loc to, struct vg_mem *mem)
+static __always_inline void vg_chunk_move_t(struct vg_chunk *c,
+					    enum vg_loc to,
+					    struct vg_mem *mem, const bool key)
 {
 	lockdep_assert_held(&c->bo->vm->gpu->lock);
 	WARN_ON(c->loc == to);
 	/* The relocation calls this on marked chunks and unmarks after. */
-	vg_chunk_unaccount(c);
+	vg_chunk_unaccount(c, key);
 	if (to == VG_LOC_VRAM)
-		vg_chunk_add_resident(c, mem);
+		vg_chunk_add_resident_t(c, mem, key);
 	else
 		vg_chunk_add_relocated(c, mem);
+}
+
+void vg_chunk_move(struct vg_chunk *c, enum vg_loc to, struct vg_mem *mem)
+{
+	vg_chunk_move_t(c, to, mem, true);
+}
+
+void vg_chunk_move_batched(struct vg_chunk *c, enum vg_loc to,
+			   struct vg_mem *mem)
+{
+	vg_chunk_move_t(c, to, mem, false);
 }
 
 void vg_hist_add(u64 hist[VGMEM_HIST_BUCKETS], u64 ns)

@@ -873,7 +873,7 @@ static __always_inline int vg_red_run_t(struct vg_reducer *r, u64 need,
 		c = vg_red_pick(r, s);
 		if (c) {
 			vg_red_prefetch(c);
-			vg_chunk_mark(c);
+			vg_vm_mark(s->vm, c);
 			size = c->size;
 		} else {
 			/* Highest index first: the tail chunk goes early. */

@@ -364,8 +364,9 @@ struct vg_gpu {
 
 /*
  * vm->resident just changed by delta bytes: its entry in the standing
- * heap moves (reducer.c). Once per chunk placed or removed, so inline and
- * without its own lockdep check: its callers in account.c hold gpu->lock
+ * heap moves (reducer.c). Once per chunk placed or removed (once per VM
+ * relocated: vg_chunk_move_batched()), so inline and without its own
+ * lockdep check: its callers in account.c and relocate.c hold gpu->lock
  * and assert it.
  */
 void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta);
@@ -407,6 +408,14 @@ void vg_chunk_add_relocated(struct vg_chunk *c, struct vg_mem *mem);
 void vg_chunk_remove(struct vg_chunk *c);		/* from either list */
 /* Move between lists after a relocation copied it; sets c->mem. */
 void vg_chunk_move(struct vg_chunk *c, enum vg_loc to, struct vg_mem *mem);
+/*
+ * vg_chunk_move() leaving the VM's key in the standing heap to the
+ * caller, who moves it once for all the chunks of the VM it moves
+ * (vg_vmh_moved(), the bytes moved into VRAM minus those out), before
+ * anything reads it: one sift per VM relocated instead of one per chunk.
+ */
+void vg_chunk_move_batched(struct vg_chunk *c, enum vg_loc to,
+			   struct vg_mem *mem);
 void vg_hist_add(u64 hist[VGMEM_HIST_BUCKETS], u64 ns);
 /*
  * Make room in vm->res_vec for more chunks, so that later moves into VRAM
@@ -666,8 +675,12 @@ void vg_reloc_free(struct vg_gpu *gpu);
 /*
  * Put c on (take it off) its VM's marked list and keep vm->marked_bytes
  * in step; the reducer and the return worker mark only through these.
+ * vg_vm_mark() is vg_chunk_mark() given c's VM (c->bo->vm), for a caller
+ * that took c from that VM's own lists and need not wait for c's BO to be
+ * read (the reducer: a miss per chunk chosen, with a million chunks).
  */
 void vg_chunk_mark(struct vg_chunk *c);
+void vg_vm_mark(struct vg_vm *vm, struct vg_chunk *c);
 void vg_chunk_unmark(struct vg_chunk *c);
 /* GPU VA of the first byte of c. */
 u64 vg_chunk_va(const struct vg_chunk *c);
