@@ -18,7 +18,8 @@ unsigned long os_fence_word;
 
 /* ---- threads' identity ---------------------------------------------------- */
 static unsigned long os_next_thread_id = 1;
-static __thread unsigned long os_self_id;
+/* os_user.h reads it for lockdep_assert_held()'s inline check. */
+__thread unsigned long os_self_id;
 /* Spinlocks the calling thread holds: it must not sleep while > 0. */
 static __thread int os_atomic_depth;
 /* The kthread_run() task of the calling thread, or NULL. */
@@ -440,8 +441,8 @@ void os_lock_release(struct os_lock *l, const char *file, int line)
 	pthread_mutex_unlock(&l->m);
 }
 
-void os_lock_assert_held(const struct os_lock *l, const char *file, int line,
-			 const char *expr)
+void os_lock_assert_held_slow(const struct os_lock *l, const char *file,
+			      int line, const char *expr)
 {
 	if (__atomic_load_n(&l->owner, __ATOMIC_SEQ_CST) != os_thread_id())
 		os_die(file, line, "lockdep_assert_held(%s): not held by this thread",

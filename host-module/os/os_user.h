@@ -785,6 +785,8 @@ typedef struct spinlock {
 
 /* A small non-zero id unique to the calling thread. */
 unsigned long os_thread_id(void);
+/* os_thread_id() once the thread has one (0: not yet; os_user.c). */
+extern __thread unsigned long os_self_id;
 
 void os_lock_init(struct os_lock *l, bool spin, struct os_lock_class *cls);
 void os_lock_destroy(struct os_lock *l, const char *file, int line);
@@ -792,8 +794,26 @@ void os_lock_acquire(struct os_lock *l, unsigned int subclass,
 		     const char *file, int line);
 bool os_lock_try(struct os_lock *l, const char *file, int line);
 void os_lock_release(struct os_lock *l, const char *file, int line);
-void os_lock_assert_held(const struct os_lock *l, const char *file, int line,
-			 const char *expr);
+void os_lock_assert_held_slow(const struct os_lock *l, const char *file,
+			      int line, const char *expr);
+
+/*
+ * lockdep_assert_held(): inline, as the core asserts it in every step of
+ * its per-chunk bookkeeping (about ten calls per chunk relocated, a
+ * third of their cost being the call), while the kernel's costs nothing
+ * without lockdep. The out-of-line check decides whenever this thread has
+ * no id yet, and reports.
+ */
+static inline void os_lock_assert_held(const struct os_lock *l,
+				       const char *file, int line,
+				       const char *expr)
+{
+	unsigned long self = os_self_id;
+
+	if (unlikely(!self ||
+		     __atomic_load_n(&l->owner, __ATOMIC_SEQ_CST) != self))
+		os_lock_assert_held_slow(l, file, line, expr);
+}
 void os_lock_assert_not_held(const struct os_lock *l, const char *file,
 			     int line, const char *expr);
 /* Aborts if the calling thread holds a spinlock: it is about to sleep. */
