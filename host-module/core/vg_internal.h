@@ -48,6 +48,15 @@ struct vg_vmh_ent {
 	u32 slot;		/* vm->vmh_slot */
 };
 
+/* Heap order: the higher key first, ties to the older VM (lower slot). */
+static inline bool vg_vmh_above(const struct vg_vmh_ent *a,
+				const struct vg_vmh_ent *b)
+{
+	if (a->key != b->key)
+		return a->key > b->key;
+	return a->slot < b->slot;
+}
+
 /* ---- accounting (bo.c, vm.c, account.c) -------------------------------- */
 
 struct vg_chunk {
@@ -281,7 +290,7 @@ struct vg_gpu {
 	struct vg_rand rand;
 
 	/*
-	 * The standing heap (reducer.c): every VM, as a binary max-heap by
+	 * The standing heap (vmheap.c): every VM, as a binary max-heap by
 	 * how far its resident bytes are above its entitlement, ties to the
 	 * VM created first, kept between reductions so that one does not
 	 * rank every VM again. Under gpu->lock, like the rest. Invariants
@@ -292,8 +301,8 @@ struct vg_gpu {
 	 *    vmh_vm[slot] is the VM and vmh_pos[slot] its entry's index;
 	 *  - vmh[i].key == vm->resident - vg_vm_entitlement(vm);
 	 *  - no entry ranks above its parent (vg_vmh_above()).
-	 * account.c keeps it so whenever vm->resident changes
-	 * (vg_vmh_moved(), O(log VMs)). What moves many keys at once (a VM
+	 * account.c and relocate.c keep it so whenever vm->resident
+	 * changes (vg_vmh_moved(), O(log VMs)). What moves many keys at once (a VM
 	 * created or destroyed, an entitlement set: the equal share of
 	 * every VM without one moves) clears vmh_valid instead, and the
 	 * next reduction rebuilds it in one O(VMs) pass; while it is clear
@@ -364,7 +373,7 @@ struct vg_gpu {
 
 /*
  * vm->resident just changed by delta bytes: its entry in the standing
- * heap moves (reducer.c). Once per chunk placed or removed (once per VM
+ * heap moves (vmheap.c). Once per chunk placed or removed (once per VM
  * relocated: vg_chunk_move_batched()), so inline and without its own
  * lockdep check: its callers in account.c and relocate.c hold gpu->lock
  * and assert it.
@@ -593,6 +602,8 @@ void vg_red_free(struct vg_gpu *gpu);
  */
 void vg_vmh_invalidate(struct vg_gpu *gpu);
 int vg_vmh_check(struct vg_gpu *gpu);
+/* Every VM's key anew and Floyd's O(VMs) construction (vmheap.c). */
+void vg_vmh_build(struct vg_gpu *gpu);
 /*
  * Refresh chunk heat from the GPU driver's access sampling (COLD): every VM,
  * ageing the heat (the return worker's cadence); one VM's resident

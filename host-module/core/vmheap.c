@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The standing heap (struct vg_gpu, vmh; its invariants next to it): every
+ * VM by its key, the resident bytes above its entitlement, kept between
+ * reductions so that a reduction need not rank every VM anew. account.c
+ * and relocate.c move a VM in it whenever its resident bytes change
+ * (vg_vmh_moved(): once per chunk placed or removed, once per VM
+ * relocated); what moves many keys at once (vm.c) invalidates it, and the
+ * next reduction rebuilds it (vg_vmh_build()). The reducer only reads it,
+ * walking it from its root, best first (reducer.c). Its entries: struct
+ * vg_vmh_ent.
+ */
+#include "vg_internal.h"
+
+/*
+ * Sift the entry at i up or down to its place. The entry moves as a hole:
+ * each entry it passes is written once, with its VM's index.
+ */
+static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
+{
+	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+
+	while (i) {
+		u32 parent = (i - 1) / 2;
+
+		if (!vg_vmh_above(&e, &h[parent]))
+			break;
+		h[i] = h[parent];
+		gpu->vmh_pos[h[i].slot] = i;
+		i = parent;
+	}
+	h[i] = e;
+	gpu->vmh_pos[e.slot] = i;
+}
+
+static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
+{
+	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+	u32 n = gpu->vmh_n;
+
+	for (;;) {
+		u32 best = 2 * i + 1;
+
+		if (best >= n)
+			break;
+		if (best + 1 < n && vg_vmh_above(&h[best + 1], &h[best]))
+			best++;
+		if (!vg_vmh_above(&h[best], &e))
+			break;
+		h[i] = h[best];
+		gpu->vmh_pos[h[i].slot] = i;
+		i = best;
+	}
+	h[i] = e;
+	gpu->vmh_pos[e.slot] = i;
+}
+
+/* vg_vmh_moved()'s part out of line: entry i's key moves by delta. */
+void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta)
+{
+	gpu->vmh[i].key += delta;
+	if (delta > 0)
+		vg_vmh_up(gpu, i);
+	else
+		vg_vmh_down(gpu, i);
+}
+
+void vg_vmh_invalidate(struct vg_gpu *gpu)
+{
+	lockdep_assert_held(&gpu->lock);
+	gpu->vmh_valid = false;
+}
+
+/* Every VM's key from scratch, then Floyd's O(V) heap construction. */
+void vg_vmh_build(struct vg_gpu *gpu)
+{
+	u64 equal = vg_gpu_equal_share(gpu);
+	struct vg_vm *vm;
+	u32 i, n = 0;
+
+	list_for_each_entry(vm, &gpu->vms, node) {
+		struct vg_vmh_ent *e = &gpu->vmh[n];
+
+		/* As vg_vm_entitlement() warns: VMs without one are equal ones. */
+		WARN_ON_ONCE(!vm->entitlement && !gpu->nr_ent_equal);
+		e->key = (s64)vm->resident -
+			 (s64)(vm->entitlement ? vm->entitlement : equal);
+		e->slot = n;
+		vm->vmh_slot = n;
+		gpu->vmh_vm[n] = vm;
+		gpu->vmh_pos[n] = n;
+		n++;
+	}
+	gpu->vmh_n = n;
+	for (i = n / 2; i-- > 0;)
+		vg_vmh_down(gpu, i);
+	gpu->vmh_valid = true;
+}
+
+int vg_vmh_check(struct vg_gpu *gpu)
+{
+	u64 equal = vg_gpu_equal_share(gpu);
+	struct vg_vm *vm;
+	u32 i;
+
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->vmh_valid)
+		return 0;
+	VG_CHECK(gpu->vmh_n == gpu->nr_vms, "standing heap holds %u of %u vms",
+		 gpu->vmh_n, gpu->nr_vms);
+	for (i = 0; i < gpu->vmh_n; i++) {
+		const struct vg_vmh_ent *e = &gpu->vmh[i];
+		u64 ent;
+
+		VG_CHECK(e->slot < gpu->vmh_n && gpu->vmh_pos[e->slot] == i,
+			 "standing heap entry %u: slot %u, index %u", i, e->slot,
+			 e->slot < gpu->vmh_n ? gpu->vmh_pos[e->slot] : 0);
+		vm = gpu->vmh_vm[e->slot];
+		ent = vm->entitlement ? vm->entitlement : equal;
+		VG_CHECK(vm->vmh_slot == e->slot, "%s: slot %u, entry's %u",
+			 vm->name, vm->vmh_slot, e->slot);
+		VG_CHECK(e->key == (s64)vm->resident - (s64)ent,
+			 "%s: standing key %lld, resident %llu entitlement %llu",
+			 vm->name, (long long)e->key,
+			 (unsigned long long)vm->resident,
+			 (unsigned long long)ent);
+		VG_CHECK(!i || !vg_vmh_above(e, &gpu->vmh[(i - 1) / 2]),
+			 "%s: standing heap out of order at %u", vm->name, i);
+	}
+	/*
+	 * With vmh_n == nr_vms and every entry's index pointing back, the
+	 * entries hold distinct slots; each listed VM found at its slot, in
+	 * list order (the tie-break), makes it every VM, none destroyed.
+	 */
+	i = 0;
+	list_for_each_entry(vm, &gpu->vms, node) {
+		VG_CHECK(vm->vmh_slot == i && gpu->vmh_vm[i] == vm,
+			 "%s: slot %u, not its rank %u in the standing heap",
+			 vm->name, vm->vmh_slot, i);
+		i++;
+	}
+	return 0;
+}
