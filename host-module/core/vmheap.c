@@ -55,6 +55,46 @@ static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
 	gpu->vmh_pos[e.slot] = i;
 }
 
+/*
+ * Entry i's key just dropped: sink it. A victim gives a chunk and its key
+ * drops below those of VMs that gave none; with many VMs at equal keys
+ * (VMs of one size, each at its share) it sinks to a leaf, and
+ * vg_vmh_down() compares it against the better child at every level.
+ * Here the hole goes down to a leaf along the better children first
+ * (one comparison a level), then the entry rises from there to its place
+ * (none when it belongs at the leaf): Floyd's bottom-up sift, as in
+ * heapsort. The construction keeps vg_vmh_down(): its entries mostly
+ * stop near where they start.
+ */
+static void vg_vmh_sink(struct vg_gpu *gpu, u32 i)
+{
+	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+	u32 n = gpu->vmh_n, top = i;
+
+	for (;;) {
+		u32 best = 2 * i + 1;
+
+		if (best >= n)
+			break;
+		if (best + 1 < n && vg_vmh_above(&h[best + 1], &h[best]))
+			best++;
+		h[i] = h[best];
+		gpu->vmh_pos[h[i].slot] = i;
+		i = best;
+	}
+	while (i != top) {
+		u32 parent = (i - 1) / 2;
+
+		if (!vg_vmh_above(&e, &h[parent]))
+			break;
+		h[i] = h[parent];
+		gpu->vmh_pos[h[i].slot] = i;
+		i = parent;
+	}
+	h[i] = e;
+	gpu->vmh_pos[e.slot] = i;
+}
+
 /* vg_vmh_moved()'s part out of line: entry i's key moves by delta. */
 void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta)
 {
@@ -62,7 +102,7 @@ void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta)
 	if (delta > 0)
 		vg_vmh_up(gpu, i);
 	else
-		vg_vmh_down(gpu, i);
+		vg_vmh_sink(gpu, i);
 }
 
 void vg_vmh_invalidate(struct vg_gpu *gpu)
