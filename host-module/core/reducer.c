@@ -794,9 +794,10 @@ static void vg_red_free_arrays(struct vg_gpu *gpu)
 
 /*
  * Room for every VM in the scratch arrays and the standing heap; they
- * only grow. A new standing heap is built from scratch.
+ * only grow. A standing heap in force is copied over (vm.c reserves as it
+ * adds a VM to it), so growing never costs a rebuild.
  */
-static int vg_red_reserve(struct vg_gpu *gpu)
+int vg_red_reserve(struct vg_gpu *gpu)
 {
 	struct vg_red_vm *st;
 	struct vg_red_vm **heap;
@@ -805,6 +806,7 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 	u32 *front, *pos;
 	u32 cap;
 
+	lockdep_assert_held(&gpu->lock);
 	if (gpu->nr_vms <= gpu->red_cap)
 		return 0;
 	/* Doubling: VMs created one by one reallocate O(log V) times. */
@@ -824,7 +826,17 @@ static int vg_red_reserve(struct vg_gpu *gpu)
 		kvfree(pos);
 		return -ENOMEM;
 	}
-	vg_red_free_arrays(gpu);
+	if (gpu->vmh_valid && gpu->vmh_n) {
+		memcpy(vmh, gpu->vmh, gpu->vmh_n * sizeof(*vmh));
+		memcpy(pos, gpu->vmh_pos, gpu->vmh_n * sizeof(*pos));
+		memcpy(vmv, gpu->vmh_vm, gpu->vmh_n * sizeof(*vmv));
+	}
+	kvfree(gpu->red_st);
+	kvfree(gpu->red_heap);
+	kvfree(gpu->red_front);
+	kvfree(gpu->vmh);
+	kvfree(gpu->vmh_pos);
+	kvfree(gpu->vmh_vm);
 	gpu->red_st = st;
 	gpu->red_heap = heap;
 	gpu->red_front = front;

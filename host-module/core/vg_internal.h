@@ -302,11 +302,14 @@ struct vg_gpu {
 	 *  - vmh[i].key == vm->resident - vg_vm_entitlement(vm);
 	 *  - no entry ranks above its parent (vg_vmh_above()).
 	 * account.c and relocate.c keep it so whenever vm->resident
-	 * changes (vg_vmh_moved(), O(log VMs)). What moves many keys at once (a VM
-	 * created or destroyed, an entitlement set: the equal share of
-	 * every VM without one moves) clears vmh_valid instead, and the
-	 * next reduction rebuilds it in one O(VMs) pass; while it is clear
-	 * the entries are not read (they may name destroyed VMs).
+	 * changes (vg_vmh_moved(), O(log VMs)). A VM created or an
+	 * entitlement set moves the equal share of every VM without an
+	 * explicit entitlement: when the other VMs all have one, or none
+	 * has, their order holds and vm.c moves only the VM concerned
+	 * (vg_vmh_added(), vg_vmh_ent_set()); otherwise, and when a VM is
+	 * destroyed, vmh_valid is cleared and the next reduction rebuilds
+	 * it in one O(VMs) pass; while it is clear the entries are not read
+	 * (they may name destroyed VMs).
 	 */
 	struct vg_vmh_ent *vmh;
 	struct vg_vm **vmh_vm;		/* by slot: the VM */
@@ -577,6 +580,11 @@ static inline bool vg_chunk_due(const struct vg_chunk *c, u32 now)
 	return vg_chunk_expected(c, now) && now + 1 >= c->touched + c->period;
 }
 /*
+ * Room for gpu->nr_vms in the reducer's scratch and the standing heap,
+ * which keeps its entries (0 or -ENOMEM); gpu->lock held.
+ */
+int vg_red_reserve(struct vg_gpu *gpu);
+/*
  * Free the reducer's and the relocation's scratch arrays (vm.c, when the
  * last VM goes).
  */
@@ -595,11 +603,19 @@ void vg_red_free(struct vg_gpu *gpu);
 	} while (0)
 
 /*
- * The standing heap (struct vg_gpu, vmh; vg_vmh_moved() above): every
- * VM's standing may have moved at once (vm.c: a VM created or destroyed,
- * an entitlement set), so it is rebuilt by the next reduction; its
- * invariants, 0 or -EIO (vg_gpu_check()). gpu->lock held.
+ * The standing heap (struct vg_gpu, vmh; vg_vmh_moved() above), from
+ * vm.c, gpu->lock held. vg_vmh_added(): vm was just put at the tail of
+ * gpu->vms and counted (no entitlement yet), old_equal the equal share
+ * before. vg_vmh_ent_set(): vm's entitlement just changed from old_ent
+ * (0: the equal share old_equal). Each moves what moved, or invalidates
+ * the heap when the others' order may have changed. vg_vmh_invalidate():
+ * every VM's standing may have moved at once (a VM destroyed), so the
+ * next reduction rebuilds it. vg_vmh_check(): its invariants, 0 or -EIO
+ * (vg_gpu_check()).
  */
+void vg_vmh_added(struct vg_gpu *gpu, struct vg_vm *vm, u64 old_equal);
+void vg_vmh_ent_set(struct vg_gpu *gpu, struct vg_vm *vm, u64 old_ent,
+		    u64 old_equal);
 void vg_vmh_invalidate(struct vg_gpu *gpu);
 int vg_vmh_check(struct vg_gpu *gpu);
 /* Every VM's key anew and Floyd's O(VMs) construction (vmheap.c). */

@@ -9,6 +9,7 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 		 struct vg_vm **out)
 {
 	struct vg_vm *vm;
+	u64 old_equal;
 	int err;
 
 	if (!gpu || !cfg || !out)
@@ -48,10 +49,11 @@ int vg_vm_create(struct vg_gpu *gpu, const struct vg_vm_config *cfg,
 	else
 		snprintf(vm->name, sizeof(vm->name), "vm%llu",
 			 (unsigned long long)vm->order);
+	old_equal = vg_gpu_equal_share(gpu);
 	list_add_tail(&vm->node, &gpu->vms);
 	gpu->nr_vms++;
 	gpu->nr_ent_equal++;
-	vg_vmh_invalidate(gpu);
+	vg_vmh_added(gpu, vm, old_equal);
 	mutex_unlock(&gpu->lock);
 	*out = vm;
 	return 0;
@@ -173,6 +175,7 @@ void vg_vm_destroy(struct vg_vm *vm)
 int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes)
 {
 	struct vg_gpu *gpu = vm->gpu;
+	u64 old_ent, old_equal;
 
 	/*
 	 * Explicit entitlements may transiently add up to more than VRAM
@@ -181,6 +184,8 @@ int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes)
 	if (bytes > gpu->vram_size)
 		return -EINVAL;
 	mutex_lock(&gpu->lock);
+	old_ent = vm->entitlement;
+	old_equal = vg_gpu_equal_share(gpu);
 	if (vm->entitlement)
 		gpu->ent_explicit -= vm->entitlement;
 	else
@@ -190,7 +195,7 @@ int vg_vm_set_entitlement(struct vg_vm *vm, u64 bytes)
 		gpu->ent_explicit += bytes;
 	else
 		gpu->nr_ent_equal++;
-	vg_vmh_invalidate(gpu);
+	vg_vmh_ent_set(gpu, vm, old_ent, old_equal);
 	mutex_unlock(&gpu->lock);
 	return 0;
 }

@@ -5,8 +5,10 @@
  * reductions so that a reduction need not rank every VM anew. account.c
  * and relocate.c move a VM in it whenever its resident bytes change
  * (vg_vmh_moved(): once per chunk placed or removed, once per VM
- * relocated); what moves many keys at once (vm.c) invalidates it, and the
- * next reduction rebuilds it (vg_vmh_build()). The reducer only reads it,
+ * relocated); vm.c moves it as VMs come and entitlements change
+ * (vg_vmh_added(), vg_vmh_ent_set()) where the others' order holds, and
+ * otherwise invalidates it, and the next reduction rebuilds it
+ * (vg_vmh_build()). The reducer only reads it,
  * walking it from its root, best first (reducer.c). Its entries: struct
  * vg_vmh_ent.
  */
@@ -103,6 +105,95 @@ void vg_vmh_fix(struct vg_gpu *gpu, u32 i, s64 delta)
 		vg_vmh_up(gpu, i);
 	else
 		vg_vmh_sink(gpu, i);
+}
+
+/*
+ * A VM created or an entitlement set moves the equal share, and with it
+ * the key of every VM without an explicit entitlement, while the keys of
+ * VMs with one stay. Among the VMs other than vm, the order therefore
+ * holds when all have an explicit entitlement (no key moves) or none has
+ * (all move by the same amount, ties still broken by slot); then only
+ * vm's own entry needs a sift. A mix would need every key re-ranked.
+ */
+static bool vg_vmh_others_in_order(const struct vg_gpu *gpu,
+				   const struct vg_vm *vm)
+{
+	u32 others_equal = gpu->nr_ent_equal - !vm->entitlement;
+
+	return !others_equal || others_equal == gpu->nr_vms - 1;
+}
+
+/* Every key by d (the others' order holds: vg_vmh_others_in_order()). */
+static void vg_vmh_shift(struct vg_gpu *gpu, s64 d)
+{
+	u32 i;
+
+	if (d)
+		for (i = 0; i < gpu->vmh_n; i++)
+			gpu->vmh[i].key += d;
+}
+
+/*
+ * vm is the tail of gpu->vms, counted in nr_vms and nr_ent_equal: its
+ * slot is the next rank, so the slots keep creation order.
+ */
+void vg_vmh_added(struct vg_gpu *gpu, struct vg_vm *vm, u64 old_equal)
+{
+	u64 equal;
+	u32 n;
+
+	lockdep_assert_held(&gpu->lock);
+	/* The heap of no VM is in force without being built. */
+	if (gpu->nr_vms == 1) {
+		gpu->vmh_n = 0;
+		gpu->vmh_valid = true;
+	}
+	if (!gpu->vmh_valid)
+		return;
+	n = gpu->vmh_n;
+	if (WARN_ON_ONCE(vm->entitlement || n + 1 != gpu->nr_vms) ||
+	    !vg_vmh_others_in_order(gpu, vm) || vg_red_reserve(gpu)) {
+		vg_vmh_invalidate(gpu);
+		return;
+	}
+	equal = vg_gpu_equal_share(gpu);
+	/* The others are all equal ones (or none is: nr_ent_equal == 1). */
+	if (gpu->nr_ent_equal > 1)
+		vg_vmh_shift(gpu, (s64)old_equal - (s64)equal);
+	gpu->vmh[n].key = (s64)vm->resident - (s64)equal;
+	gpu->vmh[n].slot = n;
+	vm->vmh_slot = n;
+	gpu->vmh_vm[n] = vm;
+	gpu->vmh_pos[n] = n;
+	gpu->vmh_n = n + 1;
+	vg_vmh_up(gpu, n);
+}
+
+void vg_vmh_ent_set(struct vg_gpu *gpu, struct vg_vm *vm, u64 old_ent,
+		    u64 old_equal)
+{
+	u64 equal, was, now;
+	s64 d = 0;
+
+	lockdep_assert_held(&gpu->lock);
+	if (!gpu->vmh_valid)
+		return;
+	if (!vg_vmh_others_in_order(gpu, vm)) {
+		vg_vmh_invalidate(gpu);
+		return;
+	}
+	equal = vg_gpu_equal_share(gpu);
+	was = old_ent ? old_ent : old_equal;
+	now = vm->entitlement ? vm->entitlement : equal;
+	/* The others without an entitlement, if any, are all the others. */
+	if (gpu->nr_ent_equal - !vm->entitlement) {
+		d = (s64)old_equal - (s64)equal;
+		vg_vmh_shift(gpu, d);
+	}
+	/* vm's key moves by was - now in all; the shift moved it by d. */
+	if ((s64)was - (s64)now != d)
+		vg_vmh_fix(gpu, gpu->vmh_pos[vm->vmh_slot],
+			   (s64)was - (s64)now - d);
 }
 
 void vg_vmh_invalidate(struct vg_gpu *gpu)

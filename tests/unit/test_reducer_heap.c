@@ -151,19 +151,57 @@ static int ref_reduce(struct vg_gpu *gpu, struct vg_vm *req, u32 newn,
 	return 0;
 }
 
+/*
+ * Entitlements: MIXED sets some and clears others; EQUAL never sets one;
+ * EXPLICIT gives every VM one as it comes (as mgmtd does). Under EQUAL and
+ * EXPLICIT a VM created or an entitlement set moves the heap in place
+ * (vg_vmh_added(), vg_vmh_ent_set()): it must stay in force.
+ */
+enum ent_mode { ENT_MIXED, ENT_EQUAL, ENT_EXPLICIT, ENT_NR };
+
 struct world {
 	struct cfx f;
 	struct vg_vm *vms[MAXVMS];
 	u32 nvms;
 	u32 named;
+	enum ent_mode mode;
 	struct vg_rand rnd;
 };
+
+static u64 w_ent(struct world *w)
+{
+	switch (w->mode) {
+	case ENT_EQUAL:
+		return 0;
+	case ENT_EXPLICIT:
+		return (1 + vg_rand_below(&w->rnd, 8)) * CH;
+	default:
+		return vg_rand_below(&w->rnd, 3) ? 0 :
+		       vg_rand_below(&w->rnd, 8) * CH;
+	}
+}
+
+/* Under EQUAL and EXPLICIT, a heap in force before stays so. */
+static void w_kept(struct world *w, bool was)
+{
+	if (w->mode != ENT_MIXED && was)
+		assert_true(w->f.gpu->vmh_valid);
+}
 
 static void w_vm(struct world *w)
 {
 	struct vg_vm_config cfg = { .name = NULL };
+	struct vg_vm *vm;
+	bool was = w->f.gpu->vmh_valid || !w->nvms;
 
-	assert_int_equal(vg_vm_create(w->f.gpu, &cfg, &w->vms[w->nvms++]), 0);
+	assert_int_equal(vg_vm_create(w->f.gpu, &cfg, &vm), 0);
+	w->vms[w->nvms++] = vm;
+	/* The first VM puts the heap in force. */
+	w_kept(w, was);
+	if (w->mode == ENT_EXPLICIT) {
+		assert_int_equal(vg_vm_set_entitlement(vm, w_ent(w)), 0);
+		w_kept(w, was);
+	}
 }
 
 /* One random operation that changes some VM's standing (or nothing). */
@@ -173,6 +211,7 @@ static void w_op(struct world *w)
 	struct vg_vm *vm = w->vms[vg_rand_below(&w->rnd, w->nvms)];
 	struct vg_chunk *c;
 	struct vg_bo *bo;
+	bool was;
 	u64 va;
 	u32 i;
 
@@ -204,9 +243,9 @@ static void w_op(struct world *w)
 			assert_int_equal(vg_bo_free(vm, va), 0);
 		break;
 	case 6:
-		assert_int_equal(vg_vm_set_entitlement(vm,
-			vg_rand_below(&w->rnd, 3) ?
-			0 : vg_rand_below(&w->rnd, 8) * CH), 0);
+		was = gpu->vmh_valid;
+		assert_int_equal(vg_vm_set_entitlement(vm, w_ent(w)), 0);
+		w_kept(w, was);
 		break;
 	case 7:
 		/* A failed drain defers it, both for allocations and here. */
@@ -286,7 +325,7 @@ static void w_compare(struct world *w)
 	free(newbo);
 }
 
-static void run(enum vg_chunk_policy p, u64 seed)
+static void run(enum vg_chunk_policy p, enum ent_mode mode, u64 seed)
 {
 	struct cfx_opts o = { .vram = NCHUNKS * CH, .chunk = CH, .policy = p,
 			      .seed = seed };
@@ -294,8 +333,9 @@ static void run(enum vg_chunk_policy p, u64 seed)
 	u32 i;
 
 	memset(&w, 0, sizeof(w));
+	w.mode = mode;
 	cfx_init_opts(&w.f, &o);
-	vg_rand_seed(&w.rnd, seed * 7919 + p);
+	vg_rand_seed(&w.rnd, (seed * 7919 + p) * ENT_NR + mode);
 	for (i = 0; i < 4; i++)
 		w_vm(&w);
 	for (i = 0; i < OPS; i++) {
@@ -313,12 +353,13 @@ static void run(enum vg_chunk_policy p, u64 seed)
 static void test_heap_matches_scratch(void **state)
 {
 	u64 seed;
-	int p;
+	int p, m;
 
 	(void)state;
 	for (p = 0; p < VG_POLICY_NR; p++)
-		for (seed = 1; seed <= 8; seed++)
-			run(p, seed);
+		for (m = 0; m < ENT_NR; m++)
+			for (seed = 1; seed <= 8; seed++)
+				run(p, m, seed);
 }
 
 int main(void)
