@@ -317,30 +317,26 @@ deps:
 # beside two fuzzer workers, and passed 300 s beside them and a build.
 TEST_TIMEOUT ?= 900
 
-# Runs each test with a time limit, stops at the first failure, and prints
-# a closing "N passed, N failed" line counting cmocka test cases.
-# Shell tests (tests/unit/test_*.sh) print cmocka's PASSED line too.
+# Runs the tests TEST_JOBS at a time (scripts/run-tests.sh: each under its
+# time limit, its output printed whole as it ends, no new one started after
+# a failure), and prints a closing "N passed, N failed" line counting
+# cmocka test cases. Shell tests (tests/unit/test_*.sh) print cmocka's
+# PASSED line too.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 SCRIPT_TESTS := $(wildcard tests/unit/test_*.sh)
+RUN_TESTS_PROGS = $(SCRIPT_TESTS) $($(BUILD)_TESTS) $($(BUILD)/asan_TESTS)
 run-tests:
-	@set -u; mkdir -p $(BUILD); log=$(BUILD)/test.log; : > $$log; \
-	progs=0; \
-	for t in $(SCRIPT_TESTS) $($(BUILD)_TESTS) $($(BUILD)/asan_TESTS); do \
-		echo "== $$t"; \
-		ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-			timeout $(TEST_TIMEOUT) ./$$t > $$log.one 2>&1; rc=$$?; \
-		cat $$log.one; cat $$log.one >> $$log; \
-		if [ $$rc -ne 0 ]; then \
-			[ $$rc -eq 124 ] && echo "TIMEOUT ($(TEST_TIMEOUT) s): $$t"; \
-			echo "FAILED: $$t (exit $$rc)"; \
-			passed=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $$log | awk '{s+=$$1} END {print s+0}'); \
-			echo "tests: $$passed passed, 1 failed"; \
-			exit 1; \
-		fi; \
-		progs=$$((progs + 1)); \
-	done; \
+	@set -u; log=$(BUILD)/test.log; rc=0; \
+	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		scripts/run-tests.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -l $$log \
+		$(RUN_TESTS_PROGS) || rc=$$?; \
 	passed=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $$log | awk '{s+=$$1} END {print s+0}'); \
-	echo "ran $$progs test programs (shell, plain and ASan/UBSan)"; \
+	if [ $$rc -ne 0 ]; then \
+		echo "tests: $$passed passed, $$(grep -c '^FAILED: ' $$log || true) failed"; \
+		exit 1; \
+	fi; \
+	echo "ran $(words $(RUN_TESTS_PROGS)) test programs (shell, plain and ASan/UBSan), $(TEST_JOBS) at a time"; \
 	echo "tests: $$passed passed, 0 failed" | tee $(BUILD)/test-summary
 
 # ThreadSanitizer over the programs whose threads meet in the OS layer's
@@ -365,20 +361,11 @@ TSAN_TESTS := $(addprefix $(BUILD)/tsan/,$(TSAN_PROGS))
 TSAN_OPTIONS_RUN := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 
 tsan: $(TSAN_TESTS)
-	@set -u; log=$(BUILD)/tsan.log; : > $$log; progs=0; \
-	for t in $(TSAN_TESTS); do \
-		echo "== $$t"; \
-		TSAN_OPTIONS=$(TSAN_OPTIONS_RUN) timeout $(TEST_TIMEOUT) ./$$t > $$log.one 2>&1; rc=$$?; \
-		cat $$log.one; cat $$log.one >> $$log; \
-		if [ $$rc -ne 0 ]; then \
-			[ $$rc -eq 124 ] && echo "TIMEOUT ($(TEST_TIMEOUT) s): $$t"; \
-			[ $$rc -eq 66 ] && echo "ThreadSanitizer reported (above): $$t"; \
-			echo "FAILED: $$t (exit $$rc)"; exit 1; \
-		fi; \
-		progs=$$((progs + 1)); \
-	done; \
+	@set -u; log=$(BUILD)/tsan.log; \
+	TSAN_OPTIONS=$(TSAN_OPTIONS_RUN) scripts/run-tests.sh --tsan -j $(TEST_JOBS) \
+		-t $(TEST_TIMEOUT) -l $$log $(TSAN_TESTS) || exit 1; \
 	passed=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $$log | awk '{s+=$$1} END {print s+0}'); \
-	echo "tsan: $$progs programs, $$passed tests passed under ThreadSanitizer, no race reported"
+	echo "tsan: $(words $(TSAN_TESTS)) programs, $(TEST_JOBS) at a time, $$passed tests passed under ThreadSanitizer, no race reported"
 
 # Each phase is timed; the times are printed at the end (and on failure).
 check:
