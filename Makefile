@@ -468,7 +468,7 @@ dkms-check:
 # files to build/deb/src/ and runs dpkg-buildpackage there, so the checkout
 # gets no debian/ build products; the .debs land in build/deb/.
 # tests/deb/test_deb.sh installs them into a debootstrapped Debian 12 root
-# (cached under build/deb-root/), checks DKMS's builds, the files' places
+# (cached under build/debroot/), checks DKMS's builds, the files' places
 # and lintian, then purges them (make check's deb phase; docs/testing.md).
 deb:
 	@scripts/build-deb.sh
@@ -478,7 +478,8 @@ deb-check: deb
 
 # docs/operations.md walked: every command block of the page runs, in order,
 # on a Debian 12 root with the packages (tests/walk/walk.sh; the root is
-# cached under build/walk/, the packages come from `make deb`; make check
+# cached under build/walk/ on top of the deb test's, build/debroot/, the
+# packages come from `make deb`; make check
 # walks with the packages its deb phase built).
 walk-check: deb
 	@tests/walk/walk.sh

@@ -22,12 +22,13 @@
 # `make deb-check` runs `make deb`, then this (make check's deb phase).
 #
 # The root: debootstrap --variant=minbase bookworm plus dkms, the headers,
-# libc6-dev and pkg-config is made once and kept as build/deb-root/base-KEY.tar.zst,
-# KEY a hash of its inputs (suite, mirror, apt sources, packages, this
-# recipe's version); each run unpacks it afresh, so no run sees another's
-# packages. The .debs apt downloads are kept in build/deb-root/archives/
-# for the next run. The root is removed after a pass and kept after a
-# failure (or with KEEP_ROOT=1), in build/deb-root/root/.
+# libc6-dev and pkg-config, the common layer of tests/deb/root.sh, made once
+# and kept as build/debroot/common-KEY.tar.zst, KEY a hash of its inputs
+# (suite, mirror, apt sources, packages, the recipe's version); each run
+# unpacks it afresh, so no run sees another's packages. The .debs apt
+# downloads are kept in build/debroot/archives/ for the next run and the
+# walk. The root is removed after a pass and kept after a failure (or with
+# KEEP_ROOT=1), in build/deb-root/root/.
 #
 # Needs root (debootstrap, chroot, mounts), debootstrap, lintian, zstd and
 # the Debian mirror. Environment: MIRROR overrides the mirror read from
@@ -39,10 +40,10 @@ DEBS=$ROOT/build/deb
 C=$ROOT/build/deb-root
 R=$C/root
 SUITE=bookworm
-# dkms and the headers as an operator installs them; libc6-dev and
-# pkg-config as a tenant's build image has them (the libvgmem-dev check).
-BASE_PKGS="dkms linux-headers-amd64 libc6-dev pkg-config"
-# Bump when the recipe of the base root changes (forces a new debootstrap).
+# Nothing beyond the common layer (tests/deb/root.sh: dkms and the headers
+# as an operator installs them; libc6-dev and pkg-config as a tenant's
+# build image has them, for the libvgmem-dev check).
+BASE_PKGS=
 RECIPE=1
 PATH=$PATH:/usr/sbin:/sbin
 . "$ROOT/tests/lib/report.sh"

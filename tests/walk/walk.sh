@@ -7,8 +7,9 @@
 # the page shows (tests/walk/blocks.sh says how blocks are marked).
 #
 #  1. A Debian 12 root (debootstrap minbase, Debian's kernel, systemd,
-#     libvirt, QEMU, mdevctl, DKMS and the kernel's headers; cached as
-#     build/walk/base-KEY.tar.zst, tests/deb/root.sh) gets the packages of
+#     libvirt, QEMU, mdevctl, DKMS and the kernel's headers; the package
+#     test's common layer plus these, cached as build/walk/base-KEY.tar.zst,
+#     tests/deb/root.sh) gets the packages of
 #     `make deb` in /root/debs.
 #  2. The page's `chroot` blocks run in that root (installing the packages:
 #     DKMS builds the modules there, natively, for the root's kernel).
@@ -52,7 +53,7 @@ QEMU=${QEMU:-qemu-system-x86_64}
 BASE_PKGS="systemd-sysv udev kmod dbus linux-image-amd64 initramfs-tools linux-headers-amd64 dkms
 libvirt-daemon-system libvirt-clients qemu-system-x86 mdevctl curl jq uuid-runtime procps prometheus"
 BASE_PKGS=$(echo $BASE_PKGS)
-# Bump when the recipe of the base root changes (forces a new debootstrap).
+# Bump when the recipe of the base root changes (forces a new base root).
 RECIPE=1
 shell=0
 case "${1:-}" in
