@@ -804,7 +804,8 @@ int vg_red_reserve(struct vg_gpu *gpu)
 	struct vg_vmh_ent *vmh;
 	struct vg_vm **vmv;
 	u32 *front, *pos;
-	u32 cap;
+	u32 cap, n;
+	bool valid;
 
 	lockdep_assert_held(&gpu->lock);
 	if (gpu->nr_vms <= gpu->red_cap)
@@ -826,17 +827,16 @@ int vg_red_reserve(struct vg_gpu *gpu)
 		kvfree(pos);
 		return -ENOMEM;
 	}
-	if (gpu->vmh_valid && gpu->vmh_n) {
-		memcpy(vmh, gpu->vmh, gpu->vmh_n * sizeof(*vmh));
-		memcpy(pos, gpu->vmh_pos, gpu->vmh_n * sizeof(*pos));
-		memcpy(vmv, gpu->vmh_vm, gpu->vmh_n * sizeof(*vmv));
+	n = gpu->vmh_n;
+	valid = gpu->vmh_valid;
+	if (valid && n) {
+		memcpy(vmh, gpu->vmh, n * sizeof(*vmh));
+		memcpy(pos, gpu->vmh_pos, n * sizeof(*pos));
+		memcpy(vmv, gpu->vmh_vm, n * sizeof(*vmv));
 	}
-	kvfree(gpu->red_st);
-	kvfree(gpu->red_heap);
-	kvfree(gpu->red_front);
-	kvfree(gpu->vmh);
-	kvfree(gpu->vmh_pos);
-	kvfree(gpu->vmh_vm);
+	vg_red_free_arrays(gpu);
+	gpu->vmh_n = n;
+	gpu->vmh_valid = valid;
 	gpu->red_st = st;
 	gpu->red_heap = heap;
 	gpu->red_front = front;
