@@ -368,26 +368,9 @@ tsan: $(TSAN_TESTS)
 	echo "tsan: $(words $(TSAN_TESTS)) programs, $(TEST_JOBS) at a time, $$passed tests passed under ThreadSanitizer, no race reported"
 
 # Each phase is timed; the times are printed at the end (and on failure).
+# scripts/check.sh has the order, and what runs beside what.
 check:
-	@set -e; mkdir -p $(BUILD); times=$(BUILD)/check-times; : > $$times; \
-	phase() { name=$$1; shift; t=$$(date +%s); rc=0; "$$@" || rc=$$?; \
-		printf '  %-8s %5d s%s\n' "$$name" $$(( $$(date +%s) - t )) \
-			"$$( [ $$rc = 0 ] || echo '  FAILED')" >> $$times; \
-		if [ $$rc != 0 ]; then echo "check: phase times:"; cat $$times; exit $$rc; fi; }; \
-	phase deps $(MAKE) --no-print-directory deps; \
-	phase build $(MAKE) --no-print-directory all asan fuzz-bins; \
-	phase tests $(MAKE) --no-print-directory run-tests; \
-	phase fuzz $(MAKE) --no-print-directory fuzz-check; \
-	phase tsan $(MAKE) --no-print-directory tsan; \
-	phase module $(MAKE) --no-print-directory module guest-module; \
-	phase dkms $(MAKE) --no-print-directory dkms-check; \
-	phase deb $(MAKE) --no-print-directory deb-check; \
-	phase walk tests/walk/walk.sh; \
-	phase qemu72 $(MAKE) --no-print-directory qemu72; \
-	phase vm env VMSTRICT=1 $(MAKE) --no-print-directory vm-check; \
-	phase vm-6.12 env VMSTRICT=1 $(MAKE) --no-print-directory vm-check-6.12; \
-	echo "check: OK: every test passed plain and under ASan/UBSan, the threaded ones under TSan; the fuzzers kept their invariants over their corpora; the modules built at W=1 without warnings for 6.1 and 6.12, and through DKMS for both; the Debian packages installed and built their modules in a Debian 12 root, lintian-clean; docs/operations.md walked on a booted Debian 12; the VM suite passed on 6.1, its core on 6.12"; \
-	cat $(BUILD)/test-summary; echo "check: phase times:"; cat $$times
+	@MAKE="$(MAKE)" BUILD=$(BUILD) scripts/check.sh
 
 run:
 	@$(MAKE) --no-print-directory deps
