@@ -162,47 +162,7 @@ struct vg_reducer {
 	bool cold_only;
 };
 
-/* ---- heat (COLD) ------------------------------------------------------- */
-
-/*
- * Heat is the accesses sampled since the last ageing plus half the heat
- * before it. Ageing happens at a fixed cadence only (vg_sample_heat(),
- * from the return worker): if every reduction aged it too, heat would
- * decay with the allocation rate, and under pressure (many reductions
- * between two accesses) every chunk would look cold. A sample that saw
- * accesses also stamps the chunk with the current round (touched).
- */
-static void vg_heat_collect(struct vg_vm *vm, bool age)
-{
-	struct vg_gpu *gpu = vm->gpu;
-	struct vg_chunk *c;
-
-	if (!gpu->ops->sample_access)
-		return;
-	list_for_each_entry(c, &vm->resident_list, node) {
-		u64 n = gpu->ops->sample_access(gpu->drv, c->mem);
-
-		c->heat = (age ? c->heat / 2 : c->heat) + n;
-		if (n)
-			vg_chunk_seen(c, gpu->heat_clock, n);
-	}
-}
-
-void vg_sample_heat_vm(struct vg_vm *vm)
-{
-	lockdep_assert_held(&vm->gpu->lock);
-	vg_heat_collect(vm, false);
-}
-
-void vg_sample_heat(struct vg_gpu *gpu)
-{
-	struct vg_vm *vm;
-
-	lockdep_assert_held(&gpu->lock);
-	gpu->heat_clock++;
-	list_for_each_entry(vm, &gpu->vms, node)
-		vg_heat_collect(vm, true);
-}
+/* ---- coldness (COLD) -------------------------------------------------- */
 
 /*
  * Coldest first: idle for the most sampling rounds, then the fewest

@@ -52,15 +52,8 @@
  */
 #include "vg_internal.h"
 
-#define VG_RESCHED_EVERY	256u
 /* 256 * 40 bytes: one small allocation, kept until the last VM goes. */
 #define VG_COPY_SCRATCH		256u
-
-static inline void vg_resched_every(u32 *n)
-{
-	if (!(++*n % VG_RESCHED_EVERY))
-		cond_resched();
-}
 
 u64 vg_chunk_va(const struct vg_chunk *c)
 {

@@ -80,7 +80,6 @@
 
 #define VG_RETURN_BACKOFF_MAX_MS	5000u
 #define VG_HEAT_SAMPLE_TICKS		4u
-#define VG_RESCHED_EVERY		256u
 /*
  * COLD: keep 1/16 of VRAM free (vg_return_reserve()). The reserve moves
  * out, ahead of any allocation, memory idle for two rounds; some of that
@@ -95,12 +94,6 @@
  * and Jain 0.95-0.99 against 0.99.
  */
 #define VG_RESERVE_SHIFT		4u
-
-static inline void vg_resched_every(u32 *n)
-{
-	if (!(++*n % VG_RESCHED_EVERY))
-		cond_resched();
-}
 
 /*
  * Has vm an unmarked relocated chunk of at most limit bytes? Every chunk
@@ -264,35 +257,6 @@ static struct vg_chunk *vg_pick_chunk(struct vg_gpu *gpu, struct vg_vm *vm,
 			return c;
 	}
 	return NULL;
-}
-
-/*
- * vg_sample_heat() covers resident chunks (what the reducer ranks); the
- * relocated ones are ranked here, and their accesses over PCIe are the
- * ones worth counting. Same decay as reducer.c.
- */
-static void vg_sample_heat_relocated(struct vg_gpu *gpu)
-{
-	struct vg_vm *vm;
-	struct vg_chunk *c;
-	u32 k = 0;
-
-	if (!gpu->ops->sample_access)
-		return;
-	list_for_each_entry(vm, &gpu->vms, node) {
-		list_for_each_entry(c, &vm->relocated_list, node) {
-			u64 n = gpu->ops->sample_access(gpu->drv, c->mem);
-
-			/* The round vg_sample_heat() just started. */
-			c->heat = c->heat / 2 + n;
-			if (n) {
-				c->host_streak = c->touched + 1 == gpu->heat_clock ?
-						 c->host_streak + (c->host_streak < U8_MAX) : 1;
-				vg_chunk_seen(c, gpu->heat_clock, n);
-			}
-			vg_resched_every(&k);
-		}
-	}
 }
 
 /*

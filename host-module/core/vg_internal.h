@@ -621,12 +621,27 @@ int vg_vmh_check(struct vg_gpu *gpu);
 /* Every VM's key anew and Floyd's O(VMs) construction (vmheap.c). */
 void vg_vmh_build(struct vg_gpu *gpu);
 /*
- * Refresh chunk heat from the GPU driver's access sampling (COLD): every VM,
- * ageing the heat (the return worker's cadence); one VM's resident
- * chunks, adding what was sampled without ageing (the reducer).
+ * Refresh chunk heat from the GPU driver's access sampling (COLD, heat.c):
+ * every VM's resident chunks, ageing the heat (the return worker's
+ * cadence); one VM's resident chunks, adding what was sampled without
+ * ageing (the reducer); every VM's relocated chunks, ageing them in the
+ * round vg_sample_heat() started (the return worker, right after it).
  */
 void vg_sample_heat(struct vg_gpu *gpu);
 void vg_sample_heat_vm(struct vg_vm *vm);
+void vg_sample_heat_relocated(struct vg_gpu *gpu);
+
+/*
+ * Loops over every chunk or VM under gpu->lock (a relocation, a return
+ * pass, a heat sample: a million chunks) give the CPU away every so often,
+ * as the kernel wants of long loops where sleeping is allowed.
+ */
+#define VG_RESCHED_EVERY	256u
+static inline void vg_resched_every(u32 *n)
+{
+	if (!(++*n % VG_RESCHED_EVERY))
+		cond_resched();
+}
 
 /* chan.c */
 #define VG_VM_MAX_CHANS		VGMEM_MAX_CHANNELS	/* per VM: the USERD BAR has room for this many */
