@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # Runs test programs a few at a time, each under a time limit, and prints
-# each one's output whole, headed "== PROGRAM", as it ends: make check's
+# each one's output whole, headed "== PROGRAM (SECONDS s)", as it ends
+# (its wall time, for finding the programs that bound a run): make check's
 # tests and tsan phases (Makefile: run-tests, tsan). Most test programs use
 # one core, so on a machine of N cores N of them at once take about 1/N of
 # the time; every test must pass on a busy machine anyway (docs/testing.md).
@@ -21,6 +22,8 @@
 # UBSAN_OPTIONS, TSAN_OPTIONS). Exit status: 0 all passed, 1 a program
 # failed, 2 bad usage.
 set -u
+# $EPOCHREALTIME with a decimal point, whatever the locale.
+LC_NUMERIC=C
 
 # usage [STATUS]: the usage above; to stdout for --help, else to stderr.
 usage() {
@@ -55,7 +58,7 @@ rm -rf "$outs"
 mkdir -p "$outs" || exit 1
 : > "$log"
 
-declare -A prog_of out_of
+declare -A prog_of out_of t0_of
 running=0
 failed=0
 
@@ -65,21 +68,23 @@ start() {
 	timeout "$limit" "./$t" > "$out" 2>&1 &
 	prog_of[$!]=$t
 	out_of[$!]=$out
+	t0_of[$!]=$EPOCHREALTIME
 	running=$((running + 1))
 }
 
 # Waits for any one program, prints its output and judges it.
 finish() {
-	local pid rc t out
+	local pid rc t out head
 	wait -n -p pid
 	rc=$?
 	t=${prog_of[$pid]}
 	out=${out_of[$pid]}
-	unset "prog_of[$pid]" "out_of[$pid]"
+	head="== $t ($(awk -v a="${t0_of[$pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+	unset "prog_of[$pid]" "out_of[$pid]" "t0_of[$pid]"
 	running=$((running - 1))
-	echo "== $t"
+	echo "$head"
 	cat "$out"
-	{ echo "== $t"; cat "$out"; } >> "$log"
+	{ echo "$head"; cat "$out"; } >> "$log"
 	[ $rc -eq 0 ] && return 0
 	{
 		[ $rc -eq 124 ] && echo "TIMEOUT ($limit s): $t"
