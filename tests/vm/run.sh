@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
-# Runs the in-VM tests: builds the module and the static guest programs,
+# Runs the in-VM tests: builds the modules (the host's two and, for nested
+# guests, the guest driver) and the static guest programs,
 # fetches Debian's kernel matching the installed headers (or, with
 # VM_KERNEL=6.12, the 6.12 kernel of bookworm-backports with its headers, and
 # builds the modules for it), makes the initramfs, boots it under QEMU TCG
@@ -27,10 +28,11 @@ VM_BUILD=${VM_BUILD:-$ROOT/build/vm}
 export VM_BUILD
 HERE=$ROOT/tests/vm
 QEMU=${QEMU:-qemu-system-x86_64}
-# Which kernel: its modules' make target and its console log's name.
+# Which kernel: its modules' make targets and its console log's name
+# (module-6.12 builds the guest driver for 6.12 too).
 case "${VM_KERNEL:-}" in
-""|6.1) module_target=module; suffix= ;;
-6.12) module_target=module-6.12; suffix=-6.12 ;;
+""|6.1) module_targets=(module guest-module); suffix= ;;
+6.12) module_targets=(module-6.12); suffix=-6.12 ;;
 *) echo "vm: VM_KERNEL=$VM_KERNEL: known kernels are 6.1 (the default) and 6.12" >&2; exit 2 ;;
 esac
 CONSOLE=$VM_BUILD/console$suffix.log
@@ -87,7 +89,7 @@ done
 if [ $build = 1 ]; then
 	log=$VM_BUILD/build.log
 	echo "vm: building the module and the VM programs (log: $log)"
-	if ! make -C "$ROOT" --no-print-directory "$module_target" vm-bins > "$log" 2>&1; then
+	if ! make -C "$ROOT" --no-print-directory "${module_targets[@]}" vm-bins > "$log" 2>&1; then
 		tail -n 40 "$log" >&2
 		die "build failed (full log: $log)"
 	fi
