@@ -368,7 +368,7 @@ tsan: $(TSAN_TESTS)
 	echo "tsan: $(words $(TSAN_TESTS)) programs, $(TEST_JOBS) at a time, $$passed tests passed under ThreadSanitizer, no race reported"
 
 # Each phase is timed; the times are printed at the end (and on failure).
-# scripts/check.sh has the order, and what runs beside what.
+# scripts/check.sh has the order, and which VM cases run on which kernel.
 check:
 	@MAKE="$(MAKE)" BUILD=$(BUILD) scripts/check.sh
 

@@ -22,8 +22,6 @@
 # UBSAN_OPTIONS, TSAN_OPTIONS). Exit status: 0 all passed, 1 a program
 # failed, 2 bad usage.
 set -u
-# $EPOCHREALTIME with a decimal point, whatever the locale.
-LC_NUMERIC=C
 
 # usage [STATUS]: the usage above; to stdout for --help, else to stderr.
 usage() {
@@ -59,6 +57,11 @@ mkdir -p "$outs" || exit 1
 : > "$log"
 
 declare -A prog_of out_of t0_of
+# Microseconds since the epoch, without a process: $EPOCHREALTIME without
+# its radix character (a point or a comma, by locale).
+now_us() {
+	echo "${EPOCHREALTIME/[.,]/}"
+}
 running=0
 failed=0
 
@@ -68,18 +71,19 @@ start() {
 	timeout "$limit" "./$t" > "$out" 2>&1 &
 	prog_of[$!]=$t
 	out_of[$!]=$out
-	t0_of[$!]=$EPOCHREALTIME
+	t0_of[$!]=$(now_us)
 	running=$((running + 1))
 }
 
 # Waits for any one program, prints its output and judges it.
 finish() {
-	local pid rc t out head
+	local pid rc t out head ds
 	wait -n -p pid
 	rc=$?
 	t=${prog_of[$pid]}
 	out=${out_of[$pid]}
-	head="== $t ($(awk -v a="${t0_of[$pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+	ds=$((($(now_us) - t0_of[$pid]) / 100000))
+	head="== $t ($((ds / 10)).$((ds % 10)) s)"
 	unset "prog_of[$pid]" "out_of[$pid]" "t0_of[$pid]"
 	running=$((running - 1))
 	echo "$head"
