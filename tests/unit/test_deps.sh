@@ -102,14 +102,18 @@ grep -E "^($CC|$FUZZ_CC) .* -o [^ ]+ " "$TMP/recipes" | grep -vE ' -c | -M' | wh
 	suffix=so
 	[[ " $line " == *" -static "* ]] && suffix=a
 	for l in $(grep -oE ' -l[^ ]+' <<<"$line"); do
-		f=$("$CC" -print-file-name="lib${l#-l}.$suffix")
-		# glibc 2.34+ keeps libpthread and friends as .a stubs only.
-		[[ "$f" == /* ]] || f=$("$CC" -print-file-name="lib${l#-l}.a")
-		# Not found: the compiler echoes the bare name back.
-		[[ "$f" == /* ]] || f="(not found by $CC) $f"
-		echo "$f" >> "$TMP/libs"
+		echo "lib${l#-l}.$suffix"
 	done
-done
+done | sort -u > "$TMP/libnames"
+# Each library once: a compiler process per link line and library took
+# 15 s. glibc 2.34+ keeps libpthread and friends as .a stubs only; a
+# library not found comes back as its bare name.
+while read -r name; do
+	f=$("$CC" -print-file-name="$name")
+	[[ "$f" == /* ]] || f=$("$CC" -print-file-name="${name%.so}.a")
+	[[ "$f" == /* ]] || f="(not found by $CC) $f"
+	echo "$f" >> "$TMP/libs"
+done < "$TMP/libnames"
 gccinc=$(dirname "$("$CC" -print-libgcc-file-name)")
 files=$( (tr ' \\' '\n\n' < "$TMP/deps.mk" | grep '^/'; grep '^/' "$TMP/libs" | sort -u) |
 	xargs -r realpath -s 2>/dev/null | grep -v "^$gccinc/" | sort -u)
@@ -119,17 +123,54 @@ mapfile -t unowned < <(grep -v '^/' "$TMP/libs" | sort -u)
 # file under /lib rather than /usr/lib, so both spellings are asked.
 owner_of() { dpkg -S "$@" 2>/dev/null | sed -n 's/^\([^:, ]*\).*: \(\/.*\)$/\1 \2/p'; }
 { owner_of $files; owner_of $(sed -n 's#^/usr/#/#p' <<<"$files"); } > "$TMP/dpkg-S"
-for f in $files; do
-	owner=$(awk -v f="$f" -v g="${f#/usr}" '$2 == f || $2 == g { print $1; exit }' "$TMP/dpkg-S")
-	if [ -n "$owner" ]; then echo "$owner $f" >> "$TMP/owners"; else unowned+=("$f"); fi
-done
+# Each file's owner, under either spelling; files without one are printed
+# as "- FILE".
+awk 'NR == FNR { if (!($2 in own)) own[$2] = $1; next }
+     $0 == "" { next }
+     { g = $0; sub(/^\/usr/, "", g)
+       o = ($0 in own) ? own[$0] : (g in own) ? own[g] : "-"; print o, $0 }' \
+	"$TMP/dpkg-S" - <<<"$files" > "$TMP/owned"
+grep -v '^- ' "$TMP/owned" > "$TMP/owners"
+mapfile -t -O ${#unowned[@]} unowned < <(sed -n 's/^- //p' "$TMP/owned")
 # What a list installs: its packages and everything they depend on (apt
 # installs those too; libxml2-dev brings libicu-dev's headers, for one).
+# One apt-cache run gives the graph under the whole list: each installed
+# package it reaches, unindented, then its dependencies (and, indented
+# further, the other packages that provide one). The closure of any part of
+# the list is the walk of that graph from its packages, through the
+# packages that have a line of their own (the installed ones), as apt-cache
+# walks it: an apt-cache run per package left out took 2 s each.
+apt-cache depends --recurse --installed --no-recommends --no-suggests \
+	--no-conflicts --no-breaks --no-replaces --no-enhances \
+	$(listed_pkgs "$LIST") > "$TMP/graph" 2>/dev/null
 closure() {	# $1: a deps.list
-	apt-cache depends --recurse --installed --no-recommends --no-suggests \
-		--no-conflicts --no-breaks --no-replaces --no-enhances \
-		$(listed_pkgs "$1") 2>/dev/null | grep -v '^[ <]' | sed 's/:.*//' | sort -u
+	listed_pkgs "$1" | awk '
+		NR == FNR {
+			if ($0 !~ /^ /) { cur = $1; sub(/:.*/, "", cur); real[cur] = 1; next }
+			t = $NF; sub(/:.*/, "", t); gsub(/[<>]/, "", t)
+			dep[cur] = dep[cur] " " t
+			next
+		}
+		{ q[++n] = $1 }
+		END {
+			for (i = 1; i <= n; i++) {
+				p = q[i]
+				if (!(p in real) || (p in seen)) continue
+				seen[p] = 1
+				m = split(dep[p], d, " ")
+				for (j = 1; j <= m; j++) q[++n] = d[j]
+			}
+			for (p in seen) print p
+		}' "$TMP/graph" - | sort -u
 }
+# The walk from the whole list must reach what apt-cache reached.
+if [ ! -s "$TMP/graph" ]; then
+	not_ok "apt-cache depends gives the graph under scripts/deps.list" "no output"
+elif diff=$(diff <(grep -v '^[ <]' "$TMP/graph" | sed 's/:.*//' | sort -u) <(closure "$LIST")); then
+	ok "the walk of apt-cache's graph from scripts/deps.list reaches the $(closure "$LIST" | wc -l) packages apt-cache reached"
+else
+	not_ok "the walk of apt-cache's graph gives apt-cache's closure" "$diff"
+fi
 check_owners() {	# $1: a deps.list; prints what it would not install
 	closure "$1" > "$TMP/closure"
 	owners_outside "$TMP/closure"

@@ -13,55 +13,8 @@
 #
 # Prints "[  PASSED  ] N test(s)." like cmocka so `make run-tests` counts it.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 CC=${CC:-gcc}
-
-# layer OF a path: the folder that owns it.
-layer() {
-	case "$1" in
-	include/*) echo include ;;
-	host-module/core/lrc/*) echo core/lrc ;;
-	host-module/core/*) echo core ;;
-	host-module/os/*) echo os ;;
-	host-module/sim/*) echo sim ;;
-	host-module/linux/*) echo linux ;;
-	host-module/user/*) echo user ;;
-	guest-driver/include/*) echo guest/include ;;
-	guest-driver/lib/*) echo guest/lib ;;
-	guest-driver/kernel/*) echo guest/kernel ;;
-	guest-driver/tools/*) echo guest/tools ;;
-	guest-driver/examples/*) echo guest/examples ;;
-	lib/*) echo "lib/$(echo "$1" | cut -d/ -f2)" ;;
-	tools/*) echo "tools/$(echo "$1" | cut -d/ -f2)" ;;
-	mgmtd/*) echo mgmtd ;;
-	policy/*) echo policy ;;
-	*) echo "?" ;;
-	esac
-}
-
-# What each layer may include besides itself (space-separated layers).
-allowed() {
-	case "$1" in
-	include) echo "" ;;
-	os) echo "include" ;;
-	core) echo "os include" ;;
-	core/lrc) echo "core os include" ;;
-	sim) echo "core os include" ;;
-	linux) echo "core core/lrc sim os include" ;;
-	user) echo "core core/lrc sim os include guest/include lib/util" ;;
-	guest/include) echo "include" ;;
-	guest/lib|guest/tools|guest/examples) echo "guest/include include lib/util" ;;
-	guest/kernel) echo "include" ;;
-	policy) echo "lib/util" ;;
-	lib/*) echo "include" ;;
-	tools/vgmem-nl) echo "include lib/vgnl lib/util" ;;
-	tools/vgmem-guest-inproc) echo "guest/tools guest/include user core sim os include lib/util" ;;
-	tools/vgmem-sim) echo "user core core/lrc sim os include guest/include lib/util" ;;
-	tools/vgmemctl) echo "include lib/util" ;;
-	mgmtd) echo "policy include lib/vgnl lib/util user core core/lrc sim os guest/include" ;;
-	*) echo "" ;;
-	esac
-}
 
 # Known debts, "FROM-LAYER TO-FILE" (the compiler lists headers included
 # through others too, so a debt names the layer that may still reach a
@@ -71,48 +24,108 @@ allowed() {
 DEBTS="
 "
 
-passed=0 failed=0 debts_seen=""
+# One compiler run for every source (a rule each, the source first) and one
+# awk for the judgement: a process per header took a minute and a half.
 srcs=$(git ls-files 'include/*.h' 'host-module/*.[ch]' 'guest-driver/*.[ch]' \
 	'lib/*.[ch]' 'tools/*.[ch]' 'mgmtd/*.[ch]' 'policy/*.[ch]')
-for f in $srcs; do
-	from=$(layer "$f")
-	[ "$from" = "?" ] && continue
-	ok=" $from $(allowed "$from") "
-	deps=$($CC -MM -MG -I. -Iinclude -Iguest-driver/include -Ihost-module \
-		-Iguest-driver/kernel -D_GNU_SOURCE -x c "$f" 2>/dev/null |
-		sed -e 's/^[^:]*://' -e 's/\\$//' | tr ' ' '\n' | grep -v '^$')
-	bad=0
-	for d in $deps; do
-		d=$(realpath -m --relative-to=. "$d")
-		case "$d" in /*|../*) continue ;; esac
-		[ -e "$d" ] || continue		# a system header (-MG)
-		[ "$d" = "$f" ] && continue
-		to=$(layer "$d")
-		case "$ok" in
-		*" $to "*)
-			case "$d" in
-			*_internal.h|*_priv.h) [ "$to" = "$from" ] && continue ;;
-			*) continue ;;
-			esac ;;
-		esac
-		if printf '%s\n' "$DEBTS" | grep -qx "$from $d"; then
-			debts_seen="$debts_seen|$from $d"
-			continue
-		fi
-		echo "FAIL: $f ($from) includes $d ($to): $from may include" \
-			"$(allowed "$from"), and no other folder's *_internal.h or *_priv.h"
-		bad=1
-	done
-	[ $bad = 0 ] && passed=$((passed + 1)) || failed=$((failed + 1))
-done
-# A debt that was paid must leave the list (so it cannot come back unseen).
-while read -r a b; do
-	[ -n "$a" ] || continue
-	case "$debts_seen|" in *"|$a $b|"*) ;; *)
-		echo "FAIL: the debt '$a includes $b' is gone: remove it from DEBTS"
-		failed=$((failed + 1)) ;;
-	esac
-done <<< "$DEBTS"
+nsrcs=$(wc -w <<<"$srcs")
+# shellcheck disable=SC2086 # one word per source
+rules=$($CC -MM -MG -I. -Iinclude -Iguest-driver/include -Ihost-module \
+	-Iguest-driver/kernel -D_GNU_SOURCE -x c $srcs 2>/dev/null |
+	sed -e ':a' -e '/\\$/N; s/\\\n//; ta')
+nrules=$(grep -c : <<<"$rules")
+[ "$nrules" = "$nsrcs" ] || {
+	echo "FAIL: the compiler gave $nrules dependency rules for $nsrcs sources"
+	echo "[  FAILED  ] 1 test(s)."
+	exit 1
+}
+
+# The tracked files (a header missing here is a system one, -MG), then the
+# rules; the debts as a variable.
+result=$(awk -v debts="$DEBTS" '
+# The folder that owns a path.
+function layer(p,   a) {
+	if (p ~ /^include\//) return "include"
+	if (p ~ /^host-module\/core\/lrc\//) return "core/lrc"
+	if (p ~ /^host-module\/core\//) return "core"
+	if (p ~ /^host-module\/os\//) return "os"
+	if (p ~ /^host-module\/sim\//) return "sim"
+	if (p ~ /^host-module\/linux\//) return "linux"
+	if (p ~ /^host-module\/user\//) return "user"
+	if (p ~ /^guest-driver\/include\//) return "guest/include"
+	if (p ~ /^guest-driver\/lib\//) return "guest/lib"
+	if (p ~ /^guest-driver\/kernel\//) return "guest/kernel"
+	if (p ~ /^guest-driver\/tools\//) return "guest/tools"
+	if (p ~ /^guest-driver\/examples\//) return "guest/examples"
+	if (p ~ /^(lib|tools)\/[^\/]+\//) { split(p, a, "/"); return a[1] "/" a[2] }
+	if (p ~ /^mgmtd\//) return "mgmtd"
+	if (p ~ /^policy\//) return "policy"
+	return "?"
+}
+# "a/./b/../c" as "a/c"; a path that leaves the tree keeps its "../".
+function norm(p,   a, n, i, out, k) {
+	n = split(p, a, "/"); k = 0
+	for (i = 1; i <= n; i++) {
+		if (a[i] == "." || a[i] == "") continue
+		if (a[i] == ".." && k > 0 && out[k] != "..") { k--; continue }
+		out[++k] = a[i]
+	}
+	p = ""
+	for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
+	return p
+}
+BEGIN {
+	# What each layer may include besides itself.
+	may["include"] = ""
+	may["os"] = "include"
+	may["core"] = "os include"
+	may["core/lrc"] = "core os include"
+	may["sim"] = "core os include"
+	may["linux"] = "core core/lrc sim os include"
+	may["user"] = "core core/lrc sim os include guest/include lib/util"
+	may["guest/include"] = "include"
+	may["guest/lib"] = may["guest/tools"] = may["guest/examples"] = "guest/include include lib/util"
+	may["guest/kernel"] = "include"
+	may["policy"] = "lib/util"
+	may["tools/vgmem-nl"] = "include lib/vgnl lib/util"
+	may["tools/vgmem-guest-inproc"] = "guest/tools guest/include user core sim os include lib/util"
+	may["tools/vgmem-sim"] = "user core core/lrc sim os include guest/include lib/util"
+	may["tools/vgmemctl"] = "include lib/util"
+	may["mgmtd"] = "policy include lib/vgnl lib/util user core core/lrc sim os guest/include"
+	n = split(debts, d, "\n")
+	for (i = 1; i <= n; i++) if (d[i] != "") debt[d[i]] = 1
+}
+NR == FNR { tracked[$0] = 1; next }
+{
+	sub(/^[^:]*:/, "")
+	n = split($0, dep, " ")
+	f = dep[1]
+	from = layer(f)
+	if (from == "?") next
+	if (!(from in may)) may[from] = (from ~ /^lib\//) ? "include" : ""
+	ok = " " from " " may[from] " "
+	bad = 0
+	for (i = 2; i <= n; i++) {
+		h = norm(dep[i])
+		if (h ~ /^(\/|\.\.\/)/ || !(h in tracked) || h == f) continue
+		to = layer(h)
+		if (index(ok, " " to " ") && (h !~ /_(internal|priv)\.h$/ || to == from)) continue
+		if ((from " " h) in debt) { seen[from " " h] = 1; continue }
+		printf "FAIL: %s (%s) includes %s (%s): %s may include %s, and no other folder'"'"'s *_internal.h or *_priv.h\n", f, from, h, to, from, may[from]
+		bad = 1
+	}
+	if (bad) failed++; else passed++
+}
+END {
+	# A debt that was paid must leave the list (so it cannot come back unseen).
+	for (k in debt) if (!(k in seen)) {
+		print "FAIL: the debt \"" k "\" is gone: remove it from DEBTS"
+		failed++
+	}
+	print "COUNT", passed + 0, failed + 0
+}' <(git ls-files) - <<<"$rules")
+grep -v '^COUNT ' <<<"$result"
+read -r _ passed failed < <(grep '^COUNT ' <<<"$result")
 # Another folder's header by its path from the root (or host-module/),
 # never by ../ (docs/architecture.md): tests and programs included.
 rel=$(git grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"\.\./' -- '*.c' '*.h' || true)
@@ -122,5 +135,5 @@ if [ -n "$rel" ]; then
 	failed=$((failed + 1))
 fi
 echo "layers: $passed sources checked, $failed failing"
-[ $failed = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
+[ "$failed" = 0 ] || { echo "[  FAILED  ] $failed test(s)."; exit 1; }
 echo "[  PASSED  ] 1 test(s)."
