@@ -6,15 +6,15 @@
 #
 # The vm phase runs every case of tests/vm/cases but those of VM61_SKIP on
 # Debian 12's 6.1; vm-6.12 runs make vm-check-6.12's cases on 6.12 of
-# bookworm-backports. Two nested-guest migration cases are left out on 6.1
-# (make vm-check runs them), each about 5 minutes on two cores:
-# 98-migrate-guest (a real guest live-migrated by QEMU 10 of
-# bookworm-backports, a refused migration first) runs on 6.12 only, where
-# QEMU 10 belongs (on 6.1 it adds only the avail-switchover-bandwidth an
-# operator sets on a kernel without the data-size query), and
-# 99-migrate-guest-qemu72 repeats on 6.1 what 98 (the refusal) and
-# 99-migrate-libvirt (QEMU 7.2 with qemu-patches/ migrating the same guest)
-# cover between them.
+# bookworm-backports. Two nested-guest migration cases are left out (make
+# vm-check runs them), each 5 to 7 minutes on two cores, to keep make check
+# under the hour: 98-migrate-guest (a real guest live-migrated by QEMU 10
+# of bookworm-backports, a refused migration first) and
+# 99-migrate-guest-qemu72 (the same under QEMU 7.2 with qemu-patches/).
+# A real guest's live migration is 99-migrate-libvirt's (QEMU 7.2 with
+# qemu-patches/, driven by libvirt and mgmtd), the device's side of it
+# with pre-copy and every refusal, the destination's quota too, is
+# 97-migrate's on both kernels.
 #
 # Usage: scripts/check.sh [-h|--help]   (make check runs it)
 # Environment: MAKE (default make), BUILD (default build), VM61_SKIP (cases

@@ -3,8 +3,9 @@
 # two GPUs, driven by vgmig-check as both the guest and its VMM: the source
 # short of VRAM (part of the guest's memory in host RAM), a busy channel and
 # one parked on a semaphore; cancels at STOP and STOP_COPY leave the source
-# running; garbage, cut and foreign-device streams are refused with the
-# destination left empty; the real stream moves the guest, whose parked
+# running; garbage, cut and foreign-device streams, and the real one while
+# the destination's quota is cut below the guest's vGPU (EFBIG), are
+# refused with the destination left empty; the real stream moves the guest, whose parked
 # channel goes on and whose every byte checks out, and whose file map (a
 # file of a share both vGPUs have, written and not released) is in the
 # file before the stream ends and at its VA on the destination. Then the kernel log has
@@ -35,6 +36,8 @@ echo "$log" | grep -q "migration stream refused: the stream ended after" ||
 	fail "no log line for the stream cut short"
 echo "$log" | grep -q "migration stream refused: device state refused: config space of another device" ||
 	fail "no log line for the foreign config space"
+echo "$log" | grep -q "migration stream refused: the VM's vGPU had a quota of .*, this vGPU's quota is 2097152" ||
+	fail "no log line for the vGPU over the destination's quota"
 # Closed: both VMs are gone, nothing is left allocated.
 expect_eq "$(mdev_attr $src allocated)" 0 "allocated on the source after the guest left"
 expect_eq "$(mdev_attr $dst allocated)" 0 "allocated on the destination after close"

@@ -17,8 +17,10 @@
  *    the device announces, the same running and stopped, is at least the
  *    stream and at most the BOs' bytes and the records' overhead;
  *  - streams that are garbage, cut short or carry another device's config
- *    space are refused on DST, which is then in ERROR with nothing of them
- *    in it, and a reset makes it RUNNING and empty again;
+ *    space are refused on DST, and so is the real stream while DST's quota
+ *    is cut below the guest's vGPU (EFBIG, the refusal a VMM reports when
+ *    the destination is too small); DST is then in ERROR with nothing of
+ *    them in it, and a reset makes it RUNNING and empty again;
  *  - the real stream taken by DST: the guest switches to it, the parked
  *    channel goes on once the semaphore is released, every byte checks
  *    out and new work runs.
@@ -271,6 +273,19 @@ static uint64_t mdev_attr(const char *uuid, const char *name)
 		fail("reading %s", path);
 	fclose(f);
 	return strtoull(buf, NULL, 0);
+}
+
+static void mdev_set_attr(const char *uuid, const char *name, uint64_t val)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vgmem/%s", uuid, name);
+	f = fopen(path, "w");
+	if (!f)
+		fail("opening %s: %s", path, strerror(errno));
+	if (fprintf(f, "%" PRIu64 "\n", val) < 0 || fclose(f))
+		fail("writing %" PRIu64 " to %s: %s", val, path, strerror(errno));
 }
 
 static void check_sum(struct vgmem_chan *ch, uint64_t va, uint64_t bytes,
@@ -824,6 +839,20 @@ int main(int argc, char **argv)
 	bad[DEV_CFG_AT] ^= 0xff;	/* the vendor id */
 	refused(dst, bad, len, -EBADMSG, "another device's config space");
 	free(bad);
+	/*
+	 * A destination whose quota is below the guest's vGPU (and below what
+	 * it holds) would fail allocations the guest was promised: refused
+	 * with EFBIG, as a VMM reports it, and nothing of it loaded.
+	 */
+	{
+		uint64_t quota = mdev_attr(dst_uuid, "quota");
+
+		mdev_set_attr(dst_uuid, "quota", 2 * MiB);
+		refused(dst, stream, len, -EFBIG, "a vGPU over this vGPU's quota");
+		mdev_set_attr(dst_uuid, "quota", quota);
+		if (mdev_attr(dst_uuid, "quota") != quota)
+			fail("restoring %s's quota of %" PRIu64 " bytes", dst_uuid, quota);
+	}
 
 	/* The real one. */
 	set_or_die(dst, VFIO_DEVICE_STATE_RESUMING, &fd, "destination");
