@@ -161,6 +161,7 @@ root_common()
 	root_give_archives
 	root_install_base_pkgs "$ROOT_COMMON_PKGS" "$ROOT_COMMON/common.log"
 	root_pack "$root_common_tar"
+	root_fresh=$root_common_tar
 	rm -f $(ls "$ROOT_COMMON"/common-*.tar.zst | grep -vxF "$root_common_tar")	# other inputs'
 	stamp "common layer kept: $(du -h "$root_common_tar" | cut -f1)"
 }
@@ -185,22 +186,29 @@ root_base()
 	root_unpack_tar "$root_common_tar"
 	root_install_base_pkgs "$pkgs" "$C/base.log"
 	root_pack "$root_base_tar"
+	root_fresh=$root_base_tar
 	rm -f $(ls "$C"/base-*.tar.zst | grep -vxF "$root_base_tar")	# bases of other inputs
 	stamp "base root kept: $(du -h "$root_base_tar" | cut -f1)"
 }
 
-# Empties R and unpacks TAR into it, with the kept downloads.
+# Empties R and unpacks TAR into it, with the kept downloads. A root R
+# that was just made and packed as TAR is TAR already (root_fresh): it is
+# kept, which saves unpacking gigabytes on a first run.
 root_unpack_tar()
 {
 	root_umount_all
-	root_rm || die "deleting the old root $R" "something is still mounted beneath it"
-	mkdir -p "$R"
-	tar -C "$R" -I zstd -xf "$1" || die "unpacking $1"
+	if [ "${root_fresh:-}" != "$1" ] || [ ! -d "$R" ]; then
+		root_rm || die "deleting the old root $R" "something is still mounted beneath it"
+		mkdir -p "$R"
+		tar -C "$R" -I zstd -xf "$1" || die "unpacking $1"
+	fi
+	root_fresh=
 	root_give_archives
 	cp /etc/resolv.conf "$R/etc/resolv.conf"
 }
 
-# Unpacks the base root afresh into R, with the downloads kept.
+# Unpacks the base root afresh into R (unless R was just made as it), with
+# the downloads kept.
 root_unpack()
 {
 	stamp "unpacking the base root into ${R#$ROOT/}"
