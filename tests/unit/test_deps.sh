@@ -110,7 +110,7 @@ done | sort -u > "$TMP/libnames"
 # library not found comes back as its bare name.
 while read -r name; do
 	f=$("$CC" -print-file-name="$name")
-	[[ "$f" == /* ]] || f=$("$CC" -print-file-name="${name%.so}.a")
+	[[ "$f" == /* ]] || [[ "$name" != *.so ]] || f=$("$CC" -print-file-name="${name%.so}.a")
 	[[ "$f" == /* ]] || f="(not found by $CC) $f"
 	echo "$f" >> "$TMP/libs"
 done < "$TMP/libnames"
