@@ -211,6 +211,10 @@ root_unpack_tar()
 # the downloads kept.
 root_unpack()
 {
-	stamp "unpacking the base root into ${R#$ROOT/}"
+	if [ "${root_fresh:-}" = "$root_base_tar" ] && [ -d "$R" ]; then
+		stamp "the base root just made is ${R#$ROOT/}"
+	else
+		stamp "unpacking the base root into ${R#$ROOT/}"
+	fi
 	root_unpack_tar "$root_base_tar"
 }
