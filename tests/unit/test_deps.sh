@@ -166,8 +166,9 @@ closure() {	# $1: a deps.list
 # The walk from the whole list must reach what apt-cache reached.
 if [ ! -s "$TMP/graph" ]; then
 	not_ok "apt-cache depends gives the graph under scripts/deps.list" "no output"
-elif diff=$(diff <(grep -v '^[ <]' "$TMP/graph" | sed 's/:.*//' | sort -u) <(closure "$LIST")); then
-	ok "the walk of apt-cache's graph from scripts/deps.list reaches the $(closure "$LIST" | wc -l) packages apt-cache reached"
+elif closure "$LIST" > "$TMP/walk" &&
+	diff=$(diff <(grep -v '^[ <]' "$TMP/graph" | sed 's/:.*//' | sort -u) "$TMP/walk"); then
+	ok "the walk of apt-cache's graph from scripts/deps.list reaches the $(wc -l < "$TMP/walk") packages apt-cache reached"
 else
 	not_ok "the walk of apt-cache's graph gives apt-cache's closure" "$diff"
 fi
