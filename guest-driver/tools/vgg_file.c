@@ -252,6 +252,49 @@ static bool has_expect(const struct vgg_opts *o)
 	return o->have_fnv || o->nexpect;
 }
 
+static volatile sig_atomic_t sig_check, sig_acquire, sig_stop;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		sig_check = 1;
+	else if (sig == SIGUSR2)
+		sig_acquire = 1;
+	else
+		sig_stop = 1;
+}
+
+/*
+ * write's two waits: --hold before the release (so other writers fill
+ * their halves first) and --hold-after once synced (so a harness can
+ * kill -9 the VM while the released, synced file is still mapped). Each
+ * prints LINE and SECONDS, then lasts SECONDS or until SIGTERM or SIGINT:
+ * a harness that needs the wait to cover steps of its own, whose length on
+ * a loaded host it cannot know, gives a long one and ends it. It signals
+ * only after the line: before it, the signal's default action applies.
+ */
+static void wait_stop(struct vgg_ctx *c, double seconds, const char *line)
+{
+	static const int stop_sigs[] = { SIGTERM, SIGINT };
+	uint64_t end = vgg_now_ns() + (uint64_t)(seconds * 1e9);
+	struct sigaction sa, old[2];
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sig_stop = 0;
+	for (i = 0; i < 2; i++)
+		sigaction(stop_sigs[i], &sa, &old[i]);
+	vgg_log(c, "%s %.3f", line, seconds);
+	while (!sig_stop && vgg_now_ns() < end)
+		vgg_sleep_ns(POLL_NS);
+	for (i = 0; i < 2; i++)
+		sigaction(stop_sigs[i], &old[i], NULL);
+	if (sig_stop)
+		vgg_log(c, "file wait ended early by a signal");
+}
+
 static int file_read(struct vgg_ctx *c, struct fmap *m, const char **step)
 {
 	uint64_t sum = 0;
@@ -313,11 +356,8 @@ static int file_write(struct vgg_ctx *c, struct fmap *m, const char **step)
 	vgg_log(c, "file fill rows=%u row_bytes=%llu half=%s seed=%u", rows,
 		(unsigned long long)rb, o->half < 0 ? "all" : o->half ? "1" : "0",
 		o->pattern);
-	if (o->hold > 0) {
-		/* Let other writers fill their halves before anyone releases. */
-		vgg_log(c, "file hold-before-release %.3f", o->hold);
-		vgg_sleep_ns((uint64_t)(o->hold * 1e9));
-	}
+	if (o->hold > 0)
+		wait_stop(c, o->hold, "file hold-before-release");
 	*step = "release";
 	ret = vgmem_release(c->dev, m->va, 0);
 	if (ret)
@@ -333,18 +373,6 @@ static int file_write(struct vgg_ctx *c, struct fmap *m, const char **step)
 		   (unsigned long long)rb, o->half < 0 ? "all" : o->half ? "1" : "0",
 		   o->pattern);
 	return 0;
-}
-
-static volatile sig_atomic_t sig_check, sig_acquire, sig_stop;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		sig_check = 1;
-	else if (sig == SIGUSR2)
-		sig_acquire = 1;
-	else
-		sig_stop = 1;
 }
 
 static const int hold_sigs[] = { SIGUSR1, SIGUSR2, SIGTERM, SIGINT };
@@ -416,32 +444,6 @@ static int file_hold(struct vgg_ctx *c, struct fmap *m, const char **step)
 	return 0;
 }
 
-/*
- * write --hold-after: keep the map (released and synced) until SIGTERM or
- * SIGINT or the time is up, so a harness can kill -9 the VM while its
- * map is still there (the host must keep the synced bytes and lose
- * nothing at teardown). The harness waits for the ready line.
- */
-static void file_hold_after(struct vgg_ctx *c)
-{
-	static const int stop_sigs[] = { SIGTERM, SIGINT };
-	struct sigaction sa, old[2];
-	uint64_t end = vgg_now_ns() + (uint64_t)(c->o->hold_after * 1e9);
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sig_stop = 0;
-	for (i = 0; i < 2; i++)
-		sigaction(stop_sigs[i], &sa, &old[i]);
-	vgg_log(c, "file hold-after-sync ready %.3f", c->o->hold_after);
-	while (!sig_stop && vgg_now_ns() < end)
-		vgg_sleep_ns(POLL_NS);
-	for (i = 0; i < 2; i++)
-		sigaction(stop_sigs[i], &old[i], NULL);
-}
-
 static int file_sync(struct vgg_ctx *c, struct fmap *m, const char **step)
 {
 	int ret;
@@ -497,7 +499,7 @@ int vgg_cmd_file(struct vgg_ctx *c)
 	case VGG_F_WRITE:
 		ret = file_write(c, &m, &step);
 		if (!ret && o->hold_after > 0)
-			file_hold_after(c);
+			wait_stop(c, o->hold_after, "file hold-after-sync ready");
 		break;
 	case VGG_F_HOLD:
 		ret = file_hold(c, &m, &step);

@@ -4,8 +4,9 @@
  * through vgg_main, as the VM tests run it: files written through the GPU
  * hold exactly the documented pattern (read(2) checks it), the false
  * sharing halves of two writers both survive, a held map sees a host
- * writer only after it acquires, hostile paths get exactly the documented
- * errors and leave the file alone, and the command line is checked.
+ * writer only after it acquires, a writer's --hold ends on SIGTERM, hostile
+ * paths get exactly the documented errors and leave the file alone, and the
+ * command line is checked.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -342,6 +343,60 @@ static void test_hold_timeout(void **state)
 
 /* ---- hostile paths and ranges: exactly the documented errors ------------- */
 
+/*
+ * write --hold waits before its release until SIGTERM, not just for the
+ * time given: the VM tests give a long one and end it once the other
+ * writer has filled, however long that took. The file then holds the
+ * pattern, released and synced, and nothing was released before.
+ */
+static void test_write_hold_ends_on_sigterm(void **state)
+{
+	char l[256], last[256] = "";
+	struct hold_run h;
+	struct share s;
+	pthread_t t;
+	uint8_t *want;
+	FILE *in;
+	int pfd[2];
+
+	(void)state;
+	share_make(&s, 64 * KiB, 0x44);
+	memset(&h, 0, sizeof(h));
+	h.args = (const char *[]){ "--inproc", "--vram", "64M", "--share", s.arg,
+		"file", "write", "0", "a.bin", "--pattern", "9", "--hold", "3600",
+		NULL };
+	assert_int_equal(pipe(pfd), 0);
+	h.fd = pfd[1];
+	in = fdopen(pfd[0], "r");
+	assert_non_null(in);
+	assert_int_equal(pthread_create(&t, NULL, hold_thread, &h), 0);
+
+	assert_true(next_line(in, "file hold-before-release ", l, sizeof(l)));
+	want = malloc(64 * KiB);
+	assert_non_null(want);
+	memset(want, 0x44, 64 * KiB);
+	/* Not released yet: the file still has the old bytes. */
+	assert_true(file_fnv(&s, 0, 64 * KiB) ==
+		    vgmem_fnv1a(VGMEM_FNV_INIT, want, 64 * KiB));
+	kill(getpid(), SIGTERM);
+	assert_true(next_line(in, "file wait ended early by a signal", l, sizeof(l)));
+	assert_true(next_line(in, "file release", l, sizeof(l)));
+	while (fgets(l, sizeof(l), in))
+		if (starts(l, "RESULT "))
+			snprintf(last, sizeof(last), "%s", l);
+	pthread_join(t, NULL);
+	fclose(in);
+	if (h.r.rc != 0 || !starts(last, "RESULT ok file write "))
+		fail_msg("rc %d, last '%s', stderr '%s'", h.r.rc, last,
+			 h.r.err ? h.r.err : "");
+	pattern_rows(want, 1, 64 * KiB, -1, 9);
+	assert_true(file_fnv(&s, 0, 64 * KiB) ==
+		    vgmem_fnv1a(VGMEM_FNV_INIT, want, 64 * KiB));
+	free(want);
+	free(h.r.err);
+	share_remove(&s);
+}
+
 static void test_errors(void **state)
 {
 	static const struct {
@@ -498,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_false_sharing_halves),
 		cmocka_unit_test(test_hold_sees_host_writer_after_acquire),
 		cmocka_unit_test(test_hold_timeout),
+		cmocka_unit_test(test_write_hold_ends_on_sigterm),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_usage),
 	};

@@ -202,6 +202,30 @@ guest_reap() {
 	cat /tmp/guest.$1.rc
 }
 
+# guest_end NAME: ends a background guest's --hold and checks it as
+# guest_wait does. A case that needs a guest's memory held while it does
+# other things gives it a hold far longer than it needs (--hold 3600) and
+# ends it here, rather than guessing how long those things take on a busy
+# host. The SIGTERM waits for the guest's ready line (fill-check's and
+# alloc's "hold ready", file's "file hold ready", "file hold-before-release"
+# and "file hold-after-sync ready"): before it the guest has no handler and
+# the signal would kill it.
+guest_end() {
+	wait_until 600 guest_held_or_done $1 ||
+		fail "guest $1 never reached its hold: $(tail -n 3 /tmp/guest.$1.log)"
+	guest_done $1 || kill -TERM "$(cat /tmp/guest.$1.pid)" 2> /dev/null
+	guest_wait $1
+}
+
+# guest_holding NAME: has the background guest printed its ready line?
+guest_holding() {
+	grep -qE 'hold ready|hold-before-release|hold-after-sync ready' /tmp/guest.$1.log
+}
+
+guest_held_or_done() {
+	guest_holding $1 || guest_done $1
+}
+
 guest_wait() {
 	g=$1
 	while [ ! -f /tmp/guest.$g.rc ]; do sleep 0.2; done

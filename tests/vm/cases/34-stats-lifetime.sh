@@ -43,12 +43,13 @@ info "faults: $f1 per run, $((3 * f1)) after three opens"
 
 # ---- relocations: pressure in two rounds -------------------------------------
 # round N: a holds 40 MiB, then b needs 40 MiB more of 64: a's chunks go out.
+# a's hold lasts until b is done (guest_end), however long b takes.
 round() {
-	guest_bg a$1 --dev $a fill-check --size 40M --bo 4M --seed $((60 + $1)) --hold 6
+	guest_bg a$1 --dev $a fill-check --size 40M --bo 4M --seed $((60 + $1)) --hold 3600
 	wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$a/vgmem/resident) -ge 41943040 ]" ||
 		fail "round $1: a never had 40 MiB resident"
 	guest b$1 --dev $b fill-check --size 40M --bo 4M --seed $((70 + $1))
-	guest_wait a$1
+	guest_end a$1
 }
 
 round 1

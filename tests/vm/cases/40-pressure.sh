@@ -14,12 +14,14 @@ b=$(mdev_create 1g) || exit 1
 c=$(mdev_create 1g) || exit 1
 
 # A fills most of VRAM first; B and C then need room that only relocation of
-# someone else's chunks can give.
-guest_bg a --dev $a fill-check --size 40M --bo 4M --seed 11 --hold 12
+# someone else's chunks can give. All three hold (and re-check) their data
+# until the case ends their holds, once B and C both hold theirs: how long
+# that takes on a loaded host is not guessed.
+guest_bg a --dev $a fill-check --size 40M --bo 4M --seed 11 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$a/vgmem/resident) -ge 41943040 ]" ||
 	fail "guest a never became resident with 40 MiB (resident $(mdev_attr $a resident))"
-guest_bg b --dev $b fill-check --size 40M --bo 4M --seed 12 --hold 6
-guest_bg c --dev $c fill-check --size 40M --bo 2M --seed 13 --hold 6
+guest_bg b --dev $b fill-check --size 40M --bo 4M --seed 12 --hold 3600
+guest_bg c --dev $c fill-check --size 40M --bo 2M --seed 13 --hold 3600
 
 # While all three hold their data, some of it must live in system memory.
 # relocated (a gauge of the open device) is read while the guests run; the
@@ -28,7 +30,7 @@ max_reloc=0
 max_outs=0
 max_vram=0
 max_host=0
-while [ ! -f /tmp/guest.b.rc ] || [ ! -f /tmp/guest.c.rc ]; do
+sample() {
 	r=$(attr_sum relocated $a $b $c) || exit 1
 	o=$(attr_sum relocations_out $a $b $c) || exit 1
 	v=$(gpu_attr vram_used) || exit 1
@@ -37,12 +39,32 @@ while [ ! -f /tmp/guest.b.rc ] || [ ! -f /tmp/guest.c.rc ]; do
 	[ $o -gt $max_outs ] && max_outs=$o
 	[ $v -gt $max_vram ] && max_vram=$v
 	[ $h -gt $max_host ] && max_host=$h
+}
+# Until both hold (a guest that ends first is reported by guest_end), then
+# once more: 120 MiB are allocated on the 64 MiB GPU at that sample.
+until guest_held_or_done b && guest_held_or_done c; do
+	sample
 	sleep 0.5
 done
+sample
 info "at most: relocated $max_reloc, relocations_out $max_outs, GPU vram_used $max_vram, host_used $max_host"
-guest_wait b
-guest_wait c
-guest_wait a
+# Each re-checks all its data in a whole round after every allocation: a
+# hold logs "hold round N ok" at most once a second, so two more lines
+# than now mean one round started after this point and ended.
+rounds() {
+	grep -c "hold round [0-9]* ok" /tmp/guest.$1.log
+}
+ra=$(($(rounds a) + 2))
+rb=$(($(rounds b) + 2))
+rc=$(($(rounds c) + 2))
+wait_until 600 sh -c "[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.a.log) -ge $ra ] &&
+	[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.b.log) -ge $rb ] &&
+	[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.c.log) -ge $rc ] ||
+	[ -f /tmp/guest.a.rc ] || [ -f /tmp/guest.b.rc ] || [ -f /tmp/guest.c.rc ]" ||
+	fail "the guests did not re-check their data within 600 s: $(tail -qn 1 /tmp/guest.[abc].log)"
+guest_end b
+guest_end c
+guest_end a
 
 [ $max_reloc -gt 0 ] || fail "120 MiB of data on a 64 MiB GPU, but relocated stayed 0"
 [ $max_outs -gt 0 ] || fail "relocations_out stayed 0 for every mdev"

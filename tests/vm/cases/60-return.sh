@@ -16,10 +16,12 @@ p=$(mdev_create 1g) || exit 1
 echo 1 > $MDEV_DEVS/$v/vgmem/entitlement || fail "setting the victim's entitlement"
 echo 33554432 > $MDEV_DEVS/$p/vgmem/entitlement || fail "setting the peer's entitlement"
 
-guest_bg victim --dev $v fill-check --size 16M --bo 2M --seed 31 --hold 15
+# Both hold until the case ends their holds (guest_end): the steps between
+# take what they take on a loaded host.
+guest_bg victim --dev $v fill-check --size 16M --bo 2M --seed 31 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$v/vgmem/resident) -ge 16777216 ]" ||
 	fail "the victim never had its 16 MiB resident"
-guest_bg peer --dev $p alloc --size 24M --bo 2M --hold 4
+guest_bg peer --dev $p alloc --size 24M --bo 2M --hold 3600
 
 # While the peer holds its 24 MiB, part of the victim's 16 MiB is out.
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$v/vgmem/relocated) -gt 0 ]" ||
@@ -27,7 +29,7 @@ wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$v/vgmem/relocated) -gt 0 ]" ||
 low=$(mdev_attr $v resident) || exit 1
 out=$(mdev_attr $v relocated) || exit 1
 info "victim with the peer holding: resident $low relocated $out"
-guest_wait peer
+guest_end peer
 
 # The peer has freed: everything returns.
 wait_until 30 sh -c "[ \$(cat $MDEV_DEVS/$v/vgmem/relocated) -eq 0 ]" ||
@@ -37,7 +39,7 @@ ins=$(mdev_attr $v relocations_in) || exit 1
 info "victim after the peer freed: resident $high, relocations_in $ins"
 [ $high -gt $low ] || fail "resident did not rise after the peer freed ($low -> $high)"
 [ $ins -gt 0 ] || fail "relocations_in is 0 after a return"
-guest_wait victim
+guest_end victim
 
 mdev_remove $v
 mdev_remove $p

@@ -14,7 +14,7 @@ echo 100 > $(gpu_dir)/return_interval_ms || fail "setting return_interval_ms"
 # closed (asking the user to release it); the guest is killed if it has not
 # gone within 5 s, and the remove must then finish.
 u=$(mdev_create 1g) || exit 1
-guest_bg busy --dev $u fill-check --size 8M --bo 2M --seed 41 --hold 120
+guest_bg busy --dev $u fill-check --size 8M --bo 2M --seed 41 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$u/vgmem/resident) -gt 0 ]" ||
 	fail "the guest never had memory resident"
 ( echo 1 > $MDEV_DEVS/$u/remove; echo $? > /tmp/remove.rc ) &
@@ -34,7 +34,7 @@ v=$(mdev_create 1g) || exit 1
 p=$(mdev_create 1g) || exit 1
 echo 1 > $MDEV_DEVS/$v/vgmem/entitlement || fail "setting the victim's entitlement"
 echo 33554432 > $MDEV_DEVS/$p/vgmem/entitlement || fail "setting the peer's entitlement"
-guest_bg victim --dev $v fill-check --size 16M --bo 2M --seed 42 --hold 120
+guest_bg victim --dev $v fill-check --size 16M --bo 2M --seed 42 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$v/vgmem/resident) -ge 16777216 ]" ||
 	fail "the victim never had its 16 MiB resident"
 (

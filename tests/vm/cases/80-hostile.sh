@@ -15,7 +15,7 @@ set_oversub 6400
 h=$(mdev_create 1g) || exit 1
 p=$(mdev_create 1g) || exit 1
 
-guest_bg peer --dev $p fill-check --size 16M --bo 2M --seed 51 --hold 240
+guest_bg peer --dev $p fill-check --size 16M --bo 2M --seed 51 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$p/vgmem/resident) -ge 16777216 ]" ||
 	fail "the peer never had its 16 MiB resident"
 

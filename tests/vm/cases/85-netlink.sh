@@ -169,12 +169,13 @@ expect_eq "$(mdev_attr $a entitlement)" $((16 * MIB)) "entitlement after refused
 # ---- a live quota change under a guest, and events ----------------------------
 if command -v vgmem-guest > /dev/null; then
 	d=$(mdev_create 1g 1) || exit 1
-	vgmem-nl monitor --timeout 120 > /tmp/nl.events 2> /tmp/nl.monitor.err &
+	vgmem-nl monitor --timeout 3600 > /tmp/nl.events 2> /tmp/nl.monitor.err &
 	mon=$!
-	wait_until 10 grep -q monitoring /tmp/nl.monitor.err || fail "vgmem-nl monitor did not start"
+	wait_until 60 grep -q monitoring /tmp/nl.monitor.err || fail "vgmem-nl monitor did not start"
 
-	# c fills most of gpu 1; d's allocation needs room: pressure, relocation.
-	guest_bg c --dev $c alloc --size 40M --bo 4M --hold 8
+	# c fills most of gpu 1 and holds it until d is done; d's allocation
+	# needs room: pressure, relocation.
+	guest_bg c --dev $c alloc --size 40M --bo 4M --hold 3600
 	wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$c/vgmem/allocated) -ge $((40 * MIB)) ]" ||
 		fail "guest c never allocated 40 MiB"
 	l=$(vm_line $c) || exit 1
@@ -187,9 +188,9 @@ if command -v vgmem-guest > /dev/null; then
 	expect_eq "$(mdev_attr $c quota)" $((512 * MIB)) "quota of $c after a live change"
 
 	guest d --dev $d alloc --size 40M --bo 4M
-	guest_wait c
+	guest_end c
 	guest e --dev $d hostile wild-va
-	wait_until 20 grep -q "^chan_fault gpu=1 vm=$d " /tmp/nl.events ||
+	wait_until 60 grep -q "^chan_fault gpu=1 vm=$d " /tmp/nl.events ||
 		fail "no chan_fault event for $d: $(cat /tmp/nl.events)"
 	kill $mon
 	wait $mon 2> /dev/null
@@ -255,7 +256,7 @@ out=$(vgnl-check as-nobody vgmem-nl set-entitlement $a 1M 2>&1) &&
 echo "$out" | grep -q "Operation not permitted" || fail "set-entitlement as uid 65534: $out"
 if command -v vgmem-guest > /dev/null; then
 	# An unprivileged listener gets the events.
-	vgnl-check as-nobody vgmem-nl monitor --count 1 --timeout 120 \
+	vgnl-check as-nobody vgmem-nl monitor --count 1 --timeout 600 \
 		> /tmp/nl.open.events 2> /tmp/nl.open.err &
 	mon=$!
 	wait_until 30 grep -q monitoring /tmp/nl.open.err ||

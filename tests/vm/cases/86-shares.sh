@@ -168,7 +168,7 @@ share id=1 ro=0 tag=" "b's guest's view"
 		guest hb --dev $b file read 0 data.bin --expect-error ENOENT
 		# A table changed while the VM is open reaches its context at once;
 		# a map of a share dropped meanwhile stays usable until unmapped.
-		guest_bg fh $G hold 0 data.bin --rows 4 --row-bytes 64K --expect-pattern 7 --hold 60
+		guest_bg fh $G hold 0 data.bin --rows 4 --row-bytes 64K --expect-pattern 7 --hold 3600
 		wait_until 30 grep -q "file hold ready" /tmp/guest.fh.log ||
 			fail "the holding guest never mapped: $(cat /tmp/guest.fh.log)"
 		# Tags move between ids too (0's "data" goes to 3 while the VM is

@@ -104,7 +104,7 @@ v0=$(cache_used) || exit 1
 i=1
 for u in $U; do
 	guest_bg ro$i --dev $u file hold 0 ro.bin --rows 8 --row-bytes 64K \
-		--expect-pattern 300 --hold 200
+		--expect-pattern 300 --hold 3600
 	i=$((i + 1))
 done
 i=1
@@ -114,11 +114,11 @@ v1=$(cache_used) || exit 1
 info "$N read-only holders: the cache's VRAM is $((v1 - v0)) bytes"
 expect_eq $((v1 - v0)) 524288 "cache VRAM with $N read-only maps of a 512 KiB file (one replica)"
 # The tenth VM turns writer: its hold ends, a RW map of the same file fills
-# it with a new pattern and waits before releasing.
+# it with a new pattern and waits before releasing until guest_end.
 stop ro$N
 set -- $U
 shift $((N - 1))
-guest_bg rw --dev $1 file write 0 ro.bin --pattern 400 --rows 8 --row-bytes 64K --hold 4
+guest_bg rw --dev $1 file write 0 ro.bin --pattern 400 --rows 8 --row-bytes 64K --hold 3600
 wait_until 60 grep -q "file hold-before-release" /tmp/guest.rw.log ||
 	fail "the writer never filled: $(tail -n 3 /tmp/guest.rw.log)"
 v2=$(cache_used) || exit 1
@@ -126,7 +126,7 @@ info "one writer filled: the cache's VRAM is $((v2 - v0)) bytes"
 expect_eq $((v2 - v0)) 1048576 "cache VRAM with a writer (shared + its private replica only)"
 f=$(guest_sig ro1 USR1 check) || exit 1
 expect_eq $f $old "a reader's checksum while the writer has not released"
-guest_wait rw
+guest_end rw
 same $SH/ro.bin $REF/r400.bin "ro.bin after the writer's release and sync"
 # Its private copy went with its map; the readers' old replica stays.
 v2=$(cache_used) || exit 1
@@ -157,14 +157,15 @@ info "read-only sharing: ok"
 # 1500-byte halves: most 4 KiB pages hold both writers' bytes.
 FS="--rows 128 --row-bytes 3000"
 head -c 384000 /dev/zero > $SH/fs.bin
-guest_bg fa --dev $u1 file write 0 fs.bin --pattern 100 $FS --half 0 --hold 5
-guest_bg fb --dev $u2 file write 0 fs.bin --pattern 200 $FS --half 1 --hold 5
+# Each waits before its release until both have filled (guest_end).
+guest_bg fa --dev $u1 file write 0 fs.bin --pattern 100 $FS --half 0 --hold 3600
+guest_bg fb --dev $u2 file write 0 fs.bin --pattern 200 $FS --half 1 --hold 3600
 wait_until 60 sh -c "grep -q hold-before-release /tmp/guest.fa.log && grep -q hold-before-release /tmp/guest.fb.log" ||
 	fail "the writers never both filled: $(tail -n 2 /tmp/guest.fa.log /tmp/guest.fb.log)"
 grep -q "file release" /tmp/guest.fa.log /tmp/guest.fb.log &&
-	fail "a writer released before the other filled (raise --hold): the writes did not overlap"
-guest_wait fa
-guest_wait fb
+	fail "a writer released before the other filled: the writes did not overlap"
+guest_end fa
+guest_end fb
 guest fr --dev $u3 file read 0 fs.bin $FS --expect-pattern 100,200
 ref fs.bin 384000 "--pattern 100 $FS --half 0" "--pattern 200 $FS --half 1"
 expect_eq "$(sha256sum < $REF/fs.bin | cut -d' ' -f1)" \
@@ -176,7 +177,7 @@ info "false sharing: ok ($(od -A d -t x1 -j 1496 -N 8 $SH/fs.bin | head -n 1))"
 ref p10.bin 1048576 "--pattern 10 --rows 16 --row-bytes 64K"
 ref p50.bin 1048576 "--pattern 50 --rows 16 --row-bytes 64K"
 cp $REF/p10.bin $SH/pc.bin
-guest_bg pc --dev $u1 file hold 0 pc.bin --rows 16 --row-bytes 64K --expect-pattern 10 --hold 200
+guest_bg pc --dev $u1 file hold 0 pc.bin --rows 16 --row-bytes 64K --expect-pattern 10 --hold 3600
 ready pc
 prev=$(sed -n 's/.*file hold ready .*fnv=\([0-9a-f]*\).*/\1/p' /tmp/guest.pc.log)
 # Rounds: one 4 KiB page; two whole GPU pages; 15000 unaligned bytes;
@@ -226,7 +227,7 @@ same $SH/dur.bin $REF/d700.bin "dur.bin after write, release, sync, kill -9 whil
 guest dr1 --dev $u3 file read 0 dur.bin $DUR --expect-pattern 700
 # A writer killed between its fill and its release: nobody saw its bytes
 # before; its VM's teardown releases them and writes them back.
-guest_bg dk --dev $u2 file write 0 dur.bin --pattern 800 $DUR --hold 200
+guest_bg dk --dev $u2 file write 0 dur.bin --pattern 800 $DUR --hold 3600
 wait_until 60 grep -q "file hold-before-release" /tmp/guest.dk.log ||
 	fail "the writer never filled: $(tail -n 3 /tmp/guest.dk.log)"
 guest dr2 --dev $u3 file read 0 dur.bin $DUR --expect-pattern 700
@@ -259,7 +260,7 @@ ref e900.bin 6291456 "--pattern 900 $EV" "--pattern 950 $EV --half 1"
 head -c 6291456 /dev/zero > $SH/ev.bin
 v0=$(cache_used) || exit 1
 guest ew --dev $a file write 0 ev.bin --pattern 900 $EV
-guest_bg eh --dev $b file hold 0 ev.bin $EV --expect-pattern 900 --hold 200
+guest_bg eh --dev $b file hold 0 ev.bin $EV --expect-pattern 900 --hold 3600
 ready eh
 v1=$(cache_used) || exit 1
 info "a 6 MiB map held under a 1 MiB budget: the cache's VRAM is $((v1 - v0)) bytes"

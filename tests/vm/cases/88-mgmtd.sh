@@ -60,8 +60,9 @@ b=$(mdev_create 1g) || exit 1
 # d: a VM mgmtd is told about (source config), not adopted: lost if it goes.
 d=$(mdev_create 1g) || exit 1
 
-# A holds 24 MiB before mgmtd starts: adopted with its usage.
-guest_bg a --dev $a fill-check --size 24M --bo 4M --seed 21 --hold 30
+# A holds 24 MiB before mgmtd starts: adopted with its usage. Its hold
+# lasts until the case ends it (guest_end), past B's pressure below.
+guest_bg a --dev $a fill-check --size 24M --bo 4M --seed 21 --hold 3600
 wait_until 60 sh -c "[ \$(cat $MDEV_DEVS/$a/vgmem/resident) -ge $((24 * MIB)) ]" ||
 	fail "guest a never became resident with 24 MiB (resident $(mdev_attr $a resident))"
 
@@ -69,7 +70,7 @@ mgmtd --backend netlink --adopt-mdevs --libvirt-uri none \
 	--embedded-vm "lostvm:$d:1G" --state-db /tmp/mgmtd.db --listen-unix $SOCK --oversub-pct 6400 \
 	--recompute-ms 250 > $LOG 2>&1 &
 mgmtd_pid=$!
-if ! wait_until 20 ctl health > /dev/null 2>&1; then
+if ! wait_until 60 ctl health > /dev/null 2>&1; then
 	die "mgmtd did not answer on $SOCK"
 fi
 out=$(ctl --json health) || { die "health: $out"; }
@@ -138,7 +139,7 @@ vgmemctl --socket $SOCK --json events --follow --since "$since" \
 ev_pid=$!
 # B needs 44 MiB of the 64: A (above its 20 MiB entitlement) is relocated.
 guest b --dev $b fill-check --size 44M --bo 4M --seed 22 --hold 2
-wait_until 10 grep -q "\"type\":\"relocation\",\"vm\":\"$a\"" /tmp/mgmtd.events ||
+wait_until 60 grep -q "\"type\":\"relocation\",\"vm\":\"$a\"" /tmp/mgmtd.events ||
 	{ die "no relocation event for $a ($(vgmem-nl show vm $a))"; }
 grep -q "\"type\":\"pressure\",\"vm\":\"$b\"" /tmp/mgmtd.events ||
 	{ die "no pressure event for $b from the kernel"; }
@@ -148,10 +149,10 @@ va=$(ctl --json vm $a) || { die "vm $a: $va"; }
 
 # ---- mdevs that come and go ---------------------------------------------------------
 c=$(mdev_create 1g) || { cleanup; exit 1; }
-wait_until 10 sh -c "vgmemctl --socket $SOCK vms | grep -q ' $c '" ||
+wait_until 60 sh -c "vgmemctl --socket $SOCK vms | grep -q ' $c '" ||
 	{ die "a new mdev $c was not adopted"; }
 mdev_remove $c
-wait_until 10 sh -c "! vgmemctl --socket $SOCK vms | grep -q ' $c '" ||
+wait_until 60 sh -c "! vgmemctl --socket $SOCK vms | grep -q ' $c '" ||
 	{ die "removed mdev $c is still listed"; }
 
 # ---- a configured VM whose mdev goes is lost, and back with it -------------
@@ -166,7 +167,7 @@ expect_eq "$(jbool "$vd" lost)" false "lostvm lost before its mdev goes"
 h=$(ctl --json health) || die "health: $h"
 since=$(jnum "$h" last_event_id)
 mdev_remove $d
-wait_until 10 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"lost\":true'" ||
+wait_until 60 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"lost\":true'" ||
 	{ die "lostvm not lost after its mdev $d was removed: $(ctl --json vm lostvm)"; }
 vd=$(ctl --json vm lostvm) || { die "vm lostvm: $vd"; }
 expect_eq "$(jbool "$vd" running)" false "lostvm running once lost"
@@ -182,7 +183,7 @@ echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\"
 	{ die "no lifecycle lost event for $d: $ev"; }
 # The mdev back with the same UUID: lostvm runs again, with its policy.
 echo "$d" > "$(type_dir 1g 0)/create" || die "re-creating mdev $d"
-wait_until 10 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"running\":true'" ||
+wait_until 60 sh -c "vgmemctl --socket $SOCK --json vm lostvm | grep -q '\"running\":true'" ||
 	{ die "lostvm does not run again after mdev $d came back: $(ctl --json vm lostvm)"; }
 vd=$(ctl --json vm lostvm) || { die "vm lostvm: $vd"; }
 expect_eq "$(jbool "$vd" lost)" false "lostvm lost after its mdev came back"
@@ -196,7 +197,7 @@ echo "$ev" | grep -q "\"type\":\"lifecycle\",\"vm\":\"$d\",\"detail\":{\"state\"
 	{ die "no lifecycle running event for $d after its return: $ev"; }
 info "lostvm: lost and back ($(echo "$ev" | grep -o '"state":"[a-z]*"' | tr '\n' ' '))"
 
-guest_wait a
+guest_end a
 
 # ---- SIGTERM ------------------------------------------------------------------------
 kill -TERM $mgmtd_pid

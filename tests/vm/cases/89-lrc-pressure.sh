@@ -140,7 +140,7 @@ sum0=$(sha256sum < $SH/big.bin | cut -d' ' -f1)
 snap
 expect_eq "$(field cache_used "$G")" 0 "cache_used once the writer unmapped"
 # The holder checks the pattern on the GPU against the CPU's own checksum.
-guest_bg ah --dev $a file hold 0 big.bin $BIG --expect-pattern 300 --hold 300
+guest_bg ah --dev $a file hold 0 big.bin $BIG --expect-pattern 300 --hold 3600
 ready ah
 fnv0=$(sed -n 's/.*file hold ready .*fnv=\([0-9a-f]*\).*/\1/p' /tmp/guest.ah.log)
 snap
@@ -152,9 +152,9 @@ free0=$((VRAM - v0 - cache0))
 info "A holds big.bin: cache_used $cache0, vram_used $v0, free $free0"
 
 # ---- 1a: B needs 8 MiB of the cache's VRAM ----
-# B re-checks its BOs for --hold seconds after its first fill: long enough
-# for A's re-read below on a loaded host (checked, not assumed).
-guest_bg b1 --dev $b fill-check --size 56M --bo 4M --seed 21 --hold 14
+# B re-checks its BOs after its first fill until the case ends its hold
+# (guest_end), after A's re-read below however long that takes.
+guest_bg b1 --dev $b fill-check --size 56M --bo 4M --seed 21 --hold 3600
 filled b1
 snap
 cache1=$(field cache_used "$G")
@@ -184,14 +184,14 @@ short=$((bres - free0))
 # VM is relocated for them.
 f=$(guest_sig ah USR1 check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin while B holds its VRAM"
-guest_done b1 && fail "B ended before A's re-read was checked (raise its --hold)"
+guest_done b1 && fail "B ended before A's re-read was checked"
 snap
 cache2=$(field cache_used "$G")
 info "A re-read big.bin under B's pressure: cache_used $cache2"
 [ $cache2 -le $((cache1 + free1)) ] ||
 	fail "cache_used $cache2 after A's re-read with $((cache1 + free1)) bytes not held by B"
 expect_eq "$(field bytes_out "$G")" 0 "the GPU's bytes_out after A's re-read under pressure"
-guest_wait b1
+guest_end b1
 # B is gone: A's pages come back as VRAM allows (all of them now).
 f=$(guest_sig ah USR2 acquire-check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin after B freed (acquired)"
@@ -200,9 +200,9 @@ expect_eq "$(field cache_used "$G")" $((16 * MIB)) "cache_used once A re-read bi
 info "1a: the cache gave $((cache0 - cache1)) bytes for B's shortfall of $short, no relocation"
 
 # ---- 1b: B needs more than free VRAM and the whole cache ----
-# C holds (and re-checks) 16 MiB while B allocates: its --hold covers B's
-# allocation and fill on a loaded host (checked, not assumed).
-guest_bg c1 --dev $c fill-check --size 16M --bo 4M --seed 31 --hold 20
+# C holds (and re-checks) 16 MiB while B allocates, until the case ends its
+# hold; so does B, until the counters below are read.
+guest_bg c1 --dev $c fill-check --size 16M --bo 4M --seed 31 --hold 3600
 filled c1
 snap
 cache0=$(field cache_used "$G")
@@ -210,9 +210,9 @@ v0=$(field vram_used "$G")
 out0=$(field bytes_out "$G")
 free0=$((VRAM - v0 - cache0))
 expect_eq $cache0 $((16 * MIB)) "cache_used with C's BOs added (they fitted in free VRAM)"
-guest_bg b2 --dev $b fill-check --size 52M --bo 4M --seed 22 --hold 3
+guest_bg b2 --dev $b fill-check --size 52M --bo 4M --seed 22 --hold 3600
 filled b2
-guest_done c1 && fail "C ended before B allocated (raise its --hold)"
+guest_done c1 && fail "C ended before B allocated"
 snap
 cache1=$(field cache_used "$G")
 v1=$(field vram_used "$G")
@@ -229,8 +229,8 @@ expect_eq $cache1 0 "cache_used once B needed more than the cache held"
 [ $out1 -lt $((short - cache0 + chunk)) ] ||
 	fail "$out1 bytes relocated where the cache left $((short - cache0)) to find (chunk $chunk)"
 expect_eq "$(vmf $c bytes_out)" $out1 "C's bytes_out (the VM furthest above its entitlement)"
-guest_wait b2
-guest_wait c1
+guest_end b2
+guest_end c1
 f=$(guest_sig ah USR2 acquire-check 90) || exit 1
 expect_eq $f $fnv0 "A's checksum of big.bin after B and C freed (acquired)"
 stop ah
@@ -277,17 +277,18 @@ dd if=/dev/urandom of=$REF/rnd.bin bs=$SIZE count=1 2> /dev/null || fail "creati
 snap_lrc
 ev0=$(lrcf host_evictions)
 
-# A writer that holds 6 MiB of unreleased writes: its private replicas are
-# evicted from the 1 MiB of VRAM to host RAM, each with its page's host copy.
-guest_bg hw --dev $w file write 0 hb.bin --pattern 900 $EV --hold 2
+# A writer that holds 6 MiB of unreleased writes (until guest_end): its
+# private replicas are evicted from the 1 MiB of VRAM to host RAM, each with
+# its page's host copy.
+guest_bg hw --dev $w file write 0 hb.bin --pattern 900 $EV --hold 3600
 wait_until 90 grep -q "file hold-before-release" /tmp/guest.hw.log ||
 	fail "the writer never filled: $(tail -n 3 /tmp/guest.hw.log)"
 hbound "a writer holding 6 MiB unreleased"
-guest_wait hw
+guest_end hw
 same $SH/hb.bin $REF/e900.bin "hb.bin after the writer's release and sync"
 hbound "after the writer unmapped"
 
-guest_bg hh --dev $h file hold 0 hb.bin $EV --expect-pattern 900 --hold 300
+guest_bg hh --dev $h file hold 0 hb.bin $EV --expect-pattern 900 --hold 3600
 ready hh
 hbound "a reader holding the 6 MiB map"
 [ $(lrcf host_evictions) -gt $ev0 ] ||
