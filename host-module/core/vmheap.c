@@ -17,12 +17,15 @@
 /*
  * Sift the entry at i up or down to its place. The entry moves as a hole:
  * each entry it passes is written once, with its VM's index.
+ *
+ * vg_vmh_rise() puts e in the hole at i or above it, no higher than top.
  */
-static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
+static __always_inline void vg_vmh_rise(struct vg_gpu *gpu, u32 i, u32 top,
+					struct vg_vmh_ent e)
 {
-	struct vg_vmh_ent *h = gpu->vmh, e = h[i];
+	struct vg_vmh_ent *h = gpu->vmh;
 
-	while (i) {
+	while (i != top) {
 		u32 parent = (i - 1) / 2;
 
 		if (!vg_vmh_above(&e, &h[parent]))
@@ -33,6 +36,11 @@ static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
 	}
 	h[i] = e;
 	gpu->vmh_pos[e.slot] = i;
+}
+
+static void vg_vmh_up(struct vg_gpu *gpu, u32 i)
+{
+	vg_vmh_rise(gpu, i, 0, gpu->vmh[i]);
 }
 
 static void vg_vmh_down(struct vg_gpu *gpu, u32 i)
@@ -84,17 +92,7 @@ static void vg_vmh_sink(struct vg_gpu *gpu, u32 i)
 		gpu->vmh_pos[h[i].slot] = i;
 		i = best;
 	}
-	while (i != top) {
-		u32 parent = (i - 1) / 2;
-
-		if (!vg_vmh_above(&e, &h[parent]))
-			break;
-		h[i] = h[parent];
-		gpu->vmh_pos[h[i].slot] = i;
-		i = parent;
-	}
-	h[i] = e;
-	gpu->vmh_pos[e.slot] = i;
+	vg_vmh_rise(gpu, i, top, e);
 }
 
 /* vg_vmh_moved()'s part out of line: entry i's key moves by delta. */
