@@ -54,13 +54,15 @@ info "at most: relocated $max_reloc, relocations_out $max_outs, GPU vram_used $m
 rounds() {
 	grep -c "hold round [0-9]* ok" /tmp/guest.$1.log
 }
-ra=$(($(rounds a) + 2))
-rb=$(($(rounds b) + 2))
-rc=$(($(rounds c) + 2))
-wait_until 600 sh -c "[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.a.log) -ge $ra ] &&
-	[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.b.log) -ge $rb ] &&
-	[ \$(grep -c 'hold round [0-9]* ok' /tmp/guest.c.log) -ge $rc ] ||
-	[ -f /tmp/guest.a.rc ] || [ -f /tmp/guest.b.rc ] || [ -f /tmp/guest.c.rc ]" ||
+na=$(($(rounds a) + 2))
+nb=$(($(rounds b) + 2))
+nc=$(($(rounds c) + 2))
+# rechecked: each did, or one has ended (guest_end reports it).
+rechecked() {
+	guest_done a || guest_done b || guest_done c ||
+		{ [ $(rounds a) -ge $na ] && [ $(rounds b) -ge $nb ] && [ $(rounds c) -ge $nc ]; }
+}
+wait_until 600 rechecked ||
 	fail "the guests did not re-check their data within 600 s: $(tail -qn 1 /tmp/guest.[abc].log)"
 guest_end b
 guest_end c
