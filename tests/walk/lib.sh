@@ -56,9 +56,26 @@ walk_err()
 	exit 1
 }
 
+# With WALK_SYMS set (the booted machine), the running kernel's text
+# symbols, its modules' included, go to the file WALK_SYMS, synced, before
+# each block that follows a change of the loaded modules: if the machine
+# hangs, tests/walk/hang.sh names its CPUs' RIPs with them (the kernel runs
+# with nokaslr, so the addresses stay valid while the modules stay loaded).
+walk_mods=
+walk_syms()
+{
+	local m
+	[ -n "${WALK_SYMS:-}" ] || return 0
+	m=$(cksum < /proc/modules)
+	[ "$m" = "$walk_mods" ] && return 0
+	walk_mods=$m
+	grep ' [tTwW] ' /proc/kallsyms > "$WALK_SYMS.new" && mv "$WALK_SYMS.new" "$WALK_SYMS" && sync
+}
+
 # walk_block LINE KIND < TEXT: the block starting at LINE is next.
 walk_block()
 {
+	walk_syms
 	walk_at=$1
 	echo
 	echo "---- $WALK_PAGE:$1 ($2) ----"

@@ -34,6 +34,10 @@
 #   --shell  boot the image with a root shell on the console instead of the
 #            walk (after the chroot stage), to look around.
 # Environment: WALK_TIMEOUT (seconds for the booted walk, default 1500),
+# WALK_SILENCE (seconds the booted machine may print nothing, default 600:
+# then it has hung; tests/walk/hang.sh reports what it does and, if the
+# emulator stopped running it, a fresh image boots once more), WALK_FREEZE
+# (seconds after which the first boot's QEMU is stopped, to try that path),
 # WALK_MEM (MiB, default 6144: the software GPU's 4 GiB of VRAM are kernel
 # memory), KEEP_ROOT=1 keeps build/walk/root after a pass, QEMU (binary).
 # Needs root, debootstrap, zstd, e2fsprogs, QEMU and the Debian mirror.
@@ -83,7 +87,10 @@ done
 nblocks=$(grep -c '^walk_block ' "$C/chroot.sh" "$C/boot.sh" | awk -F: '{ n += $2 } END { print n }')
 
 . "$ROOT/tests/deb/root.sh"
+. "$HERE/hang.sh"
+qpid=
 cleanup() {
+	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
 	root_umount_all
 	if [ -d "$R" ] && [ "$failed" = 0 ] && [ -z "${KEEP_ROOT:-}" ] && [ $shell = 0 ]; then
 		root_rm
@@ -130,8 +137,8 @@ echo walkhost > "$R/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\twalkhost\n' > "$R/etc/hosts"
 echo '/dev/vda / ext4 defaults 0 1' > "$R/etc/fstab"
 # A task blocked for 60 s is reported on the console (the VM suite's
-# bad patterns then fail the walk).
-echo 'kernel.hung_task_timeout_secs = 60' > "$R/etc/sysctl.d/90-walk.conf"
+# bad patterns then fail the walk); SysRq keys work, for hang.sh.
+printf 'kernel.hung_task_timeout_secs = 60\nkernel.sysrq = 1\n' > "$R/etc/sysctl.d/90-walk.conf"
 # The sample guest, as this machine can run it (see the top).
 dom=$R/usr/share/doc/vgmem-mgmtd/examples/vgmem-domain.xml
 [ -f "$dom" ] || die "the packages installed the sample domain" "no ${dom#$R}"
@@ -155,7 +162,7 @@ else
 	After=multi-user.target
 	[Service]
 	Type=oneshot
-	Environment=WALK_PAGE=operations.md TERM=xterm SYSTEMD_COLORS=0 SYSTEMD_URLIFY=0
+	Environment=WALK_PAGE=operations.md WALK_SYMS=/root/walk/kallsyms TERM=xterm SYSTEMD_COLORS=0 SYSTEMD_URLIFY=0
 	WorkingDirectory=/root
 	# Through a pipe, as a script's output: no program takes it for a
 	# terminal (no colours, no pager).
@@ -173,34 +180,113 @@ kver=$(ls "$R"/boot/vmlinuz-* 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V | ta
 [ -n "$kver" ] && [ -f "$R/boot/initrd.img-$kver" ] || die "the root has a kernel and its initramfs" "none in $R/boot"
 cp "$R/boot/vmlinuz-$kver" "$R/boot/initrd.img-$kver" "$C/"
 size=$(( $(du -sm --one-file-system "$R" | cut -f1) + 2048 ))
-stamp "an ext4 image of the root (${size} MiB)"
-rm -f "$C/disk.img"
-mkfs.ext4 -q -F -L walkroot -d "$R" "$C/disk.img" "${size}M" > "$C/mkfs.log" 2>&1 ||
-	die "making the root's image" "$(tail -n 5 "$C/mkfs.log")"
+# walk_image: the root as a fresh ext4 image, $C/disk.img.
+walk_image()
+{
+	stamp "an ext4 image of the root (${size} MiB)"
+	rm -f "$C/disk.img"
+	mkfs.ext4 -q -F -L walkroot -d "$R" "$C/disk.img" "${size}M" > "$C/mkfs.log" 2>&1 ||
+		die "making the root's image" "$(tail -n 5 "$C/mkfs.log")"
+}
+walk_image
 
+# nokaslr: the symbols lib.sh saves name the RIPs of a machine that hangs
+# (hang.sh).
 qemu_args=(-accel tcg -m "${WALK_MEM:-6144}" -smp 2 -no-reboot
 	-kernel "$C/vmlinuz-$kver" -initrd "$C/initrd.img-$kver"
-	-append "root=/dev/vda rw console=ttyS0 panic=-1 loglevel=4 systemd.show_status=error"
+	-append "root=/dev/vda rw console=ttyS0 panic=-1 loglevel=4 systemd.show_status=error nokaslr"
 	-drive "file=$C/disk.img,if=virtio,format=raw,cache=unsafe" -nic none)
 if [ $shell = 1 ]; then
 	echo "walk: root shell on the console (no password); Ctrl-A X quits QEMU"
 	exec "$QEMU" "${qemu_args[@]}" -nographic
 fi
-stamp "booting $kver under TCG; the page's boot blocks (log: ${C#$ROOT/}/walk.log)"
-rm -f "$C/walk.log" "$C/console.log"
-timeout -k 10 "${WALK_TIMEOUT:-1500}" "$QEMU" "${qemu_args[@]}" -display none -monitor none \
-	-serial "file:$C/console.log" -serial "file:$C/walk.log" < /dev/null > "$C/qemu.log" 2>&1
-rc=$?
+
+# walk_boot: boots the image and waits for the machine to power off. It
+# is stopped if it does not within WALK_TIMEOUT s, or if neither its
+# console nor the walk's output grows for WALK_SILENCE s (a running walk
+# prints at least every 240 s: lib.sh's WALK_SLOW); then $stuck says why
+# and hang.sh's report of what it was doing is in $C/hang.log (and its
+# verdict in hang_kind).
+walk_boot()
+{
+	local end now size last=-1 quiet_since=$SECONDS
+	stamp "booting $kver under TCG; the page's boot blocks (log: ${C#$ROOT/}/walk.log)"
+	rm -f "$C/walk.log" "$C/console.log" "$C/hang.log" "$C/mon.in" "$C/mon.out"
+	stuck=
+	hang_kind=
+	# A human monitor on FIFOs (QEMU opens them read-write: neither
+	# blocks it), for hang.sh.
+	mkfifo "$C/mon.in" "$C/mon.out" || die "making the monitor's FIFOs in $C"
+	"$QEMU" "${qemu_args[@]}" -display none -monitor none \
+		-chardev "pipe,id=mon,path=$C/mon" -mon chardev=mon,mode=readline \
+		-serial "file:$C/console.log" -serial "file:$C/walk.log" < /dev/null > "$C/qemu.log" 2>&1 &
+	qpid=$!
+	cat "$C/mon.out" > "$C/mon.log" &
+	# WALK_FREEZE=S, to try this path: the first boot's QEMU is stopped
+	# (SIGSTOP) after S s, as an emulator that stops running the machine.
+	if [ -n "${WALK_FREEZE:-}" ] && [ -z "$first" ]; then
+		{ sleep "$WALK_FREEZE"; kill -STOP $qpid; } > /dev/null 2>&1 &
+	fi
+	end=$((SECONDS + ${WALK_TIMEOUT:-1500}))
+	while kill -0 $qpid 2>/dev/null; do
+		now=$SECONDS
+		if [ $now -ge $end ]; then
+			stuck="did not finish within ${WALK_TIMEOUT:-1500} s"
+			break
+		fi
+		size=$(cat "$C/walk.log" "$C/console.log" 2>/dev/null | wc -c)
+		if [ "$size" != "$last" ]; then
+			last=$size
+			quiet_since=$now
+		elif [ $((now - quiet_since)) -ge "${WALK_SILENCE:-600}" ]; then
+			stuck="printed nothing for ${WALK_SILENCE:-600} s"
+			break
+		fi
+		sleep 1
+	done
+	if [ -n "$stuck" ]; then
+		stamp "the machine $stuck; asking it what it does (log: ${C#$ROOT/}/hang.log)"
+		# The symbols lib.sh saved on the machine's disk (synced:
+		# readable while it runs).
+		rm -f "$C/kallsyms"
+		debugfs -R "dump /root/walk/kallsyms $C/kallsyms" "$C/disk.img" > /dev/null 2>&1
+		hang_report $qpid "$C" "$C/kallsyms" "$C/console.log" > "$C/hang.log" 2>&1
+		kill $qpid
+		for _ in $(seq 10); do kill -0 $qpid 2>/dev/null || break; sleep 1; done
+		kill -9 $qpid 2>/dev/null
+	fi
+	wait $qpid 2>/dev/null	# (not bash's "Killed" line)
+	qpid=
+	tr -d '\r' < "$C/walk.log" > "$C/walk.log.tmp" && mv "$C/walk.log.tmp" "$C/walk.log"
+}
+first=
+walk_boot
+# A machine the emulator stopped running (QEMU stuck, or its CPUs halted
+# and woken by no interrupt: no timer) says nothing about the page or the
+# packages: a fresh image boots once more. One whose kernel still ran, or
+# spun with interrupts off, fails the walk as it is.
+if [ -n "$stuck" ] && { [ "$hang_kind" = qemu ] || [ "$hang_kind" = timer ]; }; then
+	for f in hang walk console; do mv "$C/$f.log" "$C/$f-1.log"; done
+	first="the first boot $stuck: $(grep '^hang: verdict' "$C/hang-1.log" | sed 's/^hang: verdict: //')"
+	stamp "$first; booting a fresh image once more (the first boot's logs: ${C#$ROOT/}/*-1.log)"
+	walk_image
+	walk_boot
+fi
 tr -d '\r' < "$C/walk.log" > "$C/walk.log.tmp" && mv "$C/walk.log.tmp" "$C/walk.log"
 n_boot=$(sed -n 's/^WALK DONE \([0-9]*\)$/\1/p' "$C/walk.log")
 if [ -n "$n_boot" ] && ! grep -q '^WALK FAIL' "$C/walk.log"; then
-	ok "docs/operations.md's boot blocks ran on the booted machine ($n_boot blocks)"
+	ok "docs/operations.md's boot blocks ran on the booted machine ($n_boot blocks)${first:+ (on a second boot: $first)}"
 else
 	why="no WALK DONE"
-	[ $rc = 124 ] && why="the machine did not finish within ${WALK_TIMEOUT:-1500} s"
+	[ -n "$stuck" ] && why="the machine $stuck"
+	[ -n "$first" ] && why="$why (on a second boot: $first)"
+	hang=()
+	[ -s "$C/hang.log" ] && hang=("what it was doing (${C#$ROOT/}/hang.log, shortened):"
+		"$(grep '^hang: verdict' "$C/hang.log"; head -n 50 "$C/hang.log")")
 	die "docs/operations.md's boot blocks" "$(grep '^WALK FAIL' "$C/walk.log" || echo "$why")" \
-		"last lines of ${C#$ROOT/}/walk.log:" "$(tail -n 30 "$C/walk.log")" \
-		"last lines of ${C#$ROOT/}/console.log:" "$(tr -d '\r' < "$C/console.log" | tail -n 15)"
+		"last lines of ${C#$ROOT/}/walk.log:" "$(tail -n 20 "$C/walk.log")" \
+		"last lines of ${C#$ROOT/}/console.log:" "$(tr -d '\r' < "$C/console.log" | tail -n 10)" \
+		"${hang[@]}"
 fi
 # The kernel's log on the console: no warning, oops or hung task.
 bad=$(tr -d '\r' < "$C/console.log" | grep -E '^\[ *[0-9]+\.[0-9]+\]' |
