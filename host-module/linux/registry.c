@@ -195,38 +195,22 @@ static ssize_t vram_size_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(vram_size);
 
-static ssize_t vram_used_show(struct device *dev, struct device_attribute *attr,
-			      char *buf)
-{
-	struct vgk_gpu *gpu = dev_get_drvdata(dev);
-	struct vg_gpu_stats st;
+/* A read-only attribute that prints one u64 field of vg_gpu_get_stats(). */
+#define VGK_GPU_STAT_ATTR(field)					\
+static ssize_t field##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct vgk_gpu *gpu = dev_get_drvdata(dev);			\
+	struct vg_gpu_stats st;						\
+									\
+	vg_gpu_get_stats(gpu->core, &st);				\
+	return sysfs_emit(buf, "%llu\n", st.field);			\
+}									\
+static DEVICE_ATTR_RO(field)
 
-	vg_gpu_get_stats(gpu->core, &st);
-	return sysfs_emit(buf, "%llu\n", st.vram_used);
-}
-static DEVICE_ATTR_RO(vram_used);
-
-static ssize_t host_used_show(struct device *dev, struct device_attribute *attr,
-			      char *buf)
-{
-	struct vgk_gpu *gpu = dev_get_drvdata(dev);
-	struct vg_gpu_stats st;
-
-	vg_gpu_get_stats(gpu->core, &st);
-	return sysfs_emit(buf, "%llu\n", st.host_used);
-}
-static DEVICE_ATTR_RO(host_used);
-
-static ssize_t chunk_size_show(struct device *dev, struct device_attribute *attr,
-			       char *buf)
-{
-	struct vgk_gpu *gpu = dev_get_drvdata(dev);
-	struct vg_gpu_stats st;
-
-	vg_gpu_get_stats(gpu->core, &st);
-	return sysfs_emit(buf, "%llu\n", st.chunk_size);
-}
-static DEVICE_ATTR_RO(chunk_size);
+VGK_GPU_STAT_ATTR(vram_used);
+VGK_GPU_STAT_ATTR(host_used);
+VGK_GPU_STAT_ATTR(chunk_size);
 
 static ssize_t policy_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)

@@ -238,6 +238,26 @@ static void *hold_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Starts the tool with args on a thread of its own (it holds until a
+ * signal); returns the read end of its output.
+ */
+static FILE *hold_spawn(struct hold_run *h, pthread_t *t,
+			const char *const *args)
+{
+	FILE *in;
+	int pfd[2];
+
+	memset(h, 0, sizeof(*h));
+	h->args = args;
+	assert_int_equal(pipe(pfd), 0);
+	h->fd = pfd[1];
+	in = fdopen(pfd[0], "r");
+	assert_non_null(in);
+	assert_int_equal(pthread_create(t, NULL, hold_thread, h), 0);
+	return in;
+}
+
 /* The next line from the tool that starts with prefix (others skipped). */
 static bool next_line(FILE *in, const char *prefix, char *line, size_t len)
 {
@@ -262,18 +282,13 @@ static void test_hold_sees_host_writer_after_acquire(void **state)
 	pthread_t t;
 	uint8_t buf[4096];
 	FILE *in;
-	int pfd[2], fd;
+	int fd;
 
 	(void)state;
 	share_make(&s, 64 * KiB, 0x22);
-	memset(&h, 0, sizeof(h));
-	h.args = (const char *[]){ "--inproc", "--vram", "64M", "--share", s.arg,
-		"file", "hold", "0", "a.bin", "--hold", "60", NULL };
-	assert_int_equal(pipe(pfd), 0);
-	h.fd = pfd[1];
-	in = fdopen(pfd[0], "r");
-	assert_non_null(in);
-	assert_int_equal(pthread_create(&t, NULL, hold_thread, &h), 0);
+	in = hold_spawn(&h, &t, (const char *[]){ "--inproc", "--vram", "64M",
+		"--share", s.arg, "file", "hold", "0", "a.bin", "--hold", "60",
+		NULL });
 
 	assert_true(next_line(in, "file hold ready ", l0, sizeof(l0)));
 	/* A host process changes the file behind the cache's back. */
@@ -357,19 +372,12 @@ static void test_write_hold_ends_on_sigterm(void **state)
 	pthread_t t;
 	uint8_t *want;
 	FILE *in;
-	int pfd[2];
 
 	(void)state;
 	share_make(&s, 64 * KiB, 0x44);
-	memset(&h, 0, sizeof(h));
-	h.args = (const char *[]){ "--inproc", "--vram", "64M", "--share", s.arg,
-		"file", "write", "0", "a.bin", "--pattern", "9", "--hold", "3600",
-		NULL };
-	assert_int_equal(pipe(pfd), 0);
-	h.fd = pfd[1];
-	in = fdopen(pfd[0], "r");
-	assert_non_null(in);
-	assert_int_equal(pthread_create(&t, NULL, hold_thread, &h), 0);
+	in = hold_spawn(&h, &t, (const char *[]){ "--inproc", "--vram", "64M",
+		"--share", s.arg, "file", "write", "0", "a.bin", "--pattern", "9",
+		"--hold", "3600", NULL });
 
 	assert_true(next_line(in, "file hold-before-release ", l, sizeof(l)));
 	want = malloc(64 * KiB);
